@@ -1,0 +1,96 @@
+/**
+ * The one place ffkube's API-side processes read their environment. Every
+ * variable is listed here with its default; README.md's configuration table
+ * mirrors this file.
+ */
+import { resolve } from 'node:path'
+
+export type Executor = 'local' | 'kubernetes'
+
+/** Settings for an S3-compatible managed-storage bucket. */
+export interface S3Config {
+  endpoint: string | undefined
+  bucket: string
+  region: string
+  accessKeyId: string | undefined
+  secretAccessKey: string | undefined
+  forcePathStyle: boolean
+}
+
+export interface Config {
+  /** HTTP port; 0 picks a free one. */
+  port: number
+  /** Address to bind; loopback by default so a laptop does not expose the API. */
+  host: string
+  /** Unset: `npm start` runs its own FerretDB under dataDir. */
+  mongodbUrl: string | undefined
+  mongodbDatabase: string
+  /** Unset: `npm start` runs its own nats-server under dataDir. */
+  natsUrl: string | undefined
+  executor: Executor
+  /** Unset S3_ENDPOINT: `npm start` runs its own MinIO under dataDir. */
+  s3: S3Config
+  /** Lets user URLs reach loopback and private networks: for development and tests only. */
+  allowPrivateNetworks: boolean
+  /** Where local mode keeps its databases, queues, objects and work directories. */
+  dataDir: string
+  logLevel: string
+}
+
+/** A variable was set to something this module cannot use. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function parsePort(env: NodeJS.ProcessEnv): number {
+  const raw = env.PORT ?? '8080'
+  const port = Number(raw)
+  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError(`PORT must be a port number from 0 to 65535, got "${raw}"`)
+  return port
+}
+
+function parseBoolean(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true
+  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(`${name} must be 1/true/yes or 0/false/no, got "${raw}"`)
+}
+
+function parseEnum<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback
+  if ((allowed as readonly string[]).includes(raw)) return raw as T
+  throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+}
+
+function optional(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === '' ? undefined : raw
+}
+
+/** Reads and validates the environment; throws ConfigError naming the variable at fault. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const s3: S3Config = {
+    endpoint: optional(env.S3_ENDPOINT),
+    bucket: optional(env.S3_BUCKET) ?? 'ffkube',
+    region: optional(env.S3_REGION) ?? 'us-east-1',
+    accessKeyId: optional(env.S3_ACCESS_KEY_ID),
+    secretAccessKey: optional(env.S3_SECRET_ACCESS_KEY),
+    forcePathStyle: parseBoolean('S3_FORCE_PATH_STYLE', env.S3_FORCE_PATH_STYLE, true),
+  }
+  if (s3.endpoint && !/^https?:\/\//.test(s3.endpoint)) {
+    throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got "${s3.endpoint}"`)
+  }
+  return {
+    port: parsePort(env),
+    host: optional(env.HOST) ?? '127.0.0.1',
+    mongodbUrl: optional(env.MONGODB_URL),
+    mongodbDatabase: optional(env.MONGODB_DATABASE) ?? 'ffkube',
+    natsUrl: optional(env.NATS_URL),
+    executor: parseEnum('EXECUTOR', env.EXECUTOR, ['local', 'kubernetes'] as const, 'local'),
+    s3,
+    allowPrivateNetworks: parseBoolean('ALLOW_PRIVATE_NETWORKS', env.ALLOW_PRIVATE_NETWORKS, false),
+    dataDir: resolve(optional(env.FFKUBE_DATA_DIR) ?? '.ffkube'),
+    logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
+  }
+}

@@ -1,0 +1,75 @@
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3'
+import { MongoClient, type Db } from 'mongodb'
+import { connect, type NatsConnection } from 'nats'
+import type { S3Config } from './config.js'
+import type { ReadinessProbe } from './health/readiness.js'
+
+/** The clients of the three services every API-side process talks to. */
+export interface Connections {
+  mongo: MongoClient
+  db: Db
+  nats: NatsConnection
+  s3: S3Client
+  s3Bucket: string
+  probes: ReadinessProbe[]
+  close(): Promise<void>
+}
+
+function s3Client(config: S3Config): S3Client {
+  return new S3Client({
+    endpoint: config.endpoint,
+    region: config.region,
+    forcePathStyle: config.forcePathStyle,
+    ...(config.accessKeyId && config.secretAccessKey
+      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
+      : {}),
+  })
+}
+
+/** Creates the managed bucket unless it exists; only local mode owns its bucket. */
+export async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: bucket }))
+  } catch {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }))
+  }
+}
+
+/** Connects to MongoDB, NATS and S3, and names a readiness probe for each. */
+export async function openConnections(options: {
+  mongodbUrl: string
+  mongodbDatabase: string
+  natsUrl: string
+  s3: S3Config
+  name: string
+}): Promise<Connections> {
+  const mongo = await MongoClient.connect(options.mongodbUrl, { appName: options.name, serverSelectionTimeoutMS: 5_000 })
+  let nats: NatsConnection
+  try {
+    // Reconnect forever: an outage must pause the service, not end it.
+    nats = await connect({ servers: options.natsUrl, name: options.name, maxReconnectAttempts: -1 })
+  } catch (err) {
+    await mongo.close()
+    throw err
+  }
+  const s3 = s3Client(options.s3)
+  const db = mongo.db(options.mongodbDatabase)
+  const probes: ReadinessProbe[] = [
+    { name: 'mongodb', check: async () => void (await db.command({ ping: 1 })) },
+    { name: 'nats', check: async () => void (await nats.rtt()) },
+    { name: 'storage', check: async () => void (await s3.send(new HeadBucketCommand({ Bucket: options.s3.bucket }))) },
+  ]
+  return {
+    mongo,
+    db,
+    nats,
+    s3,
+    s3Bucket: options.s3.bucket,
+    probes,
+    close: async () => {
+      s3.destroy()
+      await nats.drain().catch(() => nats.close())
+      await mongo.close()
+    },
+  }
+}

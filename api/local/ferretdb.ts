@@ -1,0 +1,24 @@
+import { mkdir, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ChildServer } from './child-server.js'
+import { toolPath } from './tools.js'
+
+/** A FerretDB (MongoDB wire protocol over SQLite) listening on a loopback port. */
+export interface LocalMongo {
+  url: string
+  server: ChildServer
+}
+
+/** Starts FerretDB with its data under `dataDir`, on a free loopback port. */
+export async function startFerretDB(dataDir: string): Promise<LocalMongo> {
+  await mkdir(dataDir, { recursive: true })
+  const uriFile = join(dataDir, 'ferretdb.uri')
+  await rm(uriFile, { force: true })
+  const server = ChildServer.start({
+    name: 'ferretdb',
+    command: toolPath('ferretdb'),
+    args: ['-listen', '127.0.0.1:0', '-data', join(dataDir, 'sqlite'), '-uri-file', uriFile],
+  })
+  const url = await server.waitUntilReady(async () => (await readFile(uriFile, 'utf8')).trim() || undefined)
+  return { url, server }
+}

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config, S3Config } from '../config.js'
+import type { Logger } from '../logger.js'
+import type { ChildServer } from './child-server.js'
+import { startFerretDB } from './ferretdb.js'
+import { startMinio } from './minio.js'
+import { startNatsServer } from './nats-server.js'
+
+/** The config with every unset service URL filled in by a server started here. */
+export interface LocalServices {
+  config: Config
+  /** Stops what was started, in reverse order. */
+  stop(): Promise<void>
+}
+
+/** MinIO's root credentials must stay the same for the data it already holds. */
+async function localS3Credentials(dir: string): Promise<{ accessKeyId: string; secretAccessKey: string }> {
+  const file = join(dir, 'credentials.json')
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as { accessKeyId: string; secretAccessKey: string }
+  } catch {
+    const credentials = { accessKeyId: `ffkube${randomBytes(6).toString('hex')}`, secretAccessKey: randomBytes(24).toString('hex') }
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    await writeFile(file, JSON.stringify(credentials), { mode: 0o600 })
+    return credentials
+  }
+}
+
+/**
+ * For local mode (`npm start`): starts FerretDB, nats-server and MinIO on
+ * loopback for whichever of MONGODB_URL, NATS_URL and S3_ENDPOINT is unset,
+ * keeping their data under the config's dataDir.
+ */
+export async function startLocalServices(config: Config, logger: Logger): Promise<LocalServices> {
+  const started: ChildServer[] = []
+  const stop = async () => {
+    for (const server of started.reverse()) await server.stop()
+  }
+  try {
+    let { mongodbUrl, natsUrl, s3 } = config
+    if (!mongodbUrl) {
+      const mongo = await startFerretDB(join(config.dataDir, 'ferretdb'))
+      started.push(mongo.server)
+      mongodbUrl = mongo.url
+      logger.info({ url: mongodbUrl }, 'started local FerretDB')
+    }
+    if (!natsUrl) {
+      const nats = await startNatsServer(join(config.dataDir, 'nats'))
+      started.push(nats.server)
+      natsUrl = nats.url
+      logger.info({ url: natsUrl }, 'started local nats-server')
+    }
+    if (!s3.endpoint) {
+      const dir = join(config.dataDir, 'minio')
+      const credentials = await localS3Credentials(join(config.dataDir, 'minio-credentials'))
+      const minio = await startMinio(dir, credentials)
+      started.push(minio.server)
+      s3 = { ...s3, endpoint: minio.endpoint, forcePathStyle: true, ...credentials } satisfies S3Config
+      logger.info({ endpoint: minio.endpoint }, 'started local MinIO')
+    }
+    return { config: { ...config, mongodbUrl, natsUrl, s3 }, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}

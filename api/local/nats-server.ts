@@ -1,0 +1,31 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ChildServer } from './child-server.js'
+import { toolPath } from './tools.js'
+
+/** A nats-server with JetStream listening on a loopback port. */
+export interface LocalNats {
+  url: string
+  server: ChildServer
+}
+
+/**
+ * Starts nats-server with JetStream storing under `dataDir`. `-p -1` lets the
+ * server pick a free port, which it reports in a ports file named after its pid.
+ */
+export async function startNatsServer(dataDir: string): Promise<LocalNats> {
+  const portsDir = join(dataDir, 'ports')
+  await mkdir(portsDir, { recursive: true })
+  const server = ChildServer.start({
+    name: 'nats-server',
+    command: toolPath('nats-server'),
+    args: ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', join(dataDir, 'jetstream'), '--ports_file_dir', portsDir],
+  })
+  const url = await server.waitUntilReady(async () => {
+    const name = (await readdir(portsDir)).find((file) => file === `nats-server_${server.pid}.ports`)
+    if (!name) return undefined
+    const ports = JSON.parse(await readFile(join(portsDir, name), 'utf8')) as { nats?: string[] }
+    return ports.nats?.[0]
+  })
+  return { url, server }
+}

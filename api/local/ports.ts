@@ -1,0 +1,17 @@
+import { createServer } from 'node:net'
+
+/**
+ * A loopback port that was free a moment ago. Only for servers that cannot
+ * listen on port 0 and report the port they got (etcd, MinIO, kube-apiserver);
+ * the tiny race is why callers retry a start that fails to bind.
+ */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}

@@ -1,0 +1,23 @@
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+
+/** The folder scripts/provision.sh fills; overridable for CI caches and tests. */
+export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.FFKUBE_CACHE ?? join(homedir(), '.cache', 'ffkube')
+}
+
+/** Names of the binaries scripts/provision.sh places in the cache's bin/. */
+export type ToolName =
+  | 'ffmpeg'
+  | 'ffprobe'
+  | 'yt-dlp'
+  | 'nats-server'
+  | 'ferretdb'
+  | 'minio'
+  | 'etcd'
+  | 'kube-apiserver'
+
+/** Absolute path of a provisioned tool. */
+export function toolPath(name: ToolName, env: NodeJS.ProcessEnv = process.env): string {
+  return join(toolCacheDir(env), 'bin', name)
+}

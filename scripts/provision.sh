@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Provisions the real servers and tools that ffkube's tests and `npm start` use,
+# into a cache outside the checkout. Idempotent: a second run only checks stamps.
+#
+#   scripts/provision.sh [start|test]
+#     start  what `npm start` needs: ffmpeg, ffprobe, nats-server, yt-dlp, ferretdb, minio
+#     test   all of the above plus etcd and kube-apiserver (default)
+#
+# Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
+# entry per tool, whether built here or linked from the system.
+set -euo pipefail
+
+profile="${1:-test}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
+bin="$cache/bin"
+stamps="$cache/stamps"
+mkdir -p "$bin" "$stamps"
+
+# Pinned versions. The Go ones are also pinned by each wrapper's go.mod/go.sum.
+YTDLP_VERSION=2026.10.26
+# The last MinIO commit published before upstream stopped maintaining it.
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+KUBE_VERSION=v1.36.3
+ETCD_VERSION=v3.6.8
+
+export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+
+log() { printf 'provision: %s\n' "$*" >&2; }
+
+# One provisioning at a time: `npm test` and `npm start` may run side by side.
+exec 9>"$cache/.lock"
+flock 9
+
+# stamp NAME INPUTS... — true when NAME was built from exactly these inputs.
+stamp_matches() {
+  local name="$1"
+  shift
+  [[ -f "$stamps/$name" && "$(cat "$stamps/$name")" == "$*" ]]
+}
+write_stamp() {
+  local name="$1"
+  shift
+  printf '%s' "$*" >"$stamps/$name"
+}
+
+# Files of a wrapper module, hashed, so an edited go.mod rebuilds.
+tree_hash() {
+  (cd "$1" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+    sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+}
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    log "Debian packages missing: ${missing[*]}"
+    log "install them as root: apt-get update && apt-get install -y ${missing[*]}"
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+link_system() {
+  local name="$1" path="$2"
+  [[ -x "$path" ]] || { log "$name not found at $path"; exit 1; }
+  ln -sfn "$path" "$bin/$name"
+}
+
+provision_debian() {
+  apt_install ffmpeg nats-server
+  link_system ffmpeg /usr/bin/ffmpeg
+  link_system ffprobe /usr/bin/ffprobe
+  link_system nats-server /usr/sbin/nats-server
+}
+
+# yt-dlp from PyPI: Debian's build is years old and its extractors with it.
+provision_ytdlp() {
+  local python
+  python="$(command -v python3)" || { log "python3 is required for yt-dlp"; exit 1; }
+  if stamp_matches yt-dlp "$YTDLP_VERSION $python" && [[ -x "$bin/yt-dlp" ]]; then return 0; fi
+  local dir="$cache/yt-dlp-$YTDLP_VERSION"
+  log "installing yt-dlp $YTDLP_VERSION from PyPI"
+  rm -rf "$dir"
+  "$python" -m pip install --quiet --disable-pip-version-check --no-deps --target "$dir" "yt-dlp==$YTDLP_VERSION"
+  cat >"$bin/yt-dlp" <<EOF
+#!/bin/sh
+PYTHONPATH="$dir" exec "$python" -m yt_dlp "\$@"
+EOF
+  chmod +x "$bin/yt-dlp"
+  write_stamp yt-dlp "$YTDLP_VERSION $python"
+}
+
+# go_build NAME MODULE_DIR PACKAGES LDFLAGS — builds a wrapper module's commands into bin/.
+go_build() {
+  local name="$1" dir="$2" pkgs="$3" ldflags="$4"
+  local key
+  key="$(tree_hash "$dir") $(go env GOVERSION) $ldflags"
+  if stamp_matches "$name" "$key"; then return 0; fi
+  log "building $name (first time takes minutes; cached in $cache)"
+  (cd "$dir" && go build -trimpath -ldflags "-s -w $ldflags" -o "$bin/" $pkgs)
+  write_stamp "$name" "$key"
+}
+
+provision_ferretdb() {
+  go_build ferretdb "$root/scripts/toolchain/ferretdb" . ""
+}
+
+provision_minio() {
+  local key="$MINIO_VERSION $(go env GOVERSION)"
+  if stamp_matches minio "$key" && [[ -x "$bin/minio" ]]; then return 0; fi
+  log "building minio $MINIO_VERSION (first time takes minutes; cached in $cache)"
+  GOBIN="$bin" go install -trimpath -ldflags "-s -w" "github.com/minio/minio@$MINIO_VERSION"
+  write_stamp minio "$key"
+}
+
+provision_kube() {
+  local v="k8s.io/component-base/version" minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  go_build kube "$root/scripts/toolchain/kube" "./cmd/kube-apiserver ./cmd/etcd" \
+    "-X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+  : "$ETCD_VERSION" # pinned in scripts/toolchain/kube/go.mod; named here for the README
+}
+
+provision_debian
+provision_ytdlp
+provision_ferretdb
+provision_minio
+if [[ "$profile" == test ]]; then
+  provision_kube
+fi

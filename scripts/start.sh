@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `npm start`: provision what local mode needs, build, and run the service.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/ensure-deps.sh
+bash scripts/provision.sh start
+npx --no-install tsc -p tsconfig.json
+exec node --enable-source-maps dist/api/main.js

@@ -1,0 +1,66 @@
+// Command ferretdb serves the MongoDB wire protocol on a loopback port, storing
+// data in SQLite files under -data. It prints the chosen address as a MongoDB
+// URI on stdout (and into -uri-file), so callers can listen on port 0.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
+	data := flag.String("data", "", "directory for the SQLite databases (required)")
+	uriFile := flag.String("uri-file", "", "file to write the MongoDB URI to once listening")
+	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	flag.Parse()
+	if *data == "" {
+		log.Fatal("-data is required")
+	}
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		log.Fatal(err)
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		log.Fatal(err)
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Logger:    logger,
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + *data + "/",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	uri := f.MongoDBURI()
+	if *uriFile != "" {
+		// Written then renamed, so a reader never sees half a URI.
+		tmp := *uriFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(uri+"\n"), 0o600); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.Rename(tmp, *uriFile); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(uri)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := f.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+}

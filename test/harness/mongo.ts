@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto'
+import { MongoClient } from 'mongodb'
+import { startFerretDB } from '../../api/local/ferretdb.js'
+import { scratchDir, type Teardown } from './scratch.js'
+
+/** A MongoDB-wire server and a database name no other test uses. */
+export interface TestMongo {
+  url: string
+  dbName: string
+}
+
+/**
+ * A MongoDB for one test: the server at MONGODB_URL when set (so the suite
+ * also runs against real MongoDB), otherwise a fresh FerretDB on a free port.
+ */
+export async function startMongo(t: Teardown): Promise<TestMongo> {
+  const dbName = `ffkube_test_${randomBytes(6).toString('hex')}`
+  const external = process.env.MONGODB_URL
+  if (external) {
+    t.teardown(async () => {
+      const client = await MongoClient.connect(external)
+      await client.db(dbName).dropDatabase()
+      await client.close()
+    })
+    return { url: external, dbName }
+  }
+  const local = await startFerretDB(await scratchDir(t, 'ffkube-mongo-'))
+  t.teardown(() => local.server.stop())
+  return { url: local.url, dbName }
+}

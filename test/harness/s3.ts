@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto'
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
+import { startMinio } from '../../api/local/minio.js'
+import { scratchDir, type Teardown } from './scratch.js'
+
+/** An S3-compatible server with one empty bucket, and credentials for it. */
+export interface TestS3 {
+  endpoint: string
+  region: string
+  bucket: string
+  accessKeyId: string
+  secretAccessKey: string
+  forcePathStyle: true
+  /** A client with the SDK's defaults (checksums, aws-chunked uploads) left on. */
+  client(): S3Client
+  /** Another bucket on the same server, e.g. a customer's. */
+  createBucket(name?: string): Promise<string>
+}
+
+/** Starts MinIO on a free loopback port with fresh credentials and one bucket. */
+export async function startS3(t: Teardown): Promise<TestS3> {
+  const accessKeyId = `test${randomBytes(6).toString('hex')}`
+  const secretAccessKey = randomBytes(24).toString('hex')
+  const local = await startMinio(await scratchDir(t, 'ffkube-s3-'), { accessKeyId, secretAccessKey })
+  t.teardown(() => local.server.stop())
+  const { endpoint } = local
+  const region = 'us-east-1'
+  const client = () => new S3Client({ endpoint, region, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } })
+  const createBucket = async (name = `bucket-${randomBytes(4).toString('hex')}`) => {
+    const s3 = client()
+    await s3.send(new CreateBucketCommand({ Bucket: name }))
+    s3.destroy()
+    return name
+  }
+  const bucket = await createBucket('ffkube-test')
+  return { endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle: true, client, createBucket }
+}

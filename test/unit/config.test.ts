@@ -1,0 +1,56 @@
+import t from 'tap'
+import { resolve } from 'node:path'
+import { ConfigError, loadConfig } from '../../api/config.js'
+
+t.test('defaults to local mode on port 8080 with its own services', async (t) => {
+  const config = loadConfig({})
+  t.equal(config.port, 8080)
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.executor, 'local')
+  t.equal(config.mongodbUrl, undefined)
+  t.equal(config.natsUrl, undefined)
+  t.equal(config.s3.endpoint, undefined)
+  t.equal(config.allowPrivateNetworks, false)
+  t.equal(config.dataDir, resolve('.ffkube'))
+})
+
+t.test('reads every documented variable', async (t) => {
+  const config = loadConfig({
+    PORT: '9000',
+    HOST: '0.0.0.0',
+    MONGODB_URL: 'mongodb://db:27017',
+    NATS_URL: 'nats://nats:4222',
+    EXECUTOR: 'kubernetes',
+    S3_ENDPOINT: 'https://s3.example.com',
+    S3_BUCKET: 'media',
+    S3_REGION: 'eu-west-1',
+    S3_ACCESS_KEY_ID: 'AKIA',
+    S3_SECRET_ACCESS_KEY: 'secret',
+    S3_FORCE_PATH_STYLE: 'false',
+    ALLOW_PRIVATE_NETWORKS: '1',
+  })
+  t.match(config, {
+    port: 9000,
+    host: '0.0.0.0',
+    mongodbUrl: 'mongodb://db:27017',
+    natsUrl: 'nats://nats:4222',
+    executor: 'kubernetes',
+    s3: { endpoint: 'https://s3.example.com', bucket: 'media', region: 'eu-west-1', accessKeyId: 'AKIA', secretAccessKey: 'secret', forcePathStyle: false },
+    allowPrivateNetworks: true,
+  })
+})
+
+const rejected: Array<[string, Record<string, string>, RegExp]> = [
+  ['a port that is not a number', { PORT: 'http' }, /^PORT must be a port number/],
+  ['a port out of range', { PORT: '70000' }, /^PORT must be/],
+  ['an unknown executor', { EXECUTOR: 'docker' }, /^EXECUTOR must be one of local, kubernetes, got "docker"/],
+  ['a boolean that is not one', { ALLOW_PRIVATE_NETWORKS: 'maybe' }, /^ALLOW_PRIVATE_NETWORKS must be/],
+  ['an S3 endpoint without a scheme', { S3_ENDPOINT: 's3.example.com' }, /^S3_ENDPOINT must be an http/],
+  ['an unknown log level', { LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+]
+for (const [what, env, message] of rejected) {
+  t.test(`refuses ${what}, naming the variable`, async (t) => {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message })
+    t.throws(() => loadConfig(env), ConfigError)
+  })
+}
