@@ -35,6 +35,11 @@ export interface Config {
   /** Where local mode keeps its databases, queues, objects and work directories. */
   dataDir: string
   logLevel: string
+  /**
+   * ENCRYPTION_KEYS: comma-separated `id:base64(32 bytes)`, the first sealing new
+   * values. Unset: local mode generates one under dataDir.
+   */
+  encryptionKeys: string | undefined
 }
 
 /** A variable was set to something this module cannot use. */
@@ -92,5 +97,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetworks: parseBoolean('ALLOW_PRIVATE_NETWORKS', env.ALLOW_PRIVATE_NETWORKS, false),
     dataDir: resolve(optional(env.FFKUBE_DATA_DIR) ?? '.ffkube'),
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
+    encryptionKeys: optional(env.ENCRYPTION_KEYS),
   }
 }

@@ -6,6 +6,7 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { ensureBucket, openConnections } from './connections.js'
+import { parseEncryptionKeys, SecretBox } from './crypto/secret-box.js'
 import { startLocalServices } from './local/local-services.js'
 import { createLogger } from './logger.js'
 import { listenUntilSignalled } from './server.js'
@@ -38,7 +39,8 @@ async function main(): Promise<void> {
     await local.stop()
     throw err
   }
-  const app = await buildApp({ logger, probes: connections.probes })
+  const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
+  const app = await buildApp({ logger, probes: connections.probes, db: connections.db, secretBox })
   await listenUntilSignalled(app, {
     port: config.port,
     host: config.host,

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, InvalidRequestError, NotFoundError, RateLimitedError, ValidationError } from './api-errors.js'
 
@@ -56,8 +56,11 @@ export const errorHandler = fp(async (app: FastifyInstance) => {
     return reply.code(500).send({ error: 'INTERNAL_ERROR', message: 'internal error; the failure was logged' })
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const error = new NotFoundError(`no route ${request.method} ${request.url.split('?')[0]}`)
-    return reply.code(404).send({ error: error.code, message: error.message })
-  })
+  app.setNotFoundHandler(routeNotFound)
 })
+
+/** 404 NOT_FOUND for a path no route serves; scopes with their own hooks (auth) register it again. */
+export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
+  const error = new NotFoundError(`no route ${request.method} ${request.url.split('?')[0]}`)
+  return reply.code(404).send({ error: error.code, message: error.message })
+}

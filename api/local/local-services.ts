@@ -28,10 +28,24 @@ async function localS3Credentials(dir: string): Promise<{ accessKeyId: string; s
   }
 }
 
+/** Local mode's encryption key, generated once and kept beside the data it protects. */
+async function localEncryptionKeys(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'encryption-keys')
+  try {
+    return (await readFile(file, 'utf8')).trim()
+  } catch {
+    const keys = `local1:${randomBytes(32).toString('base64')}`
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+    await writeFile(file, keys, { mode: 0o600 })
+    return keys
+  }
+}
+
 /**
  * For local mode (`npm start`): starts FerretDB, nats-server and MinIO on
  * loopback for whichever of MONGODB_URL, NATS_URL and S3_ENDPOINT is unset,
- * keeping their data under the config's dataDir.
+ * keeping their data under the config's dataDir; and an encryption key when
+ * ENCRYPTION_KEYS is unset.
  */
 export async function startLocalServices(config: Config, logger: Logger): Promise<LocalServices> {
   const started: ChildServer[] = []
@@ -60,7 +74,8 @@ export async function startLocalServices(config: Config, logger: Logger): Promis
       s3 = { ...s3, endpoint: minio.endpoint, forcePathStyle: true, ...credentials } satisfies S3Config
       logger.info({ endpoint: minio.endpoint }, 'started local MinIO')
     }
-    return { config: { ...config, mongodbUrl, natsUrl, s3 }, stop }
+    const encryptionKeys = config.encryptionKeys ?? (await localEncryptionKeys(config.dataDir))
+    return { config: { ...config, mongodbUrl, natsUrl, s3, encryptionKeys }, stop }
   } catch (err) {
     await stop()
     throw err

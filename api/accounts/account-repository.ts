@@ -1,0 +1,106 @@
+import type { Collection, Db } from 'mongodb'
+import type { SecretBox, SealedValue } from '../crypto/secret-box.js'
+import { newId } from '../ids.js'
+import { generateApiKey, hashApiKey, hashesEqual } from './api-keys.js'
+import type { Plan } from './plans.js'
+
+export interface AccountDocument {
+  _id: string
+  name: string | null
+  plan: Plan
+  created_at: Date
+}
+
+export interface ApiKeyDocument {
+  _id: string
+  account_id: string
+  /** SHA-256 of the key, hex; unique, the lookup path of every request. */
+  hash: string
+  /** The key itself, sealed, so an administrator can show it again. */
+  sealed: SealedValue
+  created_at: Date
+  revoked_at: Date | null
+}
+
+/** The account and key an authenticated request acts for. */
+export interface AuthenticatedAccount {
+  id: string
+  plan: Plan
+  keyId: string
+}
+
+/** Accounts and their API keys in MongoDB. */
+export class AccountRepository {
+  readonly #accounts: Collection<AccountDocument>
+  readonly #keys: Collection<ApiKeyDocument>
+  readonly #box: SecretBox
+
+  constructor(db: Db, box: SecretBox) {
+    this.#accounts = db.collection('accounts')
+    this.#keys = db.collection('api_keys')
+    this.#box = box
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.#keys.createIndex({ hash: 1 }, { unique: true })
+    await this.#keys.createIndex({ account_id: 1 })
+  }
+
+  async createAccount(plan: Plan, name: string | null = null): Promise<{ account_id: string; api_key: string; key_id: string }> {
+    const account: AccountDocument = { _id: newId('acc'), name, plan, created_at: new Date() }
+    await this.#accounts.insertOne(account)
+    const key = await this.createKey(account._id)
+    return { account_id: account._id, ...key }
+  }
+
+  /** A new key for an existing account; null when there is no such account. */
+  async createKey(accountId: string): Promise<{ api_key: string; key_id: string }> {
+    const apiKey = generateApiKey()
+    const doc: ApiKeyDocument = {
+      _id: newId('key'),
+      account_id: accountId,
+      hash: hashApiKey(apiKey),
+      sealed: this.#box.seal(apiKey),
+      created_at: new Date(),
+      revoked_at: null,
+    }
+    await this.#keys.insertOne(doc)
+    return { api_key: apiKey, key_id: doc._id }
+  }
+
+  async findAccount(accountId: string): Promise<AccountDocument | null> {
+    return this.#accounts.findOne({ _id: accountId })
+  }
+
+  /** The account behind a presented key, or null for an unknown or revoked key. */
+  async authenticate(apiKey: string): Promise<AuthenticatedAccount | null> {
+    const hash = hashApiKey(apiKey)
+    const key = await this.#keys.findOne({ hash, revoked_at: null })
+    if (!key || !hashesEqual(key.hash, hash)) return null
+    const account = await this.#accounts.findOne({ _id: key.account_id })
+    return account ? { id: account._id, plan: account.plan, keyId: key._id } : null
+  }
+
+  /** Revokes a key; true when it was active. Effective on the next request: nothing caches keys. */
+  async revokeKey(keyId: string): Promise<boolean> {
+    const result = await this.#keys.updateOne({ _id: keyId, revoked_at: null }, { $set: { revoked_at: new Date() } })
+    return result.modifiedCount === 1
+  }
+
+  /** The key in clear, for an administrator to copy again. */
+  async revealKey(keyId: string): Promise<string | null> {
+    const key = await this.#keys.findOne({ _id: keyId })
+    return key ? this.#box.open(key.sealed) : null
+  }
+
+  async setPlan(accountId: string, plan: Plan): Promise<boolean> {
+    const result = await this.#accounts.updateOne({ _id: accountId }, { $set: { plan } })
+    return result.matchedCount === 1
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    accounts: AccountRepository
+  }
+}
