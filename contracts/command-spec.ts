@@ -1,0 +1,33 @@
+import type { CommandType } from './command-types.js'
+
+/** yt-dlp's `format_selector` values, as the spec lists them. */
+export const FORMAT_SELECTORS = ['best', '2160p', '1440p', '1080p', '720p', '480p', '360p', 'audio_only', 'worst'] as const
+export type FormatSelector = (typeof FORMAT_SELECTORS)[number]
+
+/**
+ * Everything the runner needs to run one command, and nothing secret: the API
+ * builds it from the command record, an executor hands it to a runner (a
+ * child process in local mode, a MediaCommand's spec in Kubernetes mode).
+ * Credentials for uploads reach only the upload step, by other means.
+ */
+export interface CommandSpec {
+  commandId: string
+  accountId: string
+  commandType: CommandType
+  /** `in_*` alias → http(s) URL the runner fetches (not ffmpeg). */
+  inputFiles: Record<string, string>
+  /** `out_*` alias → plain filename in the work directory. */
+  outputFiles: Record<string, string>
+  /**
+   * FFmpeg command strings as submitted, placeholders unresolved: one for
+   * FFMPEG_COMMAND and MULTIPLE_COMMAND, up to ten run in order for
+   * CHAINED_COMMAND, zero or one (arguments only) for YTDLP_COMMAND.
+   */
+  ffmpegCommands: string[]
+  /** YTDLP_COMMAND only. */
+  ytdlp: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | null
+  /** Outputs go to this customer bucket instead of managed storage (Business plan). */
+  storageDestinationId: string | null
+  /** ISO 8601; total_processing_seconds counts from here. */
+  submittedAt: string
+}
