@@ -1,0 +1,256 @@
+/**
+ * The ffmpeg argument policy: turns one submitted command string into the argv
+ * the runner executes, or says which argument is refused and why. The API calls
+ * it at submit time and the runner again before running, so the two can never
+ * disagree. The rule it enforces: ffmpeg may read only the command's fetched
+ * inputs and files earlier commands of the same chain wrote, may write only
+ * into its work directory, and may open no network or device.
+ */
+import { ALLOWED_FILTERS } from './ffmpeg-filters.js'
+import { ALLOWED_INPUT_FORMATS, ALLOWED_MUXERS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
+import { ALLOWED_OPTIONS, splitOptionName } from './ffmpeg-options.js'
+import { describeBadFilename, hasEmbeddedPlaceholder, outputPath, placeholderAlias } from './ffmpeg-paths.js'
+import { FiltergraphSyntaxError, parseFiltergraph } from './filtergraph.js'
+import { filenameProblem } from './placeholders.js'
+import { ShellSyntaxError, splitShellWords } from './shell-words.js'
+
+/** Machine-readable reasons a command string is refused. */
+export type PolicyViolationCode =
+  | 'SHELL_SYNTAX'
+  | 'NOT_FFMPEG'
+  | 'OPTION_NOT_ALLOWED'
+  | 'MISSING_VALUE'
+  | 'FORMAT_NOT_ALLOWED'
+  | 'FILTERGRAPH_SYNTAX'
+  | 'FILTER_NOT_ALLOWED'
+  | 'FILTER_OPTION_NOT_ALLOWED'
+  | 'INPUT_NOT_ALLOWED'
+  | 'OUTPUT_NOT_ALLOWED'
+  | 'UNKNOWN_PLACEHOLDER'
+  | 'PLACEHOLDER_NOT_WHOLE_ARGUMENT'
+  | 'TRAILING_OPTIONS'
+  | 'NO_INPUT'
+  | 'NO_OUTPUT'
+
+/** A refused command: `message` names the argument and the reason. */
+export interface PolicyViolation {
+  code: PolicyViolationCode
+  message: string
+}
+
+/** What the policy needs to know about the command's files. */
+export interface PolicyContext {
+  /** `'ffmpeg'`: the string starts with the word `ffmpeg`; `'arguments'`: it starts with the arguments. */
+  mode: 'ffmpeg' | 'arguments'
+  /** Input alias → work-dir path of the fetched file (see ffmpeg-paths.ts). */
+  inputs: Record<string, string>
+  /** Output alias → declared plain filename. */
+  outputs: Record<string, string>
+  /** Plain filename or output alias → work-dir path, for files earlier commands of a chain wrote. */
+  written?: ReadonlyMap<string, string>
+  /** True in a chain: a command may write plain filenames that are not declared outputs. */
+  allowIntermediateFiles?: boolean
+}
+
+/** An accepted command. */
+export interface PolicyResult {
+  /** ffmpeg's argv (without the program name), hardened and with paths substituted. */
+  argv: string[]
+  /** Names (plain filenames and output aliases) this command writes → work-dir path. */
+  writes: Map<string, string>
+}
+
+export type PolicyOutcome = { ok: true; value: PolicyResult } | { ok: false; violation: PolicyViolation }
+
+/** Options placed before the user's: no stdin, no banner, overwrite (a chain may rewrite its own files). */
+export const LEADING_OPTIONS: readonly string[] = ['-hide_banner', '-nostdin', '-y']
+
+/** Options placed right before every `-i`: local files only, and only demuxers that open nothing else. */
+export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST]
+
+class Refusal extends Error {
+  constructor(readonly violation: PolicyViolation) {
+    super(violation.message)
+  }
+}
+
+function refuse(code: PolicyViolationCode, message: string): never {
+  throw new Refusal({ code, message })
+}
+
+/** Applies the policy to one command string. */
+export function applyFfmpegPolicy(command: string, context: PolicyContext): PolicyOutcome {
+  try {
+    return { ok: true, value: buildArgv(command, context) }
+  } catch (error) {
+    if (error instanceof Refusal) return { ok: false, violation: error.violation }
+    throw error
+  }
+}
+
+function buildArgv(command: string, context: PolicyContext): PolicyResult {
+  let words: string[]
+  try {
+    words = splitShellWords(command)
+  } catch (error) {
+    if (error instanceof ShellSyntaxError) refuse('SHELL_SYNTAX', `the command cannot be split into arguments: ${error.message}`)
+    throw error
+  }
+  if (context.mode === 'ffmpeg') {
+    if (words[0] !== 'ffmpeg') refuse('NOT_FFMPEG', 'the command must start with the word "ffmpeg"')
+    words = words.slice(1)
+  } else if (words[0] === 'ffmpeg') {
+    refuse('NOT_FFMPEG', 'this command takes ffmpeg arguments only: leave out the word "ffmpeg"')
+  }
+
+  const argv: string[] = [...LEADING_OPTIONS]
+  const writes = new Map<string, string>()
+  // Per-file options seen since the last input or output, and the format among them.
+  let pending: string[] = []
+  let pendingFormat: string | null = null
+  let inputCount = 0
+
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as string
+    if (hasEmbeddedPlaceholder(word)) {
+      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `"${word}": a placeholder must be a whole argument on its own`)
+    }
+    const option = word.startsWith('-') && word !== '-' ? splitOptionName(word) : null
+    if (word.startsWith('-') && word !== '-' && !option) refuse('OPTION_NOT_ALLOWED', `"${word}" is not an allowed option`)
+    if (!option) {
+      // A word that is not an option is an output, as ffmpeg reads it.
+      const path = resolveOutput(word, pendingFormat, context)
+      argv.push(...pending, path)
+      for (const name of namesOfOutput(word, context)) writes.set(name, path)
+      pending = []
+      pendingFormat = null
+      continue
+    }
+    const rule = ALLOWED_OPTIONS.get(option.name)
+    if (!rule) refuse('OPTION_NOT_ALLOWED', `option ${word} is not allowed`)
+    if (rule.kind === 'flag') {
+      ;(rule.global ? argv : pending).push(word)
+      continue
+    }
+    const value = words[index + 1]
+    if (value === undefined) refuse('MISSING_VALUE', `option ${word} needs a value`)
+    index++
+    if (hasEmbeddedPlaceholder(value)) {
+      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `${word} ${value}: a placeholder must be a whole argument on its own`)
+    }
+    if (placeholderAlias(value) !== null && rule.kind !== 'input') {
+      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `${word} ${value}: placeholders may only name an input (-i) or an output`)
+    }
+    switch (rule.kind) {
+      case 'input': {
+        if (pendingFormat !== null && !ALLOWED_INPUT_FORMATS.has(pendingFormat)) {
+          refuse('FORMAT_NOT_ALLOWED', `-f ${pendingFormat} is not an allowed input format`)
+        }
+        argv.push(...pending, ...INPUT_HARDENING, '-i', resolveInput(value, context))
+        pending = []
+        pendingFormat = null
+        inputCount++
+        continue
+      }
+      case 'format':
+        if (!/^[a-z0-9_]+$/.test(value)) refuse('FORMAT_NOT_ALLOWED', `-f ${value} is not a format name`)
+        pendingFormat = value
+        break
+      case 'filtergraph':
+        checkFiltergraph(word, value)
+        break
+      case 'value':
+        break
+    }
+    ;(rule.global ? argv : pending).push(word, value)
+  }
+  if (pending.length > 0) {
+    refuse('TRAILING_OPTIONS', `${pending.join(' ')}: options after the last output apply to nothing`)
+  }
+  if (inputCount === 0) refuse('NO_INPUT', 'the command reads no input (-i)')
+  if (writes.size === 0) refuse('NO_OUTPUT', 'the command writes no output')
+  return { argv, writes }
+}
+
+/** The work-dir path an `-i` value names. */
+function resolveInput(value: string, context: PolicyContext): string {
+  const alias = placeholderAlias(value)
+  const written = context.written ?? new Map<string, string>()
+  if (alias !== null) {
+    const input = context.inputs[alias]
+    if (input !== undefined) return input
+    const earlier = written.get(alias)
+    if (earlier !== undefined) return earlier
+    if (alias in context.outputs) {
+      refuse('INPUT_NOT_ALLOWED', `-i ${value}: output ${alias} is read before an earlier command wrote it`)
+    }
+    refuse('UNKNOWN_PLACEHOLDER', `-i ${value}: ${alias} is not a declared input`)
+  }
+  const earlier = written.get(value)
+  if (earlier !== undefined) return earlier
+  const why = describeBadFilename(value)
+  if (why !== null) refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why}; name an input as {{in_alias}}`)
+  refuse('INPUT_NOT_ALLOWED', `-i ${value}: no earlier command wrote this file; name an input as {{in_alias}}`)
+}
+
+/** The work-dir path an output word names. */
+function resolveOutput(word: string, format: string | null, context: PolicyContext): string {
+  if (format !== null && !ALLOWED_MUXERS.has(format)) {
+    refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed output format`)
+  }
+  // `-f null -` discards the output: the null muxer opens no file, so `-` reaches no pipe.
+  if (word === '-' && format === 'null') return '-'
+  const alias = placeholderAlias(word)
+  if (alias !== null) {
+    const filename = context.outputs[alias]
+    if (filename !== undefined) return outputPath(checkedFilename(filename, word))
+    if (alias in context.inputs) refuse('OUTPUT_NOT_ALLOWED', `${word}: an input cannot be written`)
+    refuse('UNKNOWN_PLACEHOLDER', `${word}: ${alias} is not a declared output`)
+  }
+  // A declared filename lives under outputs/, so ffmpeg can never read a protocol into it:
+  // the API's filename rule is enough there. Intermediate names sit in the work dir root and stay strict.
+  if (Object.values(context.outputs).includes(word)) return outputPath(checkedFilename(word, word))
+  const why = describeBadFilename(word)
+  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `output ${word}: ${why}`)
+  if (context.allowIntermediateFiles) return word
+  refuse('OUTPUT_NOT_ALLOWED', `output ${word}: not a declared output; write {{out_alias}} or a filename from output_files`)
+}
+
+/** Names a later command may use to read what an output word wrote: its alias and its filename. */
+function namesOfOutput(word: string, context: PolicyContext): string[] {
+  const alias = placeholderAlias(word)
+  if (alias !== null) return [alias, context.outputs[alias] as string]
+  const declaredAs = Object.entries(context.outputs).filter(([, filename]) => filename === word).map(([a]) => a)
+  return [word, ...declaredAs]
+}
+
+/** A declared output filename, held to contracts/placeholders.ts's rule (the API's). */
+function checkedFilename(filename: string, word: string): string {
+  const why = filenameProblem(filename)
+  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `${word} → "${filename}": the filename ${why}`)
+  return filename
+}
+
+function checkFiltergraph(option: string, graph: string): void {
+  let filters
+  try {
+    filters = parseFiltergraph(graph)
+  } catch (error) {
+    if (error instanceof FiltergraphSyntaxError) refuse('FILTERGRAPH_SYNTAX', `${option}: ${error.message}`)
+    throw error
+  }
+  for (const filter of filters) {
+    const rule = ALLOWED_FILTERS.get(filter.name)
+    if (!rule) refuse('FILTER_NOT_ALLOWED', `${option}: filter ${filter.name} is not allowed`)
+    const forbidden = rule.forbiddenKeys
+    if (!forbidden) continue
+    for (const { key } of filter.options) {
+      if (key === null) {
+        refuse('FILTER_OPTION_NOT_ALLOWED', `${option}: filter ${filter.name} takes named options only (key=value)`)
+      }
+      if (forbidden.includes(key)) {
+        refuse('FILTER_OPTION_NOT_ALLOWED', `${option}: ${filter.name} option ${key} reads or writes a file and is not allowed`)
+      }
+    }
+  }
+}

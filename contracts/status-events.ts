@@ -1,0 +1,109 @@
+/**
+ * The status events a runner emits about one command, as they travel over
+ * NATS JetStream (subject `ffkube.status.<command_id>`, stream FFKUBE_STATUS)
+ * or, for the local executor, as JSON lines. Consumers (the status projector,
+ * the operator) apply them forward-only; `event_id` is also the JetStream
+ * `Nats-Msg-Id`, so a runner that re-sends after a restart changes nothing.
+ */
+import type { MediaMeta } from './output-file-meta.js'
+
+export const STATUS_STREAM = 'FFKUBE_STATUS'
+export const STATUS_SUBJECT_PREFIX = 'ffkube.status'
+
+/** The subject a command's events are published on. */
+export function statusSubject(commandId: string): string {
+  return `${STATUS_SUBJECT_PREFIX}.${commandId}`
+}
+
+/** What the runner is doing while PROCESSING. */
+export type ProcessingStage = 'FETCHING' | 'DOWNLOADING' | 'RUNNING' | 'PROBING' | 'UPLOADING'
+
+/** One uploaded output, as the runner knows it; the API adds file_id and storage_url. */
+export interface OutputFileResult extends MediaMeta {
+  filename: string
+  storage_location: 'INTERNAL' | 'EXTERNAL'
+  bucket: string
+  object_key: string
+}
+
+/** One URL of a download-only batch that failed while others succeeded. */
+export interface FailedFile {
+  url: string
+  error_status: string
+  error_message: string
+}
+
+interface EventBase {
+  command_id: string
+  /** Idempotency id, equal to the JetStream Nats-Msg-Id. */
+  event_id: string
+  /** ISO 8601, from the runner's clock. */
+  emitted_at: string
+}
+
+export interface ProcessingEvent extends EventBase {
+  type: 'PROCESSING'
+  stage: ProcessingStage
+  /** 0–100 over the whole command, null when unknown (e.g. an input without a duration). */
+  progress: number | null
+}
+
+export interface SuccessEvent extends EventBase {
+  type: 'SUCCESS'
+  output_files: Record<string, OutputFileResult>
+  ffmpeg_command_run_seconds: number | null
+  /** Download-only batches: URLs that failed while at least one succeeded. */
+  failed_files: Record<string, FailedFile> | null
+}
+
+export interface FailedEvent extends EventBase {
+  type: 'FAILED'
+  error_status: string
+  error_message: string
+  ffmpeg_command_run_seconds: number | null
+  failed_files: Record<string, FailedFile> | null
+}
+
+export type StatusEvent = ProcessingEvent | SuccessEvent | FailedEvent
+
+/** The event body without its envelope, as a step produces it. */
+export type StatusEventBody =
+  | Omit<ProcessingEvent, keyof EventBase>
+  | Omit<SuccessEvent, keyof EventBase>
+  | Omit<FailedEvent, keyof EventBase>
+
+/**
+ * The idempotency id of an event: one per terminal outcome, one per stage, and
+ * one per whole percent of progress, so a replayed runner produces the same ids.
+ */
+export function statusEventId(commandId: string, body: StatusEventBody): string {
+  switch (body.type) {
+    case 'PROCESSING':
+      return `${commandId}:PROCESSING:${body.stage}:${body.progress === null ? 'start' : Math.floor(body.progress)}`
+    case 'SUCCESS':
+    case 'FAILED':
+      return `${commandId}:${body.type}`
+  }
+}
+
+/** Stable error_status values the runner reports (besides SOURCE_LOGIN_REQUIRED from the spec). */
+export const RUNNER_ERROR_STATUSES = [
+  'INVALID_COMMAND',
+  'INPUT_INVALID_URL',
+  'INPUT_FORBIDDEN_ADDRESS',
+  'INPUT_UNREACHABLE',
+  'INPUT_TOO_LARGE',
+  'INPUT_TIMEOUT',
+  'INPUT_HTTP_STATUS',
+  'INPUT_TOO_MANY_REDIRECTS',
+  'FFMPEG_FAILED',
+  'FFMPEG_TIMEOUT',
+  'DOWNLOAD_FAILED',
+  'DOWNLOAD_TOO_LARGE',
+  'SOURCE_LOGIN_REQUIRED',
+  'SOURCE_UNAVAILABLE',
+  'OUTPUT_MISSING',
+  'UPLOAD_FAILED',
+  'INTERNAL_ERROR',
+] as const
+export type RunnerErrorStatus = (typeof RUNNER_ERROR_STATUSES)[number]

@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises'
+
+/**
+ * The runner's configuration, from its environment, read in one place. Storage
+ * credentials are not part of it: the upload step reads them itself.
+ */
+
+export interface RunnerConfig {
+  allowPrivateNetworks: boolean
+  inputMaxBytes: number
+  inputTimeoutMs: number
+  ffmpegTimeoutMs: number
+  downloadMaxBytes: number
+  downloadTimeoutMs: number
+  ffmpegPath: string
+  ffprobePath: string
+  ytdlpPath: string
+  /** `stdout`: JSON lines (local executor); `nats`: JetStream at natsUrl. */
+  reporter: 'stdout' | 'nats'
+  natsUrl: string | null
+  storage: { endpoint: string | null; region: string; bucket: string; prefix: string; forcePathStyle: boolean }
+}
+
+export class RunnerConfigError extends Error {
+  override readonly name = 'RunnerConfigError'
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const value = env[name]
+  if (value === undefined || value === '') return fallback
+  if (['1', 'true', 'yes'].includes(value.toLowerCase())) return true
+  if (['0', 'false', 'no'].includes(value.toLowerCase())) return false
+  throw new RunnerConfigError(`${name} must be true or false, got "${value}"`)
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name]
+  if (value === undefined || value === '') return fallback
+  const parsed = Number(value)
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new RunnerConfigError(`${name} must be a positive number, got "${value}"`)
+  return parsed
+}
+
+const GIB = 1024 ** 3
+
+export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
+  const reporter = env.FFKUBE_STATUS_REPORTER ?? 'stdout'
+  if (reporter !== 'stdout' && reporter !== 'nats') throw new RunnerConfigError(`FFKUBE_STATUS_REPORTER must be stdout or nats, got "${reporter}"`)
+  const natsUrl = env.NATS_URL ?? null
+  if (reporter === 'nats' && !natsUrl) throw new RunnerConfigError('NATS_URL is required when FFKUBE_STATUS_REPORTER=nats')
+  return {
+    allowPrivateNetworks: flag(env, 'ALLOW_PRIVATE_NETWORKS', false),
+    inputMaxBytes: positive(env, 'FFKUBE_INPUT_MAX_BYTES', 5 * GIB),
+    inputTimeoutMs: positive(env, 'FFKUBE_INPUT_TIMEOUT_SECONDS', 600) * 1000,
+    ffmpegTimeoutMs: positive(env, 'FFKUBE_FFMPEG_TIMEOUT_SECONDS', 3600) * 1000,
+    downloadMaxBytes: positive(env, 'FFKUBE_DOWNLOAD_MAX_BYTES', 5 * GIB),
+    downloadTimeoutMs: positive(env, 'FFKUBE_DOWNLOAD_TIMEOUT_SECONDS', 1800) * 1000,
+    ffmpegPath: env.FFMPEG_PATH ?? 'ffmpeg',
+    ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
+    ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
+    reporter,
+    natsUrl,
+    storage: {
+      endpoint: env.S3_ENDPOINT || null,
+      region: env.S3_REGION ?? 'us-east-1',
+      bucket: env.S3_BUCKET ?? 'ffkube',
+      prefix: env.S3_OUTPUT_PREFIX ?? 'outputs',
+      forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', true),
+    },
+  }
+}
+
+/**
+ * Managed-storage credentials, read by the upload step only, when it runs.
+ * `S3_CREDENTIALS_FILE` (JSON `{"accessKeyId", "secretAccessKey", "sessionToken"?}`)
+ * is preferred: a secret read from a file at upload time is never in the
+ * runner's process environment (/proc/<pid>/environ) while ffmpeg runs.
+ * Otherwise `S3_ACCESS_KEY_ID` / `S3_SECRET_ACCESS_KEY`; null lets the SDK's
+ * default chain decide (e.g. a pod identity).
+ */
+export async function readStorageCredentials(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null> {
+  const file = env.S3_CREDENTIALS_FILE
+  if (file) {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    const { accessKeyId, secretAccessKey, sessionToken } = parsed
+    if (typeof accessKeyId !== 'string' || typeof secretAccessKey !== 'string') {
+      throw new RunnerConfigError('S3_CREDENTIALS_FILE must hold accessKeyId and secretAccessKey strings')
+    }
+    return typeof sessionToken === 'string' ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey }
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY
+  return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null
+}

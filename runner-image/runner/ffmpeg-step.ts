@@ -1,0 +1,64 @@
+/**
+ * Step 2: runs the command's ffmpeg argvs in order in the work directory,
+ * stopping at the first failure, reporting progress, and measuring the time
+ * spent in ffmpeg only (ffmpeg_command_run_seconds).
+ */
+import { commandPercent, parseDurationLine, ProgressReader } from './ffmpeg-progress.js'
+import { runTool } from './child-process.js'
+import { RunnerFailure } from './failure.js'
+
+export interface FfmpegStepOptions {
+  ffmpegPath: string
+  workDir: string
+  /** For the whole sequence. */
+  timeoutMs: number
+  onProgress: (percent: number) => void
+  now?: () => number
+}
+
+/** The runner's own progress channel, placed before the policy's argv. */
+export const PROGRESS_OPTIONS: readonly string[] = ['-progress', 'pipe:1', '-nostats']
+
+/** Runs every argv; returns the seconds spent in ffmpeg. Throws RunnerFailure. */
+export async function runFfmpegCommands(argvs: readonly string[][], options: FfmpegStepOptions): Promise<number> {
+  const now = options.now ?? (() => performance.now())
+  const deadline = now() + options.timeoutMs
+  let runSeconds = 0
+  for (const [index, argv] of argvs.entries()) {
+    const reader = new ProgressReader()
+    let duration: number | null = null
+    let stderrHead = ''
+    const remaining = Math.max(deadline - now(), 1)
+    const run = await runTool(options.ffmpegPath, [...PROGRESS_OPTIONS, ...argv], {
+      cwd: options.workDir,
+      timeoutMs: remaining,
+      now,
+      onStderr: (chunk) => {
+        if (duration !== null || stderrHead.length > 64_000) return
+        stderrHead += chunk
+        duration = parseDurationLine(stderrHead)
+      },
+      onStdout: (chunk) => {
+        const seconds = reader.update(chunk)
+        if (seconds === null) return
+        const percent = commandPercent(index, argvs.length, seconds, duration)
+        if (percent !== null) options.onProgress(percent)
+      },
+    })
+    runSeconds += run.seconds
+    const which = argvs.length > 1 ? `command ${index + 1}: ` : ''
+    if (run.timedOut) {
+      throw new RunnerFailure('FFMPEG_TIMEOUT', `${which}ffmpeg did not finish within ${Math.round(options.timeoutMs / 1000)} s`)
+    }
+    if (run.code !== 0) {
+      throw new RunnerFailure('FFMPEG_FAILED', `${which}ffmpeg exited with ${run.code ?? run.signal}: ${lastLines(run.stderr)}`)
+    }
+  }
+  return runSeconds
+}
+
+/** The end of ffmpeg's stderr, where it says what went wrong. */
+export function lastLines(stderr: string, lines = 4, chars = 800): string {
+  const tail = stderr.trim().split('\n').slice(-lines).join(' | ')
+  return tail.length > chars ? `…${tail.slice(-chars)}` : tail
+}

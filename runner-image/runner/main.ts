@@ -1,0 +1,99 @@
+/**
+ * The runner's entrypoint, in the runner image and as the local executor's
+ * child process:
+ *
+ *   node dist/runner-image/runner/main.js [--spec FILE|-] [--work-dir DIR]
+ *
+ * Reads one CommandSpec (JSON, from FILE or stdin), runs it in DIR (default
+ * $FFKUBE_WORK_DIR), reports status events (JSON lines on stdout, or NATS
+ * JetStream with FFKUBE_STATUS_REPORTER=nats) and exits 0 on SUCCESS, 1 on
+ * FAILED, 2 when it could not even report.
+ */
+import { readFile } from 'node:fs/promises'
+import type { Readable, Writable } from 'node:stream'
+import { pathToFileURL } from 'node:url'
+import { pino, type Logger } from 'pino'
+import type { CommandSpec } from '../../contracts/command-spec.js'
+import { readRunnerConfig, readStorageCredentials, type RunnerConfig } from './config.js'
+import { JsonLinesReporter, type StatusReporter } from './reporter.js'
+import { runCommand } from './run-command.js'
+import { parseCommandSpec } from './spec.js'
+
+export interface MainIo {
+  argv: string[]
+  env: NodeJS.ProcessEnv
+  stdin: Readable
+  stdout: Writable
+}
+
+function option(argv: string[], name: string): string | undefined {
+  const index = argv.indexOf(name)
+  return index >= 0 ? argv[index + 1] : undefined
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+async function makeReporter(config: RunnerConfig, spec: CommandSpec, io: MainIo, logger: Logger): Promise<StatusReporter> {
+  if (config.reporter === 'nats') {
+    // Loaded only when used: the nats client adds ~80 ms to a start that local mode does not need.
+    const { NatsReporter } = await import('./nats-reporter.js')
+    return NatsReporter.connect({ url: config.natsUrl as string, commandId: spec.commandId, logger })
+  }
+  return new JsonLinesReporter(spec.commandId, io.stdout)
+}
+
+/** Runs the runner; returns the process exit code. */
+export async function main(io: MainIo): Promise<number> {
+  const logger = pino({ level: io.env.LOG_LEVEL ?? 'info', base: { component: 'runner' } }, pino.destination(2))
+  let config: RunnerConfig
+  try {
+    config = readRunnerConfig(io.env)
+  } catch (error) {
+    logger.error({ err: error }, 'bad runner configuration')
+    return 2
+  }
+  const specPath = option(io.argv, '--spec') ?? '-'
+  const workDir = option(io.argv, '--work-dir') ?? io.env.FFKUBE_WORK_DIR
+  if (!workDir) {
+    logger.error('no work directory: pass --work-dir or set FFKUBE_WORK_DIR')
+    return 2
+  }
+  let spec: CommandSpec
+  try {
+    spec = parseCommandSpec(specPath === '-' ? await readAll(io.stdin) : await readFile(specPath, 'utf8'))
+  } catch (error) {
+    logger.error({ err: error }, 'unreadable command spec')
+    return 2
+  }
+  let reporter: StatusReporter
+  try {
+    reporter = await makeReporter(config, spec, io, logger)
+  } catch (error) {
+    // Nothing can be reported; the executor sees exit code 2 and fails the command itself.
+    logger.error({ err: error, command_id: spec.commandId }, 'cannot reach the status channel')
+    return 2
+  }
+  try {
+    const status = await runCommand(spec, {
+      config,
+      workDir,
+      reporter,
+      logger,
+      uploadTarget: () => ({ location: 'INTERNAL', ...config.storage, credentials: () => readStorageCredentials(io.env) }),
+    })
+    return status === 'SUCCESS' ? 0 : 1
+  } catch (error) {
+    logger.error({ err: error, command_id: spec.commandId }, 'could not report the outcome')
+    return 2
+  } finally {
+    await reporter.close()
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await main({ argv: process.argv.slice(2), env: process.env, stdin: process.stdin, stdout: process.stdout })
+}

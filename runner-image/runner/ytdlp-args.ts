@@ -1,0 +1,89 @@
+/**
+ * The fixed yt-dlp argument list. Nothing the user sends becomes an option:
+ * the URL comes after `--`, the format is one of the spec's selectors mapped
+ * here, and the output template is ours.
+ */
+import type { FormatSelector } from '../../contracts/command-spec.js'
+import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
+
+/**
+ * A resolution is a cap: the best format at or below it (`<=?` also accepts
+ * formats whose height is unknown, as a direct file link has), and when the
+ * source has nothing below the cap, the smallest it has.
+ */
+function capped(height: number): string {
+  return `bv*[height<=?${height}]+ba/b[height<=?${height}]/wv*+ba/w`
+}
+
+/** format_selector → yt-dlp `--format`. */
+export const FORMAT_BY_SELECTOR: Readonly<Record<FormatSelector, string>> = {
+  best: 'bv*+ba/b',
+  '2160p': capped(2160),
+  '1440p': capped(1440),
+  '1080p': capped(1080),
+  '720p': capped(720),
+  '480p': capped(480),
+  '360p': capped(360),
+  audio_only: 'ba/b',
+  worst: 'wv*+wa/w',
+}
+
+/**
+ * yt-dlp's post-processors that run ffmpeg on downloaded files. Each gets the
+ * same input hardening as a user command, so a "video" whose bytes are an HLS
+ * playlist naming local files cannot make the merge read them.
+ */
+const FFMPEG_POSTPROCESSORS = ['Merger', 'FixupM4a', 'FixupM3u8', 'FixupTimestamp', 'FixupDuration', 'FixupStretched', 'VideoRemuxer', 'VideoConvertor', 'ExtractAudio']
+
+function postprocessorHardening(): string[] {
+  return FFMPEG_POSTPROCESSORS.flatMap((name) => ['--ppa', `${name}+ffmpeg_i:${INPUT_HARDENING.join(' ')}`])
+}
+
+export interface YtdlpArgsInput {
+  url: string
+  formatSelector: FormatSelector
+  /** Output template relative to the work dir, e.g. `inputs/in_video.%(ext)s`. */
+  outputTemplate: string
+  maxBytes: number
+  ffmpegPath: string
+  socketTimeoutSeconds: number
+  /** The runner's guard proxy (guard-proxy.ts): every connection yt-dlp makes goes through it. */
+  proxyUrl: string
+}
+
+/** Builds yt-dlp's argv (without the program name). */
+export function ytdlpArgs(input: YtdlpArgsInput): string[] {
+  return [
+    // No configuration, plugins, cookies, cache, archive or exec hooks from anywhere on the machine.
+    '--ignore-config', '--no-plugin-dirs', '--no-cookies', '--no-cookies-from-browser', '--no-cache-dir',
+    '--no-exec', '--no-batch-file', '--no-playlist', '--no-write-info-json', '--no-write-playlist-metafiles',
+    '--no-mtime', '--no-progress', '--color', 'never', '--restrict-filenames',
+    '--max-filesize', String(input.maxBytes),
+    '--socket-timeout', String(input.socketTimeoutSeconds),
+    '--proxy', input.proxyUrl,
+    // yt-dlp's own downloader honours --proxy; handing a stream to an external ffmpeg would not for every protocol.
+    '--downloader', 'native',
+    '--format', FORMAT_BY_SELECTOR[input.formatSelector],
+    '--merge-output-format', 'mp4/mkv',
+    '--ffmpeg-location', input.ffmpegPath,
+    ...postprocessorHardening(),
+    '--output', input.outputTemplate,
+    '--print', 'after_move:filepath',
+    '--',
+    input.url,
+  ]
+}
+
+export type YtdlpFailureStatus = 'SOURCE_LOGIN_REQUIRED' | 'SOURCE_UNAVAILABLE' | 'DOWNLOAD_TOO_LARGE' | 'DOWNLOAD_FAILED'
+
+/** Names yt-dlp's failure from its stderr. */
+export function classifyYtdlpFailure(stderr: string): YtdlpFailureStatus {
+  if (/sign in to confirm|login required|log in to|requires? (a )?login|only available for registered users|private video|use --cookies|members[- ]only/i.test(stderr)) {
+    return 'SOURCE_LOGIN_REQUIRED'
+  }
+  if (/larger than max-filesize|File is larger than/i.test(stderr)) return 'DOWNLOAD_TOO_LARGE'
+  if (/unsupported url|video unavailable|HTTP Error 404|HTTP Error 410|has been removed|not available|does not exist|Unable to download webpage/i.test(stderr)) {
+    return 'SOURCE_UNAVAILABLE'
+  }
+  return 'DOWNLOAD_FAILED'
+}

@@ -1,0 +1,82 @@
+/**
+ * The download step of YTDLP_COMMAND: each URL independently through yt-dlp
+ * with the fixed argument list, after the URL guard has checked its host.
+ */
+import { mkdir } from 'node:fs/promises'
+import { isAbsolute, join, relative } from 'node:path'
+import type { FormatSelector } from '../../contracts/command-spec.js'
+import type { FailedFile } from '../../contracts/status-events.js'
+import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../contracts/url-guard-fetch.js'
+import type { UrlGuardOptions } from '../../contracts/url-guard.js'
+import { runTool } from './child-process.js'
+import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
+import { lastLines } from './ffmpeg-step.js'
+import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
+
+export interface YtdlpStepOptions {
+  ytdlpPath: string
+  ffmpegPath: string
+  workDir: string
+  formatSelector: FormatSelector
+  maxBytes: number
+  timeoutMs: number
+  guard: UrlGuardOptions & { resolve?: Resolver }
+}
+
+export interface DownloadOutcome {
+  /** alias → work-dir path of the downloaded file. */
+  downloaded: Record<string, string>
+  failed: Record<string, FailedFile>
+}
+
+/** Downloads each URL in turn; a failure is recorded, not thrown. */
+export async function downloadAll(urls: Record<string, string>, options: YtdlpStepOptions): Promise<DownloadOutcome> {
+  await mkdir(join(options.workDir, 'inputs'), { recursive: true })
+  const outcome: DownloadOutcome = { downloaded: {}, failed: {} }
+  const proxy = await startGuardProxy(options.guard)
+  try {
+    for (const [alias, url] of Object.entries(urls)) {
+      const result = await downloadOne(alias, url, options, proxy)
+      if ('path' in result) outcome.downloaded[alias] = result.path
+      else outcome.failed[alias] = result
+    }
+  } finally {
+    await proxy.close()
+  }
+  return outcome
+}
+
+async function downloadOne(alias: string, url: string, options: YtdlpStepOptions, proxy: GuardProxy): Promise<{ path: string } | FailedFile> {
+  try {
+    await assertUrlAllowed(url, options.guard)
+  } catch (error) {
+    if (!(error instanceof UrlGuardError)) throw error
+    return { url, error_status: `INPUT_${error.code}`, error_message: `input ${alias}: ${error.message}` }
+  }
+  const args = ytdlpArgs({
+    url,
+    formatSelector: options.formatSelector,
+    outputTemplate: `inputs/${alias}.%(ext)s`,
+    maxBytes: options.maxBytes,
+    ffmpegPath: options.ffmpegPath,
+    socketTimeoutSeconds: 30,
+    proxyUrl: proxy.url,
+  })
+  proxy.takeRefusals()
+  const run = await runTool(options.ytdlpPath, args, { cwd: options.workDir, timeoutMs: options.timeoutMs })
+  const refused = proxy.takeRefusals()
+  const printed = run.stdout.trim().split('\n').filter(Boolean).at(-1)
+  if (run.code === 0 && printed) {
+    const path = isAbsolute(printed) ? relative(options.workDir, printed) : printed
+    if (!path.startsWith('..')) return { path }
+  }
+  if (refused.length > 0) {
+    // A redirect or a media URL inside the page pointed into the network: that, not yt-dlp's 403, is the reason.
+    return { url, error_status: 'INPUT_FORBIDDEN_ADDRESS', error_message: `input ${alias}: ${refused[0]}` }
+  }
+  if (run.timedOut) return { url, error_status: 'DOWNLOAD_FAILED', error_message: `input ${alias}: the download did not finish in time` }
+  const status = run.code === 0 ? 'DOWNLOAD_TOO_LARGE' : classifyYtdlpFailure(run.stderr)
+  // yt-dlp exits 0 and prints nothing when --max-filesize skipped the file.
+  const detail = run.code === 0 ? `larger than ${options.maxBytes} bytes` : lastLines(run.stderr, 2, 400)
+  return { url, error_status: status, error_message: `input ${alias}: ${detail}` }
+}
