@@ -81,6 +81,12 @@ export class AccountRepository {
     return account ? { id: account._id, plan: account.plan, keyId: key._id } : null
   }
 
+  /** The id of a key given in clear, revoked or not; null when it was never issued. */
+  async keyIdOf(apiKey: string): Promise<string | null> {
+    const key = await this.#keys.findOne({ hash: hashApiKey(apiKey) }, { projection: { _id: 1 } })
+    return key?._id ?? null
+  }
+
   /** Revokes a key; true when it was active. Effective on the next request: nothing caches keys. */
   async revokeKey(keyId: string): Promise<boolean> {
     const result = await this.#keys.updateOne({ _id: keyId, revoked_at: null }, { $set: { revoked_at: new Date() } })

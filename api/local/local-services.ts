@@ -29,7 +29,7 @@ async function localS3Credentials(dir: string): Promise<{ accessKeyId: string; s
 }
 
 /** Local mode's encryption key, generated once and kept beside the data it protects. */
-async function localEncryptionKeys(dataDir: string): Promise<string> {
+export async function localEncryptionKeys(dataDir: string): Promise<string> {
   const file = join(dataDir, 'encryption-keys')
   try {
     return (await readFile(file, 'utf8')).trim()

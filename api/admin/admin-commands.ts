@@ -1,0 +1,82 @@
+import type { AccountRepository } from '../accounts/account-repository.js'
+import { API_KEY_PATTERN } from '../accounts/api-keys.js'
+import { isPlan, PLANS, type Plan } from '../accounts/plans.js'
+
+/** A command line that names no command, or a command with missing or bad options: exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** A well-formed command that could not be carried out, e.g. an unknown account: exit 1. */
+export class AdminError extends Error {
+  override name = 'AdminError'
+}
+
+export type AdminOptions = Record<string, string | undefined>
+
+export interface AdminCommand {
+  /** The options it takes, for the usage text; `?` marks optional ones. */
+  usage: string
+  run(accounts: AccountRepository, options: AdminOptions): Promise<Record<string, unknown>>
+}
+
+function required(options: AdminOptions, name: string): string {
+  const value = options[name]
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+function plan(options: AdminOptions): Plan {
+  const value = required(options, 'plan')
+  if (!isPlan(value)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}, got "${value}"`)
+  return value
+}
+
+async function existingAccount(accounts: AccountRepository, accountId: string): Promise<void> {
+  if (!(await accounts.findAccount(accountId))) throw new AdminError(`no account ${accountId}`)
+}
+
+/** The admin CLI's commands (DESIGN.md); each returns the JSON it prints. */
+export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
+  'create-account': {
+    usage: '--plan free|trial|growth|business [--name NAME]',
+    async run(accounts, options) {
+      const created = await accounts.createAccount(plan(options), options.name ?? null)
+      return { account_id: created.account_id, api_key: created.api_key, key_id: created.key_id }
+    },
+  },
+  'create-key': {
+    usage: '--account ACCOUNT_ID',
+    async run(accounts, options) {
+      const accountId = required(options, 'account')
+      await existingAccount(accounts, accountId)
+      const created = await accounts.createKey(accountId)
+      return { account_id: accountId, api_key: created.api_key, key_id: created.key_id }
+    },
+  },
+  'revoke-key': {
+    usage: '--key KEY_ID|API_KEY',
+    async run(accounts, options) {
+      const given = required(options, 'key')
+      // The key itself also works, for whoever has it but not its id.
+      const keyId = API_KEY_PATTERN.test(given) ? await accounts.keyIdOf(given) : given
+      if (!keyId || !(await accounts.revokeKey(keyId))) throw new AdminError(`no active API key ${API_KEY_PATTERN.test(given) ? 'matches the one given' : given}`)
+      return { key_id: keyId, revoked: true }
+    },
+  },
+  'set-plan': {
+    usage: '--account ACCOUNT_ID --plan free|trial|growth|business',
+    async run(accounts, options) {
+      const accountId = required(options, 'account')
+      const next = plan(options)
+      if (!(await accounts.setPlan(accountId, next))) throw new AdminError(`no account ${accountId}`)
+      return { account_id: accountId, plan: next }
+    },
+  },
+}
+
+/** The usage text the CLI prints on a usage error. */
+export function usage(): string {
+  const lines = Object.entries(ADMIN_COMMANDS).map(([name, command]) => `  npm run -s admin -- ${name} ${command.usage}`)
+  return ['usage:', ...lines].join('\n')
+}

@@ -1,0 +1,59 @@
+/**
+ * The admin CLI (DESIGN.md): `npm run -s admin -- <command> [--option value]…`.
+ * Prints one JSON object on stdout and exits 0; on failure prints the reason
+ * on stderr and exits 1 (could not be done) or 2 (bad command line).
+ */
+import { parseArgs } from 'node:util'
+import { AccountRepository } from '../accounts/account-repository.js'
+import { ConfigError, loadConfig } from '../config.js'
+import { parseEncryptionKeys, SecretBox } from '../crypto/secret-box.js'
+import { ADMIN_COMMANDS, AdminError, usage, UsageError, type AdminOptions } from './admin-commands.js'
+import { openAdminDatabase } from './admin-database.js'
+
+function parseCommandLine(argv: string[]): { name: string; options: AdminOptions } {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, key: { type: 'string' } },
+    })
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err))
+  }
+  const [name, ...rest] = parsed.positionals
+  if (!name) throw new UsageError('no command given')
+  if (!ADMIN_COMMANDS[name]) throw new UsageError(`unknown command "${name}"`)
+  if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`)
+  return { name, options: parsed.values }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let database
+  try {
+    const { name, options } = parseCommandLine(argv)
+    const config = loadConfig()
+    database = await openAdminDatabase(config)
+    const db = database.client.db(config.mongodbDatabase)
+    const accounts = new AccountRepository(db, new SecretBox(parseEncryptionKeys(database.encryptionKeys)))
+    await accounts.ensureIndexes()
+    const result = await ADMIN_COMMANDS[name]!.run(accounts, options)
+    process.stdout.write(`${JSON.stringify(result)}\n`)
+    return 0
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`ffkube admin: ${err.message}\n${usage()}\n`)
+      return 2
+    }
+    if (err instanceof ConfigError || err instanceof AdminError) {
+      process.stderr.write(`ffkube admin: ${err.message}\n`)
+      return 1
+    }
+    process.stderr.write(`ffkube admin failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    return 1
+  } finally {
+    await database?.close()
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))

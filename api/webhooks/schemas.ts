@@ -1,0 +1,26 @@
+import { Type, type Static } from 'typebox'
+
+export const PutWebhookConfigBody = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+})
+export type PutWebhookConfigBody = Static<typeof PutWebhookConfigBody>
+
+export const PutWebhookConfigResponse = Type.Object({ success: Type.Literal(true), url: Type.String() })
+
+/** The stored configuration as GET shows it: never the secret, only whether there is one. */
+export const WebhookConfigResponse = Type.Object({
+  url: Type.String(),
+  is_active: Type.Boolean(),
+  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  consecutive_failures: Type.Integer({ minimum: 0 }),
+  has_secret: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+})
+export type WebhookConfigResponse = Static<typeof WebhookConfigResponse>
+
+export const DeleteWebhookConfigResponse = Type.Object({ success: Type.Literal(true) })
+
+/** The spec's ErrorResponse; 401 bodies also carry `detail`. */
+export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String(), detail: Type.Optional(Type.String()) })

@@ -1,0 +1,134 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { startApi } from '../harness/api.js'
+import { scratchDir } from '../harness/scratch.js'
+
+interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built CLI (`npm test` compiles before tap) with `env` replacing the variables it reads. */
+function admin(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const base: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of ['MONGODB_URL', 'MONGODB_DATABASE', 'ENCRYPTION_KEYS', 'FFKUBE_DATA_DIR']) delete base[name]
+  const child = spawn(process.execPath, ['dist/api/admin/cli.js', ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })))
+}
+
+/** Pids of live processes whose command line mentions `needle`. */
+async function processesMentioning(needle: string): Promise<number[]> {
+  const pids: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (cmdline.includes(needle)) pids.push(Number(entry))
+  }
+  return pids
+}
+
+t.test('admin CLI against MONGODB_URL', async (t) => {
+  const api = await startApi(t)
+  const env = {
+    MONGODB_URL: api.mongo.url,
+    MONGODB_DATABASE: api.mongo.dbName,
+    ENCRYPTION_KEYS: `cli:${randomBytes(32).toString('base64')}`,
+  }
+  const destinations = (key: string) =>
+    api.app.inject({ method: 'GET', url: '/api/v1/storage-destinations', headers: { 'x-api-key': key } })
+
+  let account = ''
+  let firstKey = ''
+  let firstKeyId = ''
+
+  t.test('create-account prints exactly one JSON line with the account id and a working key', async (t) => {
+    const res = await admin(['create-account', '--plan', 'business', '--name', 'Acme'], env)
+    t.equal(res.code, 0, res.stderr)
+    t.equal(res.stdout.split('\n').filter(Boolean).length, 1)
+    const out = JSON.parse(res.stdout)
+    t.match(out, { account_id: /^acc_[0-9a-f]{32}$/, api_key: /^ffsk_[0-9a-f]{64}$/, key_id: /^key_[0-9a-f]{32}$/ })
+    account = out.account_id
+    firstKey = out.api_key
+    firstKeyId = out.key_id
+    t.equal((await destinations(firstKey)).statusCode, 200, 'the key works on a Business-only route')
+    const stored = await api.db.collection('accounts').findOne({ _id: account as never })
+    t.equal(stored?.name, 'Acme')
+  })
+
+  t.test('set-plan changes what the account may do on the next request', async (t) => {
+    const res = await admin(['set-plan', '--account', account, '--plan', 'growth'], env)
+    t.equal(res.code, 0, res.stderr)
+    t.same(JSON.parse(res.stdout), { account_id: account, plan: 'growth' })
+    t.equal((await destinations(firstKey)).statusCode, 403)
+    await admin(['set-plan', '--account', account, '--plan', 'business'], env)
+    t.equal((await destinations(firstKey)).statusCode, 200)
+  })
+
+  t.test('create-key adds a second working key; revoke-key revokes only the one named', async (t) => {
+    const created = await admin(['create-key', '--account', account], env)
+    t.equal(created.code, 0, created.stderr)
+    const second = JSON.parse(created.stdout)
+    t.equal(second.account_id, account)
+    t.not(second.api_key, firstKey)
+    t.equal((await destinations(second.api_key)).statusCode, 200)
+
+    const revoked = await admin(['revoke-key', '--key', firstKeyId], env)
+    t.equal(revoked.code, 0, revoked.stderr)
+    t.same(JSON.parse(revoked.stdout), { key_id: firstKeyId, revoked: true })
+    const refused = await destinations(firstKey)
+    t.equal(refused.statusCode, 401, 'the revoked key is refused on the next request')
+    t.equal(refused.json().error, 'UNAUTHORIZED')
+    t.equal((await destinations(second.api_key)).statusCode, 200, 'the other key still works')
+
+    const again = await admin(['revoke-key', '--key', firstKeyId], env)
+    t.equal(again.code, 1)
+    t.equal(again.stdout, '')
+    t.match(again.stderr, /no active API key key_/)
+
+    const byValue = await admin(['revoke-key', '--key', second.api_key], env)
+    t.equal(byValue.code, 0, byValue.stderr)
+    t.equal(JSON.parse(byValue.stdout).key_id, second.key_id, 'a key can also be revoked by its value')
+    t.equal((await destinations(second.api_key)).statusCode, 401)
+  })
+
+  const failures: Array<[string, string[], number, RegExp]> = [
+    ['no command', [], 2, /no command given[\s\S]*usage:[\s\S]*create-account --plan/],
+    ['an unknown command', ['delete-everything'], 2, /unknown command "delete-everything"/],
+    ['create-account without --plan', ['create-account'], 2, /--plan is required/],
+    ['an unknown plan', ['create-account', '--plan', 'gold'], 2, /--plan must be one of free, trial, growth, business, got "gold"/],
+    ['an unknown option', ['create-account', '--plan', 'free', '--colour', 'red'], 2, /colour/],
+    ['create-key for a missing account', ['create-key', '--account', 'acc_missing'], 1, /no account acc_missing/],
+    ['set-plan for a missing account', ['set-plan', '--account', 'acc_missing', '--plan', 'free'], 1, /no account acc_missing/],
+    ['revoke-key without --key', ['revoke-key'], 2, /--key is required/],
+  ]
+  for (const [what, args, code, message] of failures) {
+    t.test(`exits ${code} with a clear message and nothing on stdout for ${what}`, async (t) => {
+      const res = await admin(args, env)
+      t.equal(res.code, code)
+      t.equal(res.stdout, '')
+      t.match(res.stderr, message)
+    })
+  }
+})
+
+t.test('admin CLI in local mode starts FerretDB on the data dir for the command and stops it after', async (t) => {
+  const dataDir = await scratchDir(t, 'ffkube-admin-')
+  const env = { FFKUBE_DATA_DIR: dataDir }
+  const created = await admin(['create-account', '--plan', 'trial'], env)
+  t.equal(created.code, 0, created.stderr)
+  const { account_id } = JSON.parse(created.stdout)
+  t.ok((await stat(join(dataDir, 'encryption-keys'))).isFile(), 'the local encryption key is created as npm start would')
+  t.same(await processesMentioning(dataDir), [], 'no FerretDB is left running')
+
+  const changed = await admin(['set-plan', '--account', account_id, '--plan', 'growth'], env)
+  t.equal(changed.code, 0, `the account persisted in the data dir: ${changed.stderr}`)
+  t.same(await processesMentioning(dataDir), [])
+})
