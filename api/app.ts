@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
@@ -8,6 +9,22 @@ import { errorHandler, routeNotFound } from './errors/error-handler.js'
 import type { ReadinessProbe } from './health/readiness.js'
 import { healthRoutes } from './health/routes.js'
 import type { Logger } from './logger.js'
+import { commandRepository } from './commands/command-repository.js'
+import { commandSubmission } from './commands/command-submission.js'
+import { commandRoutes } from './commands/routes.js'
+import { fileRepository } from './files/file-repository.js'
+import { ManagedStorage } from './files/managed-storage.js'
+import { fileRoutes } from './files/routes.js'
+import { presetRepository } from './presets/preset-repository.js'
+import { presetRoutes } from './presets/routes.js'
+import { systemClock, type Clock } from './clock.js'
+import { openApi } from './openapi/openapi.js'
+import { rateLimiting } from './rate-limit/rate-limiting.js'
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
+import { storageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
+import { storageDestinationRoutes } from './storage-destinations/routes.js'
+import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
+import { webhookConfigRoutes } from './webhooks/routes.js'
 
 /** What the HTTP app needs from the process that hosts it. */
 export interface AppDependencies {
@@ -15,24 +32,52 @@ export interface AppDependencies {
   probes: readonly ReadinessProbe[]
   db: Db
   secretBox: SecretBox
+  /** Requests per minute per API key by plan (config.rateLimits); DEFAULT_RATE_LIMITS when unset. */
+  rateLimits?: RateLimits
+  /** ALLOW_PRIVATE_NETWORKS: lets destination endpoints and webhook URLs reach loopback; false when unset. */
+  allowPrivateNetworks?: boolean
+  /** The time rate-limit windows and timestamps use; injected by tests. */
+  clock?: Clock
+  /** The managed bucket's client and name: uploads and managed outputs. */
+  s3: S3Client
+  s3Bucket: string
+  /** Called after commands are recorded: the in-process dispatcher's nudge. */
+  onCommandsAccepted?: () => void
 }
 
 /** Builds the Fastify app: plugins first, then routes. Starting and stopping it is server.ts's job. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(errorHandler)
+  // Before every route: @fastify/swagger documents routes as they are added.
+  await app.register(openApi)
+  const clock = deps.clock ?? systemClock
+  const allowPrivateNetworks = deps.allowPrivateNetworks ?? false
 
   const accounts = new AccountRepository(deps.db, deps.secretBox)
   await accounts.ensureIndexes()
   app.decorate('accounts', accounts)
+  await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
+  await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
+  await app.register(commandRepository, { db: deps.db })
+  await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted })
+  await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock })
+  await app.register(presetRepository, { db: deps.db, now: clock })
 
   await app.register(healthRoutes, { probes: deps.probes })
   await app.register(
     async (v1) => {
       await v1.register(authentication, { accounts })
+      // After authentication: limits count per API key.
+      await v1.register(rateLimiting, { db: deps.db, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
       // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
       v1.setNotFoundHandler(routeNotFound)
       // Resource route plugins register here, one per folder under api/.
+      await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
+      await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
+      await v1.register(commandRoutes)
+      await v1.register(fileRoutes, { now: clock })
+      await v1.register(presetRoutes)
     },
     { prefix: '/api/v1' },
   )

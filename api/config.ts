@@ -4,6 +4,8 @@
  * mirrors this file.
  */
 import { resolve } from 'node:path'
+import { PLANS } from './accounts/plans.js'
+import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 
 export type Executor = 'local' | 'kubernetes'
 
@@ -40,6 +42,12 @@ export interface Config {
    * values. Unset: local mode generates one under dataDir.
    */
   encryptionKeys: string | undefined
+  /**
+   * Requests per minute per API key, by plan: RATE_LIMIT_FREE_PER_MINUTE,
+   * RATE_LIMIT_TRIAL_PER_MINUTE, RATE_LIMIT_GROWTH_PER_MINUTE,
+   * RATE_LIMIT_BUSINESS_PER_MINUTE (defaults 60, 120, 600, 1200); 0 = unlimited.
+   */
+  rateLimits: RateLimits
 }
 
 /** A variable was set to something this module cannot use. */
@@ -67,6 +75,18 @@ function parseEnum<T extends string>(name: string, raw: string | undefined, allo
   if (raw === undefined || raw === '') return fallback
   if ((allowed as readonly string[]).includes(raw)) return raw as T
   throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+}
+
+function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
+  const limits = { ...DEFAULT_RATE_LIMITS }
+  for (const plan of PLANS) {
+    const name = `RATE_LIMIT_${plan.toUpperCase()}_PER_MINUTE`
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of requests per minute (0 = unlimited), got "${raw}"`)
+    limits[plan] = Number(raw)
+  }
+  return limits
 }
 
 function optional(raw: string | undefined): string | undefined {
@@ -98,5 +118,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(optional(env.FFKUBE_DATA_DIR) ?? '.ffkube'),
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
+    rateLimits: parseRateLimits(env),
   }
 }

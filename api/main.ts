@@ -3,10 +3,13 @@
  * FerretDB, nats-server and MinIO for whichever of MONGODB_URL, NATS_URL and
  * S3_ENDPOINT is unset, then the API; SIGINT/SIGTERM stop everything it started.
  */
+import { ensureLocalBusinessKey } from './accounts/local-business-key.js'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { ensureBucket, openConnections } from './connections.js'
 import { parseEncryptionKeys, SecretBox } from './crypto/secret-box.js'
+import { Dispatcher } from './dispatcher/dispatcher.js'
+import { UnavailableExecutor } from './executors/unavailable-executor.js'
 import { startLocalServices } from './local/local-services.js'
 import { createLogger } from './logger.js'
 import { listenUntilSignalled } from './server.js'
@@ -40,15 +43,33 @@ async function main(): Promise<void> {
     throw err
   }
   const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
-  const app = await buildApp({ logger, probes: connections.probes, db: connections.db, secretBox })
+  // The outbox dispatcher runs in this process too; it gets its own entrypoint when the chart scales it apart.
+  // The runner issue replaces UnavailableExecutor with the local and Kubernetes executors.
+  const dispatcher = new Dispatcher({ db: connections.db, executor: new UnavailableExecutor(config.executor), logger })
+  const app = await buildApp({
+    logger,
+    probes: connections.probes,
+    db: connections.db,
+    secretBox,
+    rateLimits: config.rateLimits,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    s3: connections.s3,
+    s3Bucket: connections.s3Bucket,
+    onCommandsAccepted: () => dispatcher.nudge(),
+  })
+  // Local mode prints a ready-to-use Business key (DESIGN.md); an API on a cluster never prints a key.
+  const localKey = config.executor === 'local' ? await ensureLocalBusinessKey(app.accounts, config.dataDir) : null
+  dispatcher.start()
   await listenUntilSignalled(app, {
     port: config.port,
     host: config.host,
     logger,
     onListening: (baseUrl) => {
       process.stdout.write(`ffkube is listening on ${baseUrl}\n`)
+      if (localKey) process.stdout.write(`API key (business plan): ${localKey.api_key}\n`)
     },
     onClose: async () => {
+      await dispatcher.stop()
       await connections.close()
       await local.stop()
     },

@@ -1,29 +1,52 @@
 import { randomBytes } from 'node:crypto'
+import type { S3Client } from '@aws-sdk/client-s3'
 import type { FastifyInstance } from 'fastify'
 import { MongoClient, type Db } from 'mongodb'
 import type { Plan } from '../../api/accounts/plans.js'
-import { buildApp } from '../../api/app.js'
+import { buildApp, type AppDependencies } from '../../api/app.js'
 import { SecretBox } from '../../api/crypto/secret-box.js'
 import { createLogger } from '../../api/logger.js'
 import { startMongo } from './mongo.js'
+import { startS3 } from './s3.js'
 import type { Teardown } from './scratch.js'
 
 /** The API app built on a real MongoDB-wire server, ready for `app.inject()`. */
 export interface TestApi {
   app: FastifyInstance
   db: Db
+  /** Where `db` lives, for a child process (the admin CLI) to reach the same database. */
+  mongo: { url: string; dbName: string }
   secretBox: SecretBox
+  /** The managed bucket: a real MinIO unless the test passed its own `s3`. */
+  s3: S3Client
+  s3Bucket: string
   /** Creates an account on `plan` and returns its id and a working API key. */
   createAccount(plan?: Plan): Promise<{ account_id: string; api_key: string; key_id: string }>
 }
 
-export async function startApi(t: Teardown): Promise<TestApi> {
+/**
+ * Optional app dependencies a test sets itself, e.g. `{ clock, rateLimits,
+ * allowPrivateNetworks }`. Rate limits default to unlimited here, so only tests
+ * about rate limiting meet them.
+ */
+export type ApiOverrides = Partial<Omit<AppDependencies, 'db' | 'secretBox'>>
+
+const UNLIMITED = { free: 0, trial: 0, growth: 0, business: 0 }
+
+export async function startApi(t: Teardown, overrides: ApiOverrides = {}): Promise<TestApi> {
   const mongo = await startMongo(t)
   const client = await MongoClient.connect(mongo.url)
   t.teardown(() => client.close())
   const db = client.db(mongo.dbName)
   const secretBox = new SecretBox([['test', randomBytes(32)]])
-  const app = await buildApp({ logger: createLogger('test', 'silent'), probes: [], db, secretBox })
+  let storage = overrides.s3 && overrides.s3Bucket ? { s3: overrides.s3, s3Bucket: overrides.s3Bucket } : undefined
+  if (!storage) {
+    const s3 = await startS3(t)
+    const client = s3.client()
+    t.teardown(() => client.destroy())
+    storage = { s3: client, s3Bucket: s3.bucket }
+  }
+  const app = await buildApp({ logger: createLogger('test', 'silent'), probes: [], rateLimits: UNLIMITED, ...overrides, ...storage, db, secretBox })
   t.teardown(() => app.close())
-  return { app, db, secretBox, createAccount: (plan = 'business') => app.accounts.createAccount(plan) }
+  return { app, db, mongo, secretBox, ...storage, createAccount: (plan = 'business') => app.accounts.createAccount(plan) }
 }

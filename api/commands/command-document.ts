@@ -1,0 +1,89 @@
+import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { CommandStatus } from '../../contracts/command-types.js'
+import type { CommandDraft } from './drafts.js'
+import type { CommandPollResponse, FailedFile, OutputFileMeta } from './schemas.js'
+
+/**
+ * The outbox half of a command record: written in the same insert as the
+ * record (FerretDB 1.x has no transactions), so a command is never accepted
+ * without its intent to dispatch. The dispatcher moves it to `claimed` once,
+ * when it first takes the command and before the executor starts anything:
+ * from then on its dispatch queue entry carries the retries, and the record
+ * belongs to the status projector alone (FerretDB 1.x updates rewrite the
+ * whole document, so two writers of one record could undo each other).
+ */
+export interface DispatchState {
+  state: 'pending' | 'claimed'
+  claimed_at: Date | null
+}
+
+/** A command in the `commands` collection. */
+export interface CommandDocument extends CommandDraft {
+  _id: string
+  account_id: string
+  status: CommandStatus
+  created_at: Date
+  updated_at: Date
+  /** Filled by the status projector (runner issue) as the command runs and ends. */
+  total_processing_seconds: number | null
+  ffmpeg_command_run_seconds: number | null
+  error_status: string | null
+  error_message: string | null
+  /** `out_*` alias → the stored output, once the command has outputs. */
+  output_results: Record<string, OutputFileMeta> | null
+  failed_files: Record<string, FailedFile> | null
+  dispatch: DispatchState
+}
+
+/** A new QUEUED record with its pending dispatch. */
+export function newCommandDocument(draft: CommandDraft, ids: { commandId: string; accountId: string }, now: Date): CommandDocument {
+  return {
+    _id: ids.commandId,
+    account_id: ids.accountId,
+    ...draft,
+    status: 'QUEUED',
+    created_at: now,
+    updated_at: now,
+    total_processing_seconds: null,
+    ffmpeg_command_run_seconds: null,
+    error_status: null,
+    error_message: null,
+    output_results: null,
+    failed_files: null,
+    dispatch: { state: 'pending', claimed_at: null },
+  }
+}
+
+/** The spec's CommandPollResponse (also the webhook's `data`). */
+export function toPollResponse(doc: CommandDocument): CommandPollResponse {
+  const response: CommandPollResponse = {
+    command_id: doc._id,
+    status: doc.status,
+    command_type: doc.command_type,
+    total_processing_seconds: doc.total_processing_seconds,
+    ffmpeg_command_run_seconds: doc.ffmpeg_command_run_seconds,
+    metadata: doc.metadata,
+    error_status: doc.error_status,
+    error_message: doc.error_message,
+    original_request: doc.original_request,
+  }
+  // "present when status is SUCCESS": absent before, so clients cannot mistake a partial map for a result.
+  if (doc.status === 'SUCCESS') response.output_files = doc.output_results ?? {}
+  if (doc.failed_files && Object.keys(doc.failed_files).length > 0) response.failed_files = doc.failed_files
+  return response
+}
+
+/** What the runner receives for this command: nothing secret, placeholders unresolved. */
+export function toCommandSpec(doc: CommandDocument): CommandSpec {
+  return {
+    commandId: doc._id,
+    accountId: doc.account_id,
+    commandType: doc.command_type,
+    inputFiles: doc.ytdlp ? {} : doc.input_files,
+    outputFiles: doc.output_files,
+    ffmpegCommands: doc.ffmpeg_commands,
+    ytdlp: doc.ytdlp ? { inputUrls: doc.input_files, formatSelector: doc.ytdlp.format_selector } : null,
+    storageDestinationId: doc.storage_destination_id,
+    submittedAt: doc.created_at.toISOString(),
+  }
+}

@@ -1,0 +1,95 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Db } from 'mongodb'
+import { newCommandId } from '../../contracts/command-id.js'
+import type { AuthenticatedAccount } from '../accounts/account-repository.js'
+import { planFeatures } from '../accounts/plans.js'
+import { systemClock, type Clock } from '../clock.js'
+import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
+import { ForbiddenError } from '../errors/api-errors.js'
+import { newCommandDocument } from './command-document.js'
+import type { CommandRepository } from './command-repository.js'
+import type { CommandDraft } from './drafts.js'
+
+/** The slice of the storage-destination repository submission needs. */
+export interface DestinationGate {
+  /** Throws 422 (malformed id), 403 (not Business), 404 (missing or another's), 409 (disabled). */
+  requireUsable(account: AuthenticatedAccount, id: string): Promise<unknown>
+}
+
+/**
+ * Accepts validated drafts for an account: checks the Business-only fields,
+ * records every command QUEUED with its pending dispatch, adds it to the
+ * dispatch queue, and nudges the in-process dispatcher so the hand-off need
+ * not wait for its next poll.
+ */
+export class CommandSubmission {
+  constructor(
+    private readonly commands: CommandRepository,
+    private readonly queue: DispatchQueue,
+    private readonly destinations: () => DestinationGate,
+    private readonly now: Clock,
+    private readonly onAccepted: () => void,
+  ) {}
+
+  /** Records the drafts in order and returns their command ids in the same order. */
+  async submit(account: AuthenticatedAccount, drafts: readonly CommandDraft[], log: FastifyBaseLogger): Promise<string[]> {
+    // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
+    for (const [i, draft] of drafts.entries()) await this.#checkPlan(account, draft, drafts.length > 1 ? `commands[${i}].` : '')
+    const now = this.now()
+    const docs = drafts.map((draft) => newCommandDocument(draft, { commandId: newCommandId(), accountId: account.id }, now))
+    // The accepting write: record and dispatch intent in one document.
+    await this.commands.insert(docs)
+    for (const doc of docs) {
+      log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
+    }
+    try {
+      await this.queue.enqueue(docs.map((doc) => doc._id), now)
+    } catch (err) {
+      // Accepted all the same: the dispatcher's recovery scan finds pending commands without an entry.
+      log.warn({ err, command_ids: docs.map((doc) => doc._id) }, 'dispatch queue entry not written; left to recovery')
+    }
+    this.onAccepted()
+    return docs.map((doc) => doc._id)
+  }
+
+  async #checkPlan(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<void> {
+    if (draft.webhook_url !== null && !planFeatures(account.plan).businessFeatures) {
+      throw new ForbiddenError(`${prefix}webhook_url: per-command webhooks require the Business plan`)
+    }
+    if (draft.storage_destination_id !== null) {
+      await this.destinations().requireUsable(account, draft.storage_destination_id)
+    }
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    commandSubmission: CommandSubmission
+  }
+}
+
+export interface CommandSubmissionOptions {
+  db: Db
+  now?: Clock | undefined
+  /** Called after commands are recorded; the in-process dispatcher's nudge. */
+  onAccepted?: (() => void) | undefined
+}
+
+/** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
+export const commandSubmission = fp(
+  async (app: FastifyInstance, options: CommandSubmissionOptions) => {
+    const queue = new DispatchQueue(options.db)
+    await queue.ensureIndexes()
+    const submission = new CommandSubmission(
+      app.commands,
+      queue,
+      // Looked up per use: the storage-destination repository is registered by its own plugin.
+      () => app.storageDestinations,
+      options.now ?? systemClock,
+      options.onAccepted ?? (() => {}),
+    )
+    app.decorate('commandSubmission', submission)
+  },
+  { name: 'command-submission', dependencies: ['command-repository'] },
+)

@@ -1,0 +1,205 @@
+/**
+ * Turns each command endpoint's body into CommandDrafts: validated, with the
+ * spec's status per fault, in the shape the record and the runner need.
+ * Pure: plan gates and storage destinations are checked by submission.ts.
+ */
+import { Compile } from 'typebox/compile'
+import type { CommandType } from '../../contracts/command-types.js'
+import type { FormatSelector } from '../../contracts/command-spec.js'
+import { InvalidRequestError, ValidationError } from '../errors/api-errors.js'
+import type { Metadata, OriginalRequest, RunChainedBody, RunFfmpegCommandBody, RunMultipleBody, RunYtdlpCommandBody, YtdlpDownloadBody } from './schemas.js'
+import { RunFfmpegCommandBody as RunFfmpegCommandSchema } from './schemas.js'
+import { unavailableVideos } from './video-urls.js'
+import {
+  checkArgumentPolicy,
+  checkCommandCount,
+  checkFfmpegCommand,
+  checkInputAliases,
+  checkInputUrls,
+  checkMetadata,
+  checkOutputFiles,
+  checkOutputsUsed,
+  checkWebhookUrl,
+  ytdlpFfmpegArguments,
+  type ApiErrorClass,
+} from './validation.js'
+
+/** One command to record, before it has an id. */
+export interface CommandDraft {
+  command_type: CommandType
+  /** `in_*` → URL: the files to fetch (FFmpeg endpoints) or the videos to download (yt-dlp). */
+  input_files: Record<string, string>
+  /** `out_*` → filename; empty for download-only yt-dlp commands, whose outputs are `out_<suffix>`. */
+  output_files: Record<string, string>
+  /** What the runner runs: full command strings, or yt-dlp's post-processing arguments. */
+  ffmpeg_commands: string[]
+  ytdlp: { format_selector: FormatSelector } | null
+  metadata: Metadata | null
+  webhook_url: string | null
+  storage_destination_id: string | null
+  original_request: OriginalRequest
+}
+
+/** The fields every command body shares, after their 422 checks. */
+function commonFields(body: { metadata?: unknown; webhook_url?: string | undefined; storage_destination_id?: string | undefined }, prefix: string) {
+  return {
+    metadata: checkMetadata(body.metadata, `${prefix}metadata`),
+    webhook_url: checkWebhookUrl(body.webhook_url, `${prefix}webhook_url`),
+    // Its format, plan, existence and state are checked against the repository (submission.ts).
+    storage_destination_id: body.storage_destination_id ?? null,
+  }
+}
+
+/**
+ * run-ffmpeg-command, and each element of run-multiple-ffmpeg-commands.
+ * Structure faults are `Fault` (400 alone, 422 inside a multiple request);
+ * URLs, metadata and webhook faults are 422 everywhere.
+ */
+export function draftFfmpegCommand(
+  body: RunFfmpegCommandBody,
+  options: { prefix?: string; Fault?: ApiErrorClass; commandType?: CommandType } = {},
+): CommandDraft {
+  const { prefix = '', Fault = InvalidRequestError, commandType = 'FFMPEG_COMMAND' } = options
+  checkInputAliases(body.input_files, `${prefix}input_files`, Fault)
+  checkOutputFiles(body.output_files, `${prefix}output_files`, Fault)
+  const declared = { inputs: Object.keys(body.input_files), outputs: Object.keys(body.output_files) }
+  checkFfmpegCommand(body.ffmpeg_command, `${prefix}ffmpeg_command`, declared, Fault)
+  checkOutputsUsed([body.ffmpeg_command], body.output_files, `${prefix}output_files`, Fault)
+  checkInputUrls(body.input_files, `${prefix}input_files`)
+  checkArgumentPolicy([body.ffmpeg_command], { inputs: body.input_files, outputs: body.output_files }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault)
+  return {
+    command_type: commandType,
+    input_files: body.input_files,
+    output_files: body.output_files,
+    ffmpeg_commands: [body.ffmpeg_command],
+    ytdlp: null,
+    ...commonFields(body, prefix),
+    original_request: { input_files: body.input_files, output_files: body.output_files, ffmpeg_command: body.ffmpeg_command },
+  }
+}
+
+/** run-chained-ffmpeg-commands: up to 10 strings sharing one set of aliases and one sandbox. */
+export function draftChained(body: RunChainedBody): CommandDraft {
+  checkCommandCount(body.ffmpeg_commands.length, 'ffmpeg_commands')
+  checkInputAliases(body.input_files, 'input_files', InvalidRequestError)
+  checkOutputFiles(body.output_files, 'output_files', InvalidRequestError)
+  const declared = { inputs: Object.keys(body.input_files), outputs: Object.keys(body.output_files) }
+  // A later command may read a plain filename an earlier one wrote: that needs no placeholder, so nothing to check here.
+  body.ffmpeg_commands.forEach((command, i) => checkFfmpegCommand(command, `ffmpeg_commands[${i}]`, declared, InvalidRequestError))
+  checkOutputsUsed(body.ffmpeg_commands, body.output_files, 'output_files', InvalidRequestError)
+  checkInputUrls(body.input_files, 'input_files')
+  const field = (i: number | null) => (i === null ? 'ffmpeg_commands' : `ffmpeg_commands[${i}]`)
+  checkArgumentPolicy(body.ffmpeg_commands, { inputs: body.input_files, outputs: body.output_files }, 'ffmpeg', field, InvalidRequestError)
+  return {
+    command_type: 'CHAINED_COMMAND',
+    input_files: body.input_files,
+    output_files: body.output_files,
+    ffmpeg_commands: body.ffmpeg_commands,
+    ytdlp: null,
+    ...commonFields(body, ''),
+    original_request: { input_files: body.input_files, output_files: body.output_files, ffmpeg_commands: body.ffmpeg_commands },
+  }
+}
+
+const checkRunFfmpegBody = Compile(RunFfmpegCommandSchema)
+
+interface SchemaIssue {
+  keyword: string
+  instancePath: string
+  params: { requiredProperties?: string[] }
+  message: string
+}
+
+/** TypeBox's first meaningful error as "field: reason". */
+function describeIssue(errors: readonly SchemaIssue[], prefix: string): string {
+  const issue = errors.find((e) => e.keyword === 'anyOf') ?? errors.find((e) => e.keyword !== 'boolean') ?? errors[0]
+  if (!issue) return `${prefix.replace(/\.$/, '')}: is invalid`
+  const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  const missing = issue.params.requiredProperties?.[0]
+  if (issue.keyword === 'required' && missing) return `${prefix}${path ? `${path}.` : ''}${missing}: is required`
+  return `${prefix}${path || prefix.replace(/\.$/, '')}: ${issue.message}`
+}
+
+/**
+ * run-multiple-ffmpeg-commands: each element is a run-ffmpeg-command body
+ * whose faults are all 422 ("invalid command structure"); only a body without
+ * a `commands` array is 400.
+ */
+export function draftMultiple(body: RunMultipleBody): CommandDraft[] {
+  checkCommandCount(body.commands.length, 'commands')
+  return body.commands.map((element, i) => {
+    const prefix = `commands[${i}].`
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+      throw new ValidationError(`commands[${i}]: must be an object with input_files, output_files and ffmpeg_command`)
+    }
+    if (!checkRunFfmpegBody.Check(element)) {
+      throw new ValidationError(describeIssue(checkRunFfmpegBody.Errors(element) as SchemaIssue[], prefix))
+    }
+    return draftFfmpegCommand(element, { prefix, Fault: ValidationError, commandType: 'MULTIPLE_COMMAND' })
+  })
+}
+
+/** Fields a body must not carry on this endpoint (422, as ytdlp-download's list says). */
+function refuseFields(body: object, fields: readonly string[], reason: string): void {
+  for (const field of fields) {
+    if (Object.hasOwn(body, field)) throw new ValidationError(`${field}: ${reason}`)
+  }
+}
+
+/** The URL rules, then the spec's submit-time rejection of obviously unavailable videos, listing every one. */
+function checkVideoUrls(inputUrls: Record<string, string>): void {
+  checkInputUrls(inputUrls, 'input_urls')
+  const unavailable = unavailableVideos(inputUrls, 'input_urls')
+  if (unavailable) throw new ValidationError(unavailable)
+}
+
+/** ytdlp-download: each URL downloaded on its own; every fault is 422. */
+export function draftYtdlpDownload(body: YtdlpDownloadBody): CommandDraft {
+  refuseFields(body, ['ffmpeg_command', 'output_files'], 'is not accepted by ytdlp-download; use run-ytdlp-command to post-process')
+  checkInputAliases(body.input_urls, 'input_urls', ValidationError)
+  checkVideoUrls(body.input_urls)
+  return {
+    command_type: 'YTDLP_COMMAND',
+    input_files: body.input_urls,
+    output_files: {},
+    ffmpeg_commands: [],
+    ytdlp: { format_selector: body.format_selector ?? 'best' },
+    ...commonFields(body, ''),
+    original_request: { input_files: body.input_urls, output_files: {} },
+  }
+}
+
+/**
+ * run-ytdlp-command: a download, optionally post-processed by one FFmpeg
+ * argument string whose placeholders name `input_urls` and `output_files`
+ * keys. Every fault is 422.
+ */
+export function draftYtdlpCommand(body: RunYtdlpCommandBody): CommandDraft {
+  checkInputAliases(body.input_urls, 'input_urls', ValidationError)
+  const outputs = body.output_files
+  let args: string[] = []
+  if (body.ffmpeg_command === undefined) {
+    if (outputs !== undefined) throw new ValidationError('output_files: only accepted together with ffmpeg_command')
+  } else {
+    if (outputs === undefined || Object.keys(outputs).length === 0) {
+      throw new ValidationError('output_files: required when ffmpeg_command is present')
+    }
+    checkOutputFiles(outputs, 'output_files', ValidationError)
+    const declared = { inputs: Object.keys(body.input_urls), outputs: Object.keys(outputs) }
+    args = [ytdlpFfmpegArguments(body.ffmpeg_command, 'ffmpeg_command', declared)]
+    checkOutputsUsed(args, outputs, 'output_files', ValidationError)
+    checkArgumentPolicy(args, { inputs: Object.keys(body.input_urls), outputs }, 'arguments', () => 'ffmpeg_command', ValidationError)
+  }
+  checkVideoUrls(body.input_urls)
+  const original: OriginalRequest = { input_files: body.input_urls, output_files: outputs ?? {} }
+  if (body.ffmpeg_command !== undefined) original.ffmpeg_command = body.ffmpeg_command
+  return {
+    command_type: 'YTDLP_COMMAND',
+    input_files: body.input_urls,
+    output_files: outputs ?? {},
+    ffmpeg_commands: args,
+    ytdlp: { format_selector: body.format_selector ?? 'best' },
+    ...commonFields(body, ''),
+    original_request: original,
+  }
+}

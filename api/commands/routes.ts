@@ -1,0 +1,113 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { planFeatures } from '../accounts/plans.js'
+import { ForbiddenError, NotFoundError } from '../errors/api-errors.js'
+import { toPollResponse } from './command-document.js'
+import { draftChained, draftFfmpegCommand, draftMultiple, draftYtdlpCommand, draftYtdlpDownload, type CommandDraft } from './drafts.js'
+import {
+  CommandIdResponse,
+  CommandIdsResponse,
+  CommandListResponse,
+  CommandParams,
+  CommandPollResponse,
+  DeleteCommandFilesResponse,
+  ListCommandsQuery,
+  RunChainedBody,
+  RunFfmpegCommandBody,
+  RunMultipleBody,
+  RunYtdlpCommandBody,
+  YtdlpDownloadBody,
+} from './schemas.js'
+
+/** Video downloads are gated before the body is validated: a plan without them learns that first. */
+async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
+  if (!planFeatures(request.account.plan).videoDownloads) {
+    throw new ForbiddenError('video downloads (yt-dlp endpoints) are not available on the free plan; they need a trial, Growth or Business plan')
+  }
+}
+
+/** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
+export const commandRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
+
+  app.post(
+    '/run-ffmpeg-command',
+    { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse } } },
+    async (request) => {
+      const [commandId] = await accept(request, [draftFfmpegCommand(request.body)])
+      return { command_id: commandId! }
+    },
+  )
+
+  app.post(
+    '/run-chained-ffmpeg-commands',
+    { schema: { tags: ['commands'], body: RunChainedBody, response: { 200: CommandIdResponse } } },
+    async (request) => {
+      const [commandId] = await accept(request, [draftChained(request.body)])
+      return { command_id: commandId! }
+    },
+  )
+
+  app.post(
+    '/run-multiple-ffmpeg-commands',
+    { schema: { tags: ['commands'], body: RunMultipleBody, response: { 200: CommandIdsResponse } } },
+    async (request) => ({ command_ids: await accept(request, draftMultiple(request.body)) }),
+  )
+
+  app.post(
+    '/ytdlp-download',
+    {
+      schema: { tags: ['commands'], body: YtdlpDownloadBody, response: { 200: CommandIdResponse } },
+      config: { validationErrorStatus: 422 },
+      preValidation: requireVideoDownloads,
+    },
+    async (request) => {
+      const [commandId] = await accept(request, [draftYtdlpDownload(request.body)])
+      return { command_id: commandId! }
+    },
+  )
+
+  app.post(
+    '/run-ytdlp-command',
+    {
+      schema: { tags: ['commands'], body: RunYtdlpCommandBody, response: { 200: CommandIdResponse } },
+      config: { validationErrorStatus: 422 },
+      preValidation: requireVideoDownloads,
+    },
+    async (request) => {
+      const [commandId] = await accept(request, [draftYtdlpCommand(request.body)])
+      return { command_id: commandId! }
+    },
+  )
+
+  app.get(
+    '/commands/:commandId',
+    { schema: { tags: ['commands'], params: CommandParams, response: { 200: CommandPollResponse } } },
+    async (request) => {
+      const doc = await app.commands.find(request.account.id, request.params.commandId)
+      if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
+      return toPollResponse(doc)
+    },
+  )
+
+  app.get(
+    '/commands',
+    { schema: { tags: ['commands'], querystring: ListCommandsQuery, response: { 200: CommandListResponse } } },
+    async (request) => {
+      const { limit, offset, status } = request.query
+      const docs = await app.commands.list(request.account.id, { limit, offset, status })
+      return { commands: docs.map(toPollResponse), limit, offset }
+    },
+  )
+
+  app.delete(
+    '/commands/:commandId/files',
+    { schema: { tags: ['commands'], params: CommandParams, response: { 200: DeleteCommandFilesResponse } } },
+    async (request) => {
+      const doc = await app.commands.find(request.account.id, request.params.commandId)
+      if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
+      const deleted = await app.files.deleteCommandOutputs(doc, request.log)
+      return { deleted: true as const, files_deleted: deleted }
+    },
+  )
+}

@@ -1,0 +1,140 @@
+import { Type, type Static } from 'typebox'
+import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
+import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
+import { PageQuery } from '../pagination.js'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** `in_*` alias → URL, or `out_*` alias → filename. Alias rules are checked in code (validation.ts), with the endpoint's status. */
+export const AliasMap = Type.Record(Type.String(), Type.String())
+
+/** As submitted: checked in code, because excess or mistyped metadata is 422 where a missing field is 400. */
+export const SubmittedMetadata = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+  description: 'map of string to string, number or boolean; at most 10 keys',
+})
+
+export const Metadata = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))
+export type Metadata = Static<typeof Metadata>
+
+/** The optional fields every command endpoint accepts. */
+const CommonFields = {
+  metadata: Type.Optional(SubmittedMetadata),
+  webhook_url: Type.Optional(Type.String({ description: 'Business plan; overrides the account webhook for this command' })),
+  storage_destination_id: Type.Optional(Type.String({ description: 'Business plan; sd_ followed by 32 hex characters' })),
+}
+
+export const RunFfmpegCommandBody = Type.Object({
+  input_files: AliasMap,
+  output_files: AliasMap,
+  ffmpeg_command: Type.String(),
+  ...CommonFields,
+})
+export type RunFfmpegCommandBody = Static<typeof RunFfmpegCommandBody>
+
+export const RunChainedBody = Type.Object({
+  input_files: AliasMap,
+  output_files: AliasMap,
+  ffmpeg_commands: Type.Array(Type.String(), { minItems: 1, description: 'at most 10, run in order in one sandbox' }),
+  ...CommonFields,
+})
+export type RunChainedBody = Static<typeof RunChainedBody>
+
+/** Each element is a run-ffmpeg-command body, checked in code: a bad element is 422 "invalid command structure". */
+export const RunMultipleBody = Type.Object({
+  commands: Type.Array(Type.Unknown(), { minItems: 1, description: 'at most 10 run-ffmpeg-command bodies' }),
+})
+export type RunMultipleBody = Static<typeof RunMultipleBody>
+
+/** Validated with status 422 (the yt-dlp endpoints list no 400). */
+export const YtdlpDownloadBody = Type.Object({
+  input_urls: AliasMap,
+  format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
+  ...CommonFields,
+})
+export type YtdlpDownloadBody = Static<typeof YtdlpDownloadBody>
+
+export const RunYtdlpCommandBody = Type.Object({
+  input_urls: AliasMap,
+  format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
+  ffmpeg_command: Type.Optional(Type.String({ description: 'FFmpeg arguments only; a leading "ffmpeg" word is tolerated' })),
+  output_files: Type.Optional(AliasMap),
+  ...CommonFields,
+})
+export type RunYtdlpCommandBody = Static<typeof RunYtdlpCommandBody>
+
+export const CommandIdResponse = Type.Object({ command_id: Type.String() })
+export const CommandIdsResponse = Type.Object({ command_ids: Type.Array(Type.String()) })
+
+export const CommandParams = Type.Object({ commandId: Type.String() })
+
+export const ListCommandsQuery = Type.Object({
+  ...PageQuery.properties,
+  status: Type.Optional(Type.Enum([...COMMAND_STATUSES])),
+})
+export type ListCommandsQuery = Static<typeof ListCommandsQuery>
+
+const FileStatus = Type.Enum(['PROCESSING', 'STORED', 'FAILED'])
+const StoreType = Type.Enum(['OUTPUT', 'STORED_FILE', 'UPLOAD'])
+
+/** The spec's OutputFileMeta. */
+export const OutputFileMeta = Type.Object({
+  file_id: Type.String(),
+  filename: Type.String(),
+  storage_url: Nullable(Type.String()),
+  storage_location: Type.Enum(['INTERNAL', 'EXTERNAL']),
+  external_uri: Nullable(Type.String()),
+  external_object_key: Nullable(Type.String()),
+  status: FileStatus,
+  service_store_type: StoreType,
+  is_deleted: Type.Boolean(),
+  size_mbytes: Nullable(Type.Number()),
+  duration: Nullable(Type.Number()),
+  file_type: Nullable(Type.String()),
+  file_format: Nullable(Type.String()),
+  codec: Nullable(Type.String()),
+  pixel_format: Nullable(Type.String()),
+  mime_type: Nullable(Type.String()),
+  width: Nullable(Type.Number()),
+  height: Nullable(Type.Number()),
+  frame_rate: Nullable(Type.Number()),
+  bitrate_video_kb: Nullable(Type.Number()),
+  bitrate_audio_kb: Nullable(Type.Number()),
+})
+export type OutputFileMeta = Static<typeof OutputFileMeta>
+
+export const FailedFile = Type.Object({ url: Type.String(), error_status: Type.String(), error_message: Type.String() })
+export type FailedFile = Static<typeof FailedFile>
+
+export const OriginalRequest = Type.Object({
+  input_files: AliasMap,
+  output_files: AliasMap,
+  ffmpeg_command: Type.Optional(Type.String()),
+  ffmpeg_commands: Type.Optional(Type.Array(Type.String())),
+})
+export type OriginalRequest = Static<typeof OriginalRequest>
+
+/** The spec's CommandPollResponse, field for field. */
+export const CommandPollResponse = Type.Object({
+  command_id: Type.String(),
+  status: Type.Enum([...COMMAND_STATUSES]),
+  command_type: Type.Enum([...COMMAND_TYPES]),
+  total_processing_seconds: Nullable(Type.Number()),
+  ffmpeg_command_run_seconds: Nullable(Type.Number()),
+  metadata: Nullable(Metadata),
+  error_status: Nullable(Type.String()),
+  error_message: Nullable(Type.String()),
+  output_files: Type.Optional(Type.Record(Type.String(), OutputFileMeta, { description: 'present when status is SUCCESS' })),
+  failed_files: Type.Optional(Type.Record(Type.String(), FailedFile, { description: 'download-only batches with partial failure' })),
+  original_request: OriginalRequest,
+})
+export type CommandPollResponse = Static<typeof CommandPollResponse>
+
+export const CommandListResponse = Type.Object({
+  commands: Type.Array(CommandPollResponse),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+})
+
+export const DeleteCommandFilesResponse = Type.Object({ deleted: Type.Literal(true), files_deleted: Type.Integer() })
+
+export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String() })

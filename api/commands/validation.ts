@@ -1,0 +1,176 @@
+/**
+ * The submit-time rules of command bodies, as pure functions. Each throws the
+ * ApiError its endpoint's error list assigns (callers pass the class where the
+ * spec differs between endpoints) with a message that names the field.
+ */
+import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
+import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
+import { aliasProblem, filenameProblem, placeholderProblems, unusedOutputs, type DeclaredAliases } from '../../contracts/placeholders.js'
+import { ValidationError, type ApiError } from '../errors/api-errors.js'
+import type { Metadata } from './schemas.js'
+
+export type ApiErrorClass = new (message: string) => ApiError
+
+/** Commands per chained request and per multiple request. */
+export const MAX_COMMANDS = 10
+export const MAX_METADATA_KEYS = 10
+/** Not shown in the spec: bounds that keep one record well inside MongoDB's 16 MiB document. */
+export const MAX_URL_LENGTH = 4096
+export const MAX_COMMAND_LENGTH = 16_384
+export const MAX_FILES_PER_MAP = 50
+
+/** Why `value` is not a usable http(s) URL, or null. */
+export function urlProblem(value: string): string | null {
+  if (value.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'must be an absolute http(s) URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must use http or https, not ${url.protocol.slice(0, -1)}`
+  if (url.hostname === '') return 'must name a host'
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials'
+  return null
+}
+
+/** 422 unless `value` is an http(s) URL. */
+export function checkUrl(value: string, field: string): void {
+  const problem = urlProblem(value)
+  if (problem) throw new ValidationError(`${field}: ${problem}`)
+}
+
+/**
+ * Metadata: at most 10 keys, values string, number or boolean (422 otherwise,
+ * as every endpoint's list says). Null and absent both mean none.
+ */
+export function checkMetadata(value: unknown, field = 'metadata'): Metadata | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ValidationError(`${field}: must be an object`)
+  const entries = Object.entries(value)
+  if (entries.length > MAX_METADATA_KEYS) {
+    throw new ValidationError(`${field}: at most ${MAX_METADATA_KEYS} keys are allowed, got ${entries.length}`)
+  }
+  for (const [key, item] of entries) {
+    if (key.length === 0 || key.length > 256) throw new ValidationError(`${field}: keys must be 1 to 256 characters`)
+    if (key.startsWith('$') || key.includes('.')) throw new ValidationError(`${field}.${key}: keys must not start with "$" or contain "."`)
+    const type = typeof item
+    if (type !== 'string' && type !== 'number' && type !== 'boolean') {
+      throw new ValidationError(`${field}.${key}: must be a string, number or boolean`)
+    }
+    if (type === 'number' && !Number.isFinite(item)) throw new ValidationError(`${field}.${key}: must be a finite number`)
+    if (type === 'string' && (item as string).length > 1024) throw new ValidationError(`${field}.${key}: must be at most 1024 characters`)
+  }
+  return value as Metadata
+}
+
+function checkCount(map: Record<string, string>, field: string, AliasError: ApiErrorClass): void {
+  const count = Object.keys(map).length
+  if (count > MAX_FILES_PER_MAP) throw new AliasError(`${field}: at most ${MAX_FILES_PER_MAP} entries are allowed, got ${count}`)
+}
+
+/** `in_*` aliases: a bad one is `Fault` (400 on FFmpeg endpoints, 422 on the yt-dlp ones). */
+export function checkInputAliases(inputs: Record<string, string>, field: string, Fault: ApiErrorClass): void {
+  if (Object.keys(inputs).length === 0) throw new Fault(`${field}: at least one input is required`)
+  checkCount(inputs, field, Fault)
+  for (const alias of Object.keys(inputs)) {
+    const problem = aliasProblem(alias, 'input')
+    if (problem) throw new Fault(`${field}: key "${alias}" ${problem}`)
+  }
+}
+
+/** The URLs of an input map: 422 on every endpoint. */
+export function checkInputUrls(inputs: Record<string, string>, field: string): void {
+  for (const [alias, url] of Object.entries(inputs)) checkUrl(url, `${field}.${alias}`)
+}
+
+/** `out_*` → plain filename; both faults are `Fault` (the endpoint's status for invalid aliases). */
+export function checkOutputFiles(outputs: Record<string, string>, field: string, Fault: ApiErrorClass): void {
+  checkCount(outputs, field, Fault)
+  const seen = new Map<string, string>()
+  for (const [alias, filename] of Object.entries(outputs)) {
+    const problem = aliasProblem(alias, 'output')
+    if (problem) throw new Fault(`${field}: key "${alias}" ${problem}`)
+    const fileProblem = filenameProblem(filename)
+    if (fileProblem) throw new Fault(`${field}.${alias}: filename "${filename}" ${fileProblem}`)
+    const other = seen.get(filename)
+    if (other) throw new Fault(`${field}.${alias}: filename "${filename}" is already used by ${other}`)
+    seen.set(filename, alias)
+  }
+}
+
+/** The first word of a command string, e.g. `ffmpeg`. */
+export function firstWord(command: string): string {
+  return command.trimStart().split(/\s+/, 1)[0] ?? ''
+}
+
+/**
+ * A command string of an FFmpeg endpoint: begins with the word `ffmpeg` (as
+ * the spec's examples do; another program is refused), has arguments after
+ * it, and names only declared aliases in its placeholders.
+ */
+export function checkFfmpegCommand(command: string, field: string, declared: DeclaredAliases, Fault: ApiErrorClass): void {
+  if (command.length > MAX_COMMAND_LENGTH) throw new Fault(`${field}: must be at most ${MAX_COMMAND_LENGTH} characters`)
+  const program = firstWord(command)
+  if (program !== 'ffmpeg') {
+    throw new Fault(program === '' ? `${field}: must not be empty` : `${field}: must begin with "ffmpeg", not "${program}"`)
+  }
+  if (command.trim() === 'ffmpeg') throw new Fault(`${field}: has no arguments after "ffmpeg"`)
+  checkPlaceholders(command, field, declared, Fault)
+}
+
+/**
+ * run-ytdlp-command's string holds FFmpeg arguments only. A leading `ffmpeg`
+ * word is tolerated, because clients copy commands from the other endpoints,
+ * and removed here; returns the arguments the runner gets.
+ */
+export function ytdlpFfmpegArguments(command: string, field: string, declared: DeclaredAliases): string {
+  if (command.length > MAX_COMMAND_LENGTH) throw new ValidationError(`${field}: must be at most ${MAX_COMMAND_LENGTH} characters`)
+  const trimmed = command.trim()
+  const args = firstWord(trimmed) === 'ffmpeg' ? trimmed.slice('ffmpeg'.length).trim() : trimmed
+  if (args === '') throw new ValidationError(`${field}: must hold FFmpeg arguments`)
+  checkPlaceholders(args, field, declared, ValidationError)
+  return args
+}
+
+function checkPlaceholders(command: string, field: string, declared: DeclaredAliases, Fault: ApiErrorClass): void {
+  const problems = placeholderProblems(command, declared)
+  if (problems.length > 0) throw new Fault(`${field}: ${problems.join('; ')}`)
+}
+
+/** Every declared output must be written by some command's placeholder. */
+export function checkOutputsUsed(commands: readonly string[], outputs: Record<string, string>, field: string, Fault: ApiErrorClass): void {
+  const unused = unusedOutputs(commands, Object.keys(outputs))
+  if (unused.length > 0) throw new Fault(`${field}: output ${unused.join(', ')} is declared but no placeholder uses it`)
+}
+
+/**
+ * The runner's argument policy (contracts/ffmpeg-plan.ts), applied at submit
+ * time so a command the runner would refuse is refused now, with the
+ * endpoint's status, instead of ending FAILED later. `inputs` are the input
+ * URLs (their extensions shape the work-dir paths) or, for yt-dlp downloads
+ * and presets, aliases whose files do not exist yet.
+ */
+export function checkArgumentPolicy(
+  commands: readonly string[],
+  files: { inputs: Record<string, string> | readonly string[]; outputs: Record<string, string> },
+  mode: 'ffmpeg' | 'arguments',
+  field: (commandIndex: number | null) => string,
+  Fault: ApiErrorClass,
+): void {
+  const inputs = Array.isArray(files.inputs) ? pendingDownloadPaths(files.inputs) : inputPathsFor(files.inputs as Record<string, string>)
+  const plan = planFfmpegCommands(commands, { mode, inputs, outputs: files.outputs })
+  if (!plan.ok) throw new Fault(`${field(plan.violation.commandIndex)}: ${plan.violation.message}`)
+}
+
+/** At most 10 commands in a chained or multiple request (422 on both endpoints). */
+export function checkCommandCount(count: number, field: string): void {
+  if (count > MAX_COMMANDS) throw new ValidationError(`${field}: at most ${MAX_COMMANDS} commands are allowed, got ${count}`)
+}
+
+/** A webhook_url must be http(s) (422); the plan check comes after, in submission.ts. */
+export function checkWebhookUrl(value: string | undefined, field = 'webhook_url'): string | null {
+  if (value === undefined) return null
+  checkUrl(value, field)
+  return value
+}

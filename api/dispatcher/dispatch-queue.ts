@@ -1,0 +1,72 @@
+import { MongoServerError, type Collection, type Db } from 'mongodb'
+
+/** When a pending command is next due for a hand-off, and how many it has had. */
+export interface QueueEntry {
+  /** The command_id. */
+  _id: string
+  due_at: Date
+  attempts: number
+  last_error: string | null
+  /** Written by the recovery scan: dropped, not run, if the command turns out claimed already. */
+  recovered: boolean
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  return err instanceof MongoServerError && err.code === 11000
+}
+
+/**
+ * The dispatcher's work list: one small entry per command not yet handed
+ * off, removed once it is. The record's `dispatch.state: 'pending'`, written
+ * in the same insert as the record, is the intent; a recovery scan re-creates
+ * any entry a crash kept from being written. Once the dispatcher has claimed
+ * a command (`dispatch.state: 'claimed'`), the entry is the only trace of
+ * work left to do. It exists because FerretDB 1.x answers every query
+ * but `{_id}` by scanning the collection, and scanning every command ever
+ * accepted on each poll would not last.
+ */
+export class DispatchQueue {
+  readonly #entries: Collection<QueueEntry>
+
+  constructor(db: Db) {
+    this.#entries = db.collection<QueueEntry>('dispatch_queue')
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.#entries.createIndex({ due_at: 1 })
+  }
+
+  /** Entries for freshly accepted commands, due at once. */
+  async enqueue(commandIds: readonly string[], now: Date): Promise<void> {
+    if (commandIds.length === 0) return
+    await this.#entries.insertMany(commandIds.map((id) => ({ _id: id, due_at: now, attempts: 0, last_error: null, recovered: false })), { ordered: false })
+  }
+
+  /** An entry for a pending command found by the recovery scan; false when it has one already. */
+  async ensure(commandId: string, now: Date): Promise<boolean> {
+    try {
+      await this.#entries.insertOne({ _id: commandId, due_at: now, attempts: 0, last_error: null, recovered: true })
+      return true
+    } catch (err) {
+      if (isDuplicateKey(err)) return false
+      throw err
+    }
+  }
+
+  async due(now: Date, limit: number): Promise<QueueEntry[]> {
+    return this.#entries.find({ due_at: { $lte: now } }).sort({ due_at: 1 }).limit(limit).toArray()
+  }
+
+  async get(commandId: string): Promise<QueueEntry | null> {
+    return this.#entries.findOne({ _id: commandId })
+  }
+
+  /** Written only by the dispatcher holding the entry's lease. */
+  async reschedule(commandId: string, fields: Partial<Omit<QueueEntry, '_id'>>): Promise<void> {
+    await this.#entries.updateOne({ _id: commandId }, { $set: fields })
+  }
+
+  async remove(commandId: string): Promise<void> {
+    await this.#entries.deleteOne({ _id: commandId })
+  }
+}

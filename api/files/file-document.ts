@@ -1,0 +1,136 @@
+import type { FileStatus, StoreType, StoredFileResponse } from './schemas.js'
+
+/** Media facts the runner's probe fills in; all null until then. */
+export interface MediaFacts {
+  size_mbytes: number | null
+  duration: number | null
+  width: number | null
+  height: number | null
+  frame_rate: number | null
+  bitrate_video_kb: number | null
+  bitrate_audio_kb: number | null
+  sample_rate: number | null
+  channels: number | null
+  file_type: string | null
+  file_format: string | null
+  codec: string | null
+  pixel_format: string | null
+  mime_type: string | null
+}
+
+export const NO_MEDIA_FACTS: MediaFacts = {
+  size_mbytes: null,
+  duration: null,
+  width: null,
+  height: null,
+  frame_rate: null,
+  bitrate_video_kb: null,
+  bitrate_audio_kb: null,
+  sample_rate: null,
+  channels: null,
+  file_type: null,
+  file_format: null,
+  codec: null,
+  pixel_format: null,
+  mime_type: null,
+}
+
+/**
+ * Work the runner issue's file processor picks up, written with the record
+ * (one insert, like a command's dispatch): `fetch` downloads a store-file URL
+ * into managed storage, `probe` reads an uploaded object's media facts. Both
+ * end by setting status STORED (with storage_url) or FAILED and state `done`.
+ */
+export interface PendingFileWork {
+  state: 'pending' | 'done'
+  kind: 'fetch' | 'probe'
+  attempts: number
+  due_at: Date
+  claim: string | null
+}
+
+/** A file in the `files` collection: an upload, a stored URL, or a command's output. */
+export interface FileDocument extends MediaFacts {
+  _id: string
+  account_id: string
+  /** Set for outputs: the command and the `out_*` alias that produced the file. */
+  command_id: string | null
+  output_alias: string | null
+  filename: string
+  status: FileStatus
+  service_store_type: StoreType
+  storage_location: 'INTERNAL' | 'EXTERNAL'
+  /** Where the bytes are: the managed bucket for INTERNAL files; null until they exist. */
+  object_key: string | null
+  storage_url: string | null
+  external_uri: string | null
+  external_object_key: string | null
+  is_deleted: boolean
+  deleted_at: Date | null
+  original_file_url: string | null
+  error_status: string | null
+  error_message: string | null
+  created_at: Date
+  updated_at: Date
+  processing: PendingFileWork | null
+}
+
+/** The spec's StoredFileResponse. */
+export function toStoredFileResponse(doc: FileDocument): StoredFileResponse {
+  return {
+    file_id: doc._id,
+    storage_url: doc.storage_url,
+    status: doc.status,
+    service_store_type: doc.service_store_type,
+    is_deleted: doc.is_deleted,
+    original_file_url: doc.original_file_url,
+    size_mbytes: doc.size_mbytes,
+    duration: doc.duration,
+    width: doc.width,
+    height: doc.height,
+    frame_rate: doc.frame_rate,
+    bitrate_video_kb: doc.bitrate_video_kb,
+    bitrate_audio_kb: doc.bitrate_audio_kb,
+    sample_rate: doc.sample_rate,
+    channels: doc.channels,
+    file_type: doc.file_type,
+    file_format: doc.file_format,
+    codec: doc.codec,
+    pixel_format: doc.pixel_format,
+    mime_type: doc.mime_type,
+    error_status: doc.error_status,
+    error_message: doc.error_message,
+    created_at: doc.created_at.toISOString(),
+  }
+}
+
+/** A new PROCESSING record for an upload or a store-file URL, with its pending work. */
+export function newPendingFile(
+  fields: { fileId: string; accountId: string; filename: string; storeType: 'UPLOAD' | 'STORED_FILE'; objectKey: string | null; originalFileUrl: string | null; mimeType: string | null },
+  now: Date,
+): FileDocument {
+  return {
+    _id: fields.fileId,
+    account_id: fields.accountId,
+    command_id: null,
+    output_alias: null,
+    filename: fields.filename,
+    status: 'PROCESSING',
+    service_store_type: fields.storeType,
+    storage_location: 'INTERNAL',
+    object_key: fields.objectKey,
+    storage_url: null,
+    external_uri: null,
+    external_object_key: null,
+    is_deleted: false,
+    deleted_at: null,
+    original_file_url: fields.originalFileUrl,
+    ...NO_MEDIA_FACTS,
+    mime_type: fields.mimeType,
+    error_status: null,
+    error_message: null,
+    created_at: now,
+    updated_at: now,
+    processing: { state: 'pending', kind: fields.storeType === 'UPLOAD' ? 'probe' : 'fetch', attempts: 0, due_at: now, claim: null },
+  }
+}

@@ -1,0 +1,95 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Collection, Db } from 'mongodb'
+import { systemClock, type Clock } from '../clock.js'
+import type { CommandDocument } from '../commands/command-document.js'
+import type { CommandRepository } from '../commands/command-repository.js'
+import type { FileDocument } from './file-document.js'
+import type { ManagedStorage } from './managed-storage.js'
+
+/** Files in MongoDB and their bytes in the managed bucket, always within one account. */
+export class FileRepository {
+  readonly #files: Collection<FileDocument>
+
+  constructor(
+    db: Db,
+    readonly storage: ManagedStorage,
+    private readonly commands: CommandRepository,
+    private readonly now: Clock,
+  ) {
+    this.#files = db.collection<FileDocument>('files')
+  }
+
+  /** The list, a command's outputs, and the file processor's claim (runner issue). */
+  async ensureIndexes(): Promise<void> {
+    await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
+    await this.#files.createIndex({ command_id: 1 })
+    await this.#files.createIndex({ 'processing.state': 1, 'processing.due_at': 1 })
+  }
+
+  async insert(doc: FileDocument): Promise<void> {
+    await this.#files.insertOne(doc)
+  }
+
+  /** The file, deleted or not, if it is the account's. */
+  async find(accountId: string, fileId: string): Promise<FileDocument | null> {
+    // By _id alone (FerretDB 1.x's only indexed lookup), ownership checked here.
+    const doc = await this.#files.findOne({ _id: fileId })
+    return doc && doc.account_id === accountId ? doc : null
+  }
+
+  /** The account's files that are not deleted, newest first. */
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<FileDocument[]> {
+    return this.#files
+      .find({ account_id: accountId, is_deleted: false })
+      .sort({ created_at: -1, _id: -1 })
+      .skip(page.offset)
+      .limit(page.limit)
+      .toArray()
+  }
+
+  /**
+   * Deletes a managed file's bytes, then marks its record deleted and clears
+   * storage_url (in its command's result too, for an output). Bytes first: a
+   * crash in between leaves a record a retried DELETE finishes. True when this
+   * call marked it; false when it was deleted already.
+   */
+  async deleteManaged(file: FileDocument, log: FastifyBaseLogger): Promise<boolean> {
+    if (file.storage_location !== 'INTERNAL') throw new Error(`file ${file._id} is external: it is never deleted`)
+    if (file.object_key) await this.storage.delete(file.object_key)
+    const now = this.now()
+    const result = await this.#files.updateOne(
+      { _id: file._id, is_deleted: false },
+      { $set: { is_deleted: true, deleted_at: now, storage_url: null, updated_at: now } },
+    )
+    if (file.command_id && file.output_alias) await this.commands.markOutputDeleted(file.command_id, file.output_alias, now)
+    log.info({ file_id: file._id, account_id: file.account_id, command_id: file.command_id }, 'managed file deleted')
+    return result.modifiedCount === 1
+  }
+
+  /** Deletes every managed, not yet deleted output of a command; external outputs are left alone. Returns how many. */
+  async deleteCommandOutputs(command: CommandDocument, log: FastifyBaseLogger): Promise<number> {
+    const outputs = await this.#files
+      .find({ command_id: command._id, account_id: command.account_id, storage_location: 'INTERNAL', is_deleted: false })
+      .toArray()
+    let deleted = 0
+    for (const file of outputs) if (await this.deleteManaged(file, log)) deleted += 1
+    return deleted
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    files: FileRepository
+  }
+}
+
+/** Decorates the app with `files`; needs `commands` (an output's deletion shows in its command). */
+export const fileRepository = fp(
+  async (app: FastifyInstance, options: { db: Db; storage: ManagedStorage; now?: Clock | undefined }) => {
+    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock)
+    await repository.ensureIndexes()
+    app.decorate('files', repository)
+  },
+  { name: 'file-repository', dependencies: ['command-repository'] },
+)

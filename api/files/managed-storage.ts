@@ -1,0 +1,41 @@
+import type { Readable } from 'node:stream'
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+
+/** Object keys in the managed bucket: one folder per account, one per file. */
+export function uploadObjectKey(accountId: string, fileId: string, filename: string): string {
+  return `uploads/${accountId}/${fileId}/${filename}`
+}
+
+/** The managed bucket: where uploads and managed outputs live. */
+export class ManagedStorage {
+  constructor(
+    private readonly s3: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  /**
+   * Streams `body` to `key` with multipart parts of 8 MiB, two in flight, so
+   * an upload of any size holds at most ~16 MiB in memory. Returns the bytes written.
+   */
+  async upload(key: string, body: Readable, contentType: string | null): Promise<number> {
+    let bytes = 0
+    body.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+    })
+    const upload = new Upload({
+      client: this.s3,
+      params: { Bucket: this.bucket, Key: key, Body: body, ...(contentType ? { ContentType: contentType } : {}) },
+      partSize: 8 * 1024 * 1024,
+      queueSize: 2,
+      leavePartsOnError: false,
+    })
+    await upload.done()
+    return bytes
+  }
+
+  /** Deletes an object; deleting one that is gone already succeeds, so a retried delete is safe. */
+  async delete(key: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }))
+  }
+}

@@ -1,0 +1,95 @@
+import multipart from '@fastify/multipart'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { filenameProblem } from '../../contracts/placeholders.js'
+import { NotFoundError, ValidationError } from '../errors/api-errors.js'
+import { newId } from '../ids.js'
+import { systemClock, type Clock } from '../clock.js'
+import { urlProblem } from '../commands/validation.js'
+import { newPendingFile, toStoredFileResponse } from './file-document.js'
+import { uploadObjectKey } from './managed-storage.js'
+import { DeleteFileResponse, FileIdResponse, FileListResponse, FileParams, ListFilesQuery, StoreFileBody, StoredFileResponse } from './schemas.js'
+
+/** Not shown in the spec; 5 GiB, the largest object a single S3 PUT could hold, as a generous bound. */
+export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
+
+/** A client's filename made safe for an object key and a later command input; `fallback` when nothing usable remains. */
+export function safeFilename(raw: string | undefined, fallback: string): string {
+  const base = (raw ?? '').split(/[/\\]/).pop() ?? ''
+  const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.-]+/, '').replace(/\.{2,}/g, '.').slice(-200)
+  return cleaned && filenameProblem(cleaned) === null ? cleaned : fallback
+}
+
+/** The file endpoints: upload, store-file, get, list, delete. */
+export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> = async (app, options) => {
+  const now = options.now ?? systemClock
+
+  // Upload in its own scope: multipart parsing and a catch-all parser (so any other
+  // content type reaches the handler and gets the spec's 422, not Fastify's 415) stay here.
+  await app.register(async (scope) => {
+    await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+
+    scope.post('/files/upload', { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse } } }, async (request) => {
+      if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
+      const part = await request.file()
+      if (!part) throw new ValidationError('file: the multipart form has no "file" field')
+      if (part.fieldname !== 'file') {
+        part.file.resume()
+        throw new ValidationError(`file: the file must be sent in the "file" field, not "${part.fieldname}"`)
+      }
+      const fileId = newId('file')
+      const filename = safeFilename(part.filename, 'upload')
+      const key = uploadObjectKey(request.account.id, fileId, filename)
+      await app.files.storage.upload(key, part.file, part.mimetype || null)
+      if (part.file.truncated) {
+        await app.files.storage.delete(key)
+        throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
+      }
+      // Bytes first, then the record: a crash in between leaves an unreferenced object, never a record without bytes.
+      await app.files.insert(
+        newPendingFile(
+          { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
+          now(),
+        ),
+      )
+      request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
+      return { file_id: fileId }
+    })
+  })
+
+  app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse } } }, async (request) => {
+    const { file_url } = request.body
+    const problem = urlProblem(file_url)
+    if (problem) throw new ValidationError(`file_url: ${problem}`)
+    const fileId = newId('file')
+    const filename = safeFilename(decodeURIComponent(new URL(file_url).pathname), 'file')
+    // The fetch is the runner issue's file processor: it claims `processing: {kind: 'fetch'}` records.
+    await app.files.insert(
+      newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null }, now()),
+    )
+    request.log.info({ file_id: fileId, account_id: request.account.id }, 'store-file accepted')
+    return { file_id: fileId }
+  })
+
+  app.get('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: StoredFileResponse } } }, async (request) => {
+    const file = await app.files.find(request.account.id, request.params.fileId)
+    if (!file) throw new NotFoundError(`fileId: no file ${request.params.fileId}`)
+    return toStoredFileResponse(file)
+  })
+
+  app.get('/files', { schema: { tags: ['files'], querystring: ListFilesQuery, response: { 200: FileListResponse } } }, async (request) => {
+    const { limit, offset } = request.query
+    const files = await app.files.list(request.account.id, { limit, offset })
+    return { files: files.map(toStoredFileResponse), limit, offset }
+  })
+
+  app.delete('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: DeleteFileResponse } } }, async (request) => {
+    const { fileId } = request.params
+    const file = await app.files.find(request.account.id, fileId)
+    if (!file || file.is_deleted) throw new NotFoundError(`fileId: no file ${fileId}${file ? ' (already deleted)' : ''}`)
+    // Customer-owned bytes are never deleted by the service, as the spec says.
+    if (file.storage_location === 'EXTERNAL') return { deleted: false, file_id: fileId, external: true }
+    if (!(await app.files.deleteManaged(file, request.log))) throw new NotFoundError(`fileId: no file ${fileId} (already deleted)`)
+    return { deleted: true, file_id: fileId }
+  })
+}

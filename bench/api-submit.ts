@@ -1,0 +1,297 @@
+/**
+ * Submit and poll latency of the API against a bare Fastify route with the
+ * same schemas, measured in one run on this host:
+ *
+ *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32]
+ *
+ * Starts its own FerretDB on loopback, runs each server in a child process
+ * (so the load generator does not share its event loop), and drives it over
+ * loopback HTTP with keep-alive: a fixed-rate phase (latency measured from the
+ * intended send time, so queueing counts) and a closed-loop saturation phase.
+ * Bounded: every phase stops after --seconds, and in-flight requests are capped.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { Agent, request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { S3Client } from '@aws-sdk/client-s3'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify from 'fastify'
+import { MongoClient } from 'mongodb'
+import { buildApp } from '../api/app.js'
+import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
+import { SecretBox } from '../api/crypto/secret-box.js'
+import { Dispatcher } from '../api/dispatcher/dispatcher.js'
+import { startFerretDB } from '../api/local/ferretdb.js'
+import { createLogger } from '../api/logger.js'
+
+const BODY = JSON.stringify({
+  input_files: { in_video: 'https://media.example.com/clip.mp4' },
+  output_files: { out_small: 'small.mp4' },
+  ffmpeg_command: 'ffmpeg -i {{in_video}} -vf scale=640:-2 {{out_small}}',
+  metadata: { bench: true },
+})
+
+/**
+ * bare: Fastify with the same schemas, no I/O. ffkube: the real app (auth,
+ * rate-limit counting, insert). ffkube-nolimit: rate limiting off, to show its
+ * share. ffkube-dispatcher: plus the in-process dispatcher with a no-op executor.
+ */
+type Variant = 'bare' | 'ffkube' | 'ffkube-nolimit' | 'ffkube-dispatcher'
+
+interface Ready {
+  port: number
+  apiKey: string
+}
+
+/** Child process: one server variant, listening on a free loopback port. */
+async function serve(variant: Variant): Promise<void> {
+  let port: number
+  let apiKey = 'none'
+  if (variant === 'bare') {
+    const app = Fastify({ logger: false }).withTypeProvider<TypeBoxTypeProvider>()
+    const poll = {
+      command_id: randomUUID(),
+      status: 'QUEUED' as const,
+      command_type: 'FFMPEG_COMMAND' as const,
+      total_processing_seconds: null,
+      ffmpeg_command_run_seconds: null,
+      metadata: { bench: true },
+      error_status: null,
+      error_message: null,
+      original_request: JSON.parse(BODY),
+    }
+    app.post('/api/v1/run-ffmpeg-command', { schema: { body: RunFfmpegCommandBody, response: { 200: CommandIdResponse } } }, async () => ({ command_id: randomUUID() }))
+    app.get('/api/v1/commands/:commandId', { schema: { params: CommandParams, response: { 200: CommandPollResponse } } }, async (req) => ({ ...poll, command_id: req.params.commandId }))
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = (app.server.address() as { port: number }).port
+  } else {
+    const mongo = await MongoClient.connect(process.env.BENCH_MONGODB_URL!)
+    const db = mongo.db(`bench_${variant.replaceAll('-', '_')}`)
+    await db.dropDatabase()
+    // Never called by these two routes; the files routes would need a real bucket.
+    const s3 = new S3Client({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } })
+    const logger = createLogger('bench', 'silent')
+    let dispatcher: Dispatcher | null = null
+    if (variant === 'ffkube-dispatcher') {
+      dispatcher = new Dispatcher({ db, logger, executor: { name: 'noop', execute: async () => {} } })
+      dispatcher.start()
+    }
+    const app = await buildApp({
+      logger,
+      probes: [],
+      db,
+      secretBox: new SecretBox([['bench', Buffer.alloc(32, 7)]]),
+      s3,
+      s3Bucket: 'unused',
+      // Limits so high they never bite, so each request still pays for counting.
+      rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
+      onCommandsAccepted: () => dispatcher?.nudge(),
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    port = (app.server.address() as { port: number }).port
+    apiKey = (await app.accounts.createAccount('business')).api_key
+  }
+  process.send!({ port, apiKey } satisfies Ready)
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 128 })
+
+function send(port: number, apiKey: string, method: 'GET' | 'POST', path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'x-api-key': apiKey }
+    if (method === 'POST') Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) })
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    if (method === 'POST') req.end(BODY)
+    else req.end()
+  })
+}
+
+interface Phase {
+  p50: number
+  p99: number
+  max: number
+  rps: number
+  errors: number
+  count: number
+}
+
+function summarise(latencies: number[], errors: number, elapsedMs: number): Phase {
+  const sorted = [...latencies].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN, rps: (latencies.length / elapsedMs) * 1000, errors, count: latencies.length }
+}
+
+/** Open loop at `rate` req/s for `seconds`; latency counts from the intended send time. */
+async function fixedRate(rate: number, seconds: number, call: () => Promise<{ status: number }>): Promise<Phase> {
+  const total = Math.round(rate * seconds)
+  const latencies: number[] = []
+  let errors = 0
+  let inFlight = 0
+  const pending: Promise<void>[] = []
+  const start = performance.now()
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate
+    const wait = due - performance.now()
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait))
+    if (inFlight >= 512) {
+      errors += 1 // the server fell too far behind: count as an error rather than queue without bound
+      continue
+    }
+    inFlight += 1
+    // From the intended time when sent late (queueing counts), from the send when a timer fired early.
+    const origin = Math.min(due, performance.now())
+    pending.push(
+      call()
+        .then((res) => {
+          if (res.status === 200) latencies.push(performance.now() - origin)
+          else errors += 1
+        })
+        .catch(() => void (errors += 1))
+        .finally(() => void (inFlight -= 1)),
+    )
+  }
+  await Promise.all(pending)
+  return summarise(latencies, errors, performance.now() - start)
+}
+
+/** Closed loop: `concurrency` clients send back to back for `seconds`. */
+async function saturate(concurrency: number, seconds: number, call: () => Promise<{ status: number }>): Promise<Phase> {
+  const latencies: number[] = []
+  let errors = 0
+  const start = performance.now()
+  const end = start + seconds * 1000
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const sent = performance.now()
+        try {
+          const res = await call()
+          if (res.status === 200) latencies.push(performance.now() - sent)
+          else errors += 1
+        } catch {
+          errors += 1
+        }
+      }
+    }),
+  )
+  return summarise(latencies, errors, performance.now() - start)
+}
+
+/**
+ * What the database alone costs after the variant's phases, one operation at
+ * a time: a findOne by _id (the GET's lookup; FerretDB 1.x scans the table for
+ * it) and an insertOne of a command-sized document.
+ */
+async function databaseFloor(mongoUrl: string, variant: Variant, commandId: string): Promise<{ stored: number; findMs: number; insertMs: number }> {
+  const client = await MongoClient.connect(mongoUrl)
+  try {
+    const db = client.db(`bench_${variant.replaceAll('-', '_')}`)
+    const commands = db.collection<{ _id: string }>('commands')
+    const stored = await commands.countDocuments()
+    const sample = await commands.findOne({ _id: commandId })
+    let started = performance.now()
+    for (let i = 0; i < 20; i++) await commands.findOne({ _id: commandId })
+    const findMs = (performance.now() - started) / 20
+    const scratch = db.collection<{ _id: string }>('bench_floor')
+    started = performance.now()
+    for (let i = 0; i < 20; i++) await scratch.insertOne({ ...sample, _id: randomUUID() })
+    const insertMs = (performance.now() - started) / 20
+    return { stored, findMs, insertMs }
+  } finally {
+    await client.close()
+  }
+}
+
+async function startServer(variant: Variant, mongoUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = fork(process.argv[1]!, ['--serve', variant], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Ready))
+    child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)))
+  })
+  return { child, ready }
+}
+
+async function measure(variant: Variant, mongoUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
+  const { child, ready } = await startServer(variant, mongoUrl)
+  try {
+    const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
+    await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
+    const submitAtRate = await fixedRate(options.rate, options.seconds, submit)
+    const submitMax = await saturate(options.concurrency, options.seconds, submit)
+    const { body } = await submit()
+    const commandId = (JSON.parse(body) as { command_id: string }).command_id
+    const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
+    await saturate(8, 1, poll)
+    const getAtRate = await fixedRate(options.rate, options.seconds, poll)
+    const getMax = await saturate(options.concurrency, options.seconds, poll)
+    const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, variant, commandId)
+    return { submitAtRate, submitMax, getAtRate, getMax, ...floor }
+  } finally {
+    child.kill('SIGTERM')
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      serve: { type: 'string' },
+      seconds: { type: 'string', default: '5' },
+      rate: { type: 'string', default: '500' },
+      concurrency: { type: 'string', default: '32' },
+      variants: { type: 'string', default: 'bare,ffkube,ffkube-nolimit,ffkube-dispatcher' },
+    },
+  })
+  if (values.serve) return serve(values.serve as Variant)
+  const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
+  const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
+  const ferret = await startFerretDB(dir)
+  try {
+    const results: Record<string, Awaited<ReturnType<typeof measure>>> = {}
+    for (const variant of values.variants.split(',') as Variant[]) {
+      process.stderr.write(`measuring ${variant}…\n`)
+      results[variant] = await measure(variant, ferret.url, options)
+    }
+    const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
+    const rows: [string, (r: (typeof results)[string]) => number][] = [
+      [`submit p50 ms @${options.rate} rps`, (r) => r.submitAtRate.p50],
+      [`submit p99 ms @${options.rate} rps`, (r) => r.submitAtRate.p99],
+      [`submit errors @${options.rate} rps`, (r) => r.submitAtRate.errors],
+      [`submit max rps (${options.concurrency} clients)`, (r) => r.submitMax.rps],
+      [`submit p99 ms at saturation`, (r) => r.submitMax.p99],
+      [`GET p50 ms @${options.rate} rps`, (r) => r.getAtRate.p50],
+      [`GET p99 ms @${options.rate} rps`, (r) => r.getAtRate.p99],
+      [`GET max rps (${options.concurrency} clients)`, (r) => r.getMax.rps],
+      ['command records at the end', (r) => r.stored],
+      ['driver findOne by _id, ms (at that size)', (r) => r.findMs],
+      ['driver insertOne, ms', (r) => r.insertMs],
+    ]
+    const names = Object.keys(results)
+    const lines = [`| measure | ${names.join(' | ')} |${results.bare ? ' ratio ffkube / bare |' : ''}`, `|---|${names.map(() => '---:').join('|')}|${results.bare ? '---:|' : ''}`]
+    for (const [label, pick] of rows) {
+      const cells = names.map((name) => fmt(pick(results[name]!)))
+      const ratio = results.bare && results.ffkube ? ` ${fmt(pick(results.ffkube) / pick(results.bare))} |` : ''
+      lines.push(`| ${label} | ${cells.join(' | ')} |${ratio}`)
+    }
+    process.stdout.write(`${lines.join('\n')}\n`)
+    process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; FerretDB ${ferret.url.replace(/\/\/.*@/, '//')} on this host.\n`)
+  } finally {
+    agent.destroy()
+    await ferret.server.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})
