@@ -1,0 +1,166 @@
+/**
+ * Builds the one Job that runs a MediaCommand. Pure: the same MediaCommand and
+ * config give the same Job, so a retried create is idempotent.
+ *
+ * Pod layout, and why: the process that runs the user's ffmpeg arguments must
+ * see no credential and no token (DESIGN.md). A Job has no "after the main
+ * container" step, so the pod runs in phases that Kubernetes orders for us:
+ *
+ *   initContainers: fetch  — downloads inputs into /work (public URLs; no secret)
+ *                   ffmpeg — runs the user's commands in /work (no secret, no token)
+ *   containers:     upload — uploads outputs from /work; the only container that
+ *                            mounts the storage Secret (S3_CREDENTIALS_FILE)
+ *
+ * Init containers run one after another to completion, so upload starts only
+ * when ffmpeg exited 0, and ffmpeg never shares a container (or a lifetime)
+ * with the secret. The pod's service-account token is not mounted at all.
+ * Each container runs the runner with `--phase <fetch|run|upload>`; the spec
+ * comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`).
+ */
+import type { V1Container, V1EnvVar, V1Job, V1SecurityContext } from '@kubernetes/client-node'
+import {
+  commandSpecFromMediaCommand,
+  LABEL_ACCOUNT_ID,
+  LABEL_COMMAND_ID,
+  LABEL_COMMAND_TYPE,
+  MEDIA_COMMAND_API_VERSION,
+  MEDIA_COMMAND_KIND,
+  type MediaCommand,
+} from '../contracts/media-command.js'
+import type { JobConfig } from './config.js'
+
+export const WORK_DIR = '/work'
+export const WORK_VOLUME = 'work'
+export const CREDENTIALS_VOLUME = 'storage-credentials'
+/** Where the upload container finds the storage Secret's keys. */
+export const CREDENTIALS_DIR = '/var/run/secrets/ffkube/storage'
+/** Pods of our Jobs carry this, so the operator's pod watch sees only them. */
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by'
+export const MANAGED_BY = 'ffkube-operator'
+
+/** `ffkube-<command_id>`, cut to the 63 characters a label value (job-name) allows. */
+export function jobNameFor(commandId: string): string {
+  return `ffkube-${commandId}`.slice(0, 63).replace(/-+$/, '')
+}
+
+/** Same restrictions on every container; the pod-level context cannot express the last three. */
+function containerSecurityContext(runAsUser: number): V1SecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser,
+    runAsGroup: runAsUser,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    privileged: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  }
+}
+
+function baseEnv(mc: MediaCommand, config: JobConfig): V1EnvVar[] {
+  const env: V1EnvVar[] = [
+    { name: 'FFKUBE_COMMAND_ID', value: mc.metadata.name },
+    { name: 'FFKUBE_COMMAND_SPEC', value: JSON.stringify(commandSpecFromMediaCommand(mc)) },
+    { name: 'FFKUBE_WORK_DIR', value: WORK_DIR },
+    // The runner reports to NATS in a pod; stdout would reach only the pod log.
+    { name: 'FFKUBE_STATUS_REPORTER', value: config.natsUrl ? 'nats' : 'stdout' },
+    // The root filesystem is read-only: temporary files go under the work volume too.
+    { name: 'TMPDIR', value: `${WORK_DIR}/.tmp` },
+    { name: 'HOME', value: `${WORK_DIR}/.home` },
+  ]
+  if (config.natsUrl) env.push({ name: 'NATS_URL', value: config.natsUrl })
+  // Non-secret runner settings from the chart (S3_ENDPOINT, S3_BUCKET, limits …), sorted so the Job is deterministic.
+  for (const name of Object.keys(config.runnerEnv).sort()) env.push({ name, value: config.runnerEnv[name]! })
+  return env
+}
+
+function container(name: string, phase: string, mc: MediaCommand, config: JobConfig): V1Container {
+  const r = config.resources
+  return {
+    name,
+    image: config.runnerImage,
+    imagePullPolicy: config.imagePullPolicy,
+    command: [...config.runnerCommand, '--phase', phase, '--work-dir', WORK_DIR],
+    workingDir: WORK_DIR,
+    env: baseEnv(mc, config),
+    volumeMounts: [{ name: WORK_VOLUME, mountPath: WORK_DIR }],
+    resources: {
+      requests: { cpu: r.cpuRequest, memory: r.memoryRequest, 'ephemeral-storage': r.ephemeralStorageRequest },
+      limits: { cpu: r.cpuLimit, memory: r.memoryLimit, 'ephemeral-storage': r.ephemeralStorageLimit },
+    },
+    securityContext: containerSecurityContext(config.runAsUser),
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+  }
+}
+
+/** The command's own time limit wins over the operator's default. */
+export function deadlineSecondsFor(mc: MediaCommand, config: JobConfig): number {
+  return mc.spec.timeLimitSeconds ?? config.deadlineSeconds
+}
+
+/** The Job for a MediaCommand, owned by it (controller reference) so deleting the CR deletes the Job. */
+export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
+  if (!mc.metadata.uid) throw new Error(`MediaCommand ${mc.metadata.name} has no uid; build Jobs from stored objects only`)
+  const labels: Record<string, string> = {
+    ...(mc.metadata.labels ?? {}),
+    [LABEL_COMMAND_ID]: mc.metadata.name,
+    [LABEL_COMMAND_TYPE]: mc.spec.commandType,
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+  }
+  if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
+  const upload = container('upload', 'upload', mc, config)
+  upload.env!.push({ name: 'S3_CREDENTIALS_FILE', value: `${CREDENTIALS_DIR}/${config.uploadSecretKey}` })
+  upload.volumeMounts!.push({ name: CREDENTIALS_VOLUME, mountPath: CREDENTIALS_DIR, readOnly: true })
+
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: jobNameFor(mc.metadata.name),
+      namespace: mc.metadata.namespace,
+      labels,
+      ownerReferences: [
+        {
+          apiVersion: MEDIA_COMMAND_API_VERSION,
+          kind: MEDIA_COMMAND_KIND,
+          name: mc.metadata.name,
+          uid: mc.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      // A rerun could upload twice or half-overwrite outputs; the command fails instead.
+      backoffLimit: 0,
+      activeDeadlineSeconds: deadlineSecondsFor(mc, config),
+      ttlSecondsAfterFinished: config.ttlSecondsAfterFinished,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          ...(config.serviceAccountName ? { serviceAccountName: config.serviceAccountName } : {}),
+          ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
+          ...(config.nodeSelector ? { nodeSelector: { ...config.nodeSelector } } : {}),
+          ...(config.tolerations ? { tolerations: config.tolerations.map((t) => ({ ...t })) } : {}),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: config.runAsUser,
+            runAsGroup: config.runAsUser,
+            fsGroup: config.runAsUser,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          volumes: [
+            { name: WORK_VOLUME, emptyDir: { sizeLimit: config.workDirSizeLimit } },
+            // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
+            { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
+          ],
+          initContainers: [container('fetch', 'fetch', mc, config), container('ffmpeg', 'run', mc, config)],
+          containers: [upload],
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Wires the operator together: three informers (MediaCommands, and the Jobs
+ * and pods it owns) feed one work queue; workers run reconciles only while
+ * this replica holds the Lease. Every replica keeps its caches warm, so a new
+ * leader starts at once.
+ */
+import { EventEmitter } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import {
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type KubeConfig,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node'
+import type { NatsConnection } from 'nats'
+import type { Logger } from 'pino'
+import {
+  LABEL_COMMAND_ID,
+  MEDIA_COMMAND_GROUP,
+  MEDIA_COMMAND_PLURAL,
+  MEDIA_COMMAND_VERSION,
+  type MediaCommand,
+} from '../contracts/media-command.js'
+import type { OperatorConfig } from './config.js'
+import { EventRecorder } from './events.js'
+import { LABEL_MANAGED_BY, MANAGED_BY } from './job-builder.js'
+import { reuseConnections } from './kube-client.js'
+import { describeError } from './kube-errors.js'
+import { LeaderElector } from './leader-election.js'
+import { Metrics } from './metrics.js'
+import { ownerKey, Reconciler } from './reconciler.js'
+import { RunnerEvents } from './runner-events.js'
+import { noPublisher, type TerminalPublisher } from './terminal-publisher.js'
+import { Informer, type ListResult } from './watch.js'
+import { WorkQueue } from './work-queue.js'
+
+/** setTimeout cannot wait past ~24.8 days; long retentions are re-checked hourly instead. */
+const MAX_REQUEUE_MS = 3_600_000
+/** How long a failed Job waits for the runner's FAILED event (its precise reason) before the operator's generic one. */
+const RUNNER_REPORT_GRACE_MS = 5_000
+
+export type OperatorSettings = Pick<
+  OperatorConfig,
+  'namespace' | 'identity' | 'job' | 'retentionSeconds' | 'imagePullGraceSeconds' | 'workers' | 'leaseName' | 'leaseDurationSeconds' | 'renewDeadlineSeconds' | 'retryPeriodSeconds'
+>
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig
+  config: OperatorSettings
+  logger: Logger
+  publisher?: TerminalPublisher
+  /** When set, the runner's status events (progress, outputs, reasons) flow into CR status. */
+  nats?: NatsConnection
+  metrics?: Metrics
+  clock?: () => Date
+  /** Lease periods in milliseconds, for tests that cannot wait seconds; defaults come from config. */
+  leaseTimingMs?: { duration: number; renewDeadline: number; retryPeriod: number }
+}
+
+/** Emits `lost-leadership` when renewals failed: the process should exit and start over, as client-go's do. */
+export class Operator extends EventEmitter {
+  readonly metrics: Metrics
+  readonly queue: WorkQueue
+  readonly mediaCommands: Informer<MediaCommand>
+  readonly jobs: Informer<V1Job>
+  readonly pods: Informer<V1Pod>
+  readonly elector: LeaderElector
+  private readonly reconciler: Reconciler
+  private readonly logger: Logger
+  private readonly leaseAbort = new AbortController()
+  private workers: Promise<void>[] = []
+  private election: Promise<void> | undefined
+  private runnerEvents: RunnerEvents | undefined
+  private runnerEventsRetry: NodeJS.Timeout | undefined
+  private stopping = false
+
+  constructor(private readonly o: OperatorOptions) {
+    super()
+    const { config, logger } = o
+    const kc = reuseConnections(o.kubeConfig)
+    this.logger = logger
+    this.metrics = o.metrics ?? new Metrics()
+    const objects = kc.makeApiClient(CustomObjectsApi)
+    const batch = kc.makeApiClient(BatchV1Api)
+    const core = kc.makeApiClient(CoreV1Api)
+    const ns = config.namespace
+    const ours = `${LABEL_MANAGED_BY}=${MANAGED_BY}`
+    this.queue = new WorkQueue({ onDepth: (depth) => (this.metrics.queueDepth = depth) })
+
+    this.mediaCommands = new Informer<MediaCommand>({
+      name: 'mediacommands', kubeConfig: kc, logger,
+      path: `/apis/${MEDIA_COMMAND_GROUP}/${MEDIA_COMMAND_VERSION}/namespaces/${ns}/${MEDIA_COMMAND_PLURAL}`,
+      list: () => objects.listNamespacedCustomObject({ group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL, namespace: ns }) as Promise<ListResult<MediaCommand>>,
+    })
+    this.jobs = new Informer<V1Job>({
+      name: 'jobs', kubeConfig: kc, logger, labelSelector: ours,
+      path: `/apis/batch/v1/namespaces/${ns}/jobs`,
+      list: () => batch.listNamespacedJob({ namespace: ns, labelSelector: ours }),
+    })
+    this.pods = new Informer<V1Pod>({
+      name: 'pods', kubeConfig: kc, logger, labelSelector: ours,
+      path: `/api/v1/namespaces/${ns}/pods`,
+      list: () => core.listNamespacedPod({ namespace: ns, labelSelector: ours }),
+    })
+    // Handlers only enqueue keys; the worker reads the current object from the cache.
+    const enqueueSelf = (mc: MediaCommand): void => this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
+    const enqueueOwner = (obj: V1Job | V1Pod): void => {
+      const key = ownerKey(obj)
+      if (key) this.queue.add(key)
+    }
+    for (const verb of ['add', 'update', 'delete']) {
+      this.mediaCommands.on(verb, enqueueSelf)
+      this.jobs.on(verb, enqueueOwner)
+      this.pods.on(verb, enqueueOwner)
+    }
+
+    this.reconciler = new Reconciler({
+      objects, batch, core,
+      caches: {
+        mediaCommand: (namespace, name) => this.mediaCommands.get(namespace, name),
+        job: (namespace, name) => this.jobs.get(namespace, name),
+        podsOf: (namespace, id) => this.pods.list().filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[LABEL_COMMAND_ID] === id),
+      },
+      job: config.job,
+      retentionSeconds: config.retentionSeconds,
+      imagePullGraceSeconds: config.imagePullGraceSeconds,
+      // Without NATS no runner event can come, so there is nothing to wait for.
+      runnerReportGraceMs: o.nats ? RUNNER_REPORT_GRACE_MS : 0,
+      events: new EventRecorder(kc.makeApiClient(EventsV1Api), config.identity, logger, o.clock),
+      publisher: o.publisher ?? noPublisher,
+      metrics: this.metrics,
+      logger,
+      clock: o.clock ?? (() => new Date()),
+    })
+
+    const timing = o.leaseTimingMs ?? {
+      duration: config.leaseDurationSeconds * 1000, renewDeadline: config.renewDeadlineSeconds * 1000, retryPeriod: config.retryPeriodSeconds * 1000,
+    }
+    this.elector = new LeaderElector({
+      api: kc.makeApiClient(CoordinationV1Api), namespace: ns, name: config.leaseName, identity: config.identity, logger,
+      leaseDurationMs: timing.duration, renewDeadlineMs: timing.renewDeadline, retryPeriodMs: timing.retryPeriod,
+    })
+    this.elector.on('started-leading', () => this.startWorkers())
+    this.elector.on('stopped-leading', () => {
+      this.metrics.isLeader = 0
+      this.queue.shutDown()
+    })
+  }
+
+  /** Starts the informers, waits for their first lists, then campaigns for the Lease (in the background). */
+  async start(): Promise<void> {
+    await Promise.all([this.mediaCommands.start(), this.jobs.start(), this.pods.start()])
+    this.logger.info({ namespace: this.o.config.namespace, identity: this.o.config.identity }, 'caches synced, campaigning for leadership')
+    this.election = this.elector.run(this.leaseAbort.signal).then(() => {
+      if (!this.leaseAbort.signal.aborted) this.emit('lost-leadership')
+    })
+  }
+
+  get isLeader(): boolean {
+    return this.elector.isLeader
+  }
+
+  /** Graceful: workers finish their current key, then the Lease is released, then the watches close. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    clearTimeout(this.runnerEventsRetry)
+    await this.runnerEvents?.stop()
+    this.queue.shutDown()
+    await Promise.all(this.workers)
+    this.leaseAbort.abort()
+    await this.election
+    await Promise.all([this.mediaCommands.stop(), this.jobs.stop(), this.pods.stop()])
+  }
+
+  private startWorkers(): void {
+    this.metrics.isLeader = 1
+    // A new leader looks at everything once: commands may have moved while another replica led.
+    for (const mc of this.mediaCommands.list()) this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
+    for (let i = 0; i < this.o.config.workers; i++) this.workers.push(this.work())
+    this.startRunnerEvents()
+  }
+
+  /** Follows the runner's status stream; until the stream exists (the runner or projector creates it) it retries. */
+  private startRunnerEvents(): void {
+    const nats = this.o.nats
+    if (!nats || this.stopping) return
+    const ns = this.o.config.namespace
+    const events = new RunnerEvents({ nats, kubeConfig: this.o.kubeConfig, logger: this.logger, lookup: (id) => this.mediaCommands.get(ns, id) })
+    events.start().then(async () => {
+      this.runnerEvents = events
+      if (this.stopping) await events.stop()
+    }, (err: unknown) => {
+      this.logger.warn({ err: String(err) }, 'runner status stream not available yet, retrying in 1 s')
+      this.runnerEventsRetry = setTimeout(() => this.startRunnerEvents(), 1000)
+    })
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get()
+      if (key === undefined) return
+      // A replica that lost the Lease must not act, even on keys it already took.
+      if (!this.elector.isLeader) {
+        this.queue.done(key)
+        continue
+      }
+      const started = performance.now()
+      try {
+        const result = await this.reconciler.reconcile(key)
+        this.queue.forget(key)
+        if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, Math.min(result.requeueAfterMs, MAX_REQUEUE_MS))
+        this.metrics.observeReconcile((performance.now() - started) / 1000, false)
+      } catch (err) {
+        this.metrics.observeReconcile((performance.now() - started) / 1000, true)
+        this.logger.warn({ command_id: key.split('/')[1], err: describeError(err), retries: this.queue.numRequeues(key) }, 'reconcile failed, retrying with backoff')
+        this.queue.addRateLimited(key)
+      } finally {
+        this.queue.done(key)
+      }
+    }
+  }
+}

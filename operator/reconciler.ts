@@ -1,0 +1,222 @@
+/**
+ * Reconciles one MediaCommand, in numbered steps:
+ *   1. load the MediaCommand (gone or being deleted → done)
+ *   2. finished → ensure cleanup (delete the CR after the retention)
+ *   3. no Job → build one (pure) and create it (AlreadyExists is fine)
+ *   4. Job state → CR status, written only when it changed
+ * A thrown error sends the key back to the queue with per-key backoff.
+ */
+import { isDeepStrictEqual } from 'node:util'
+import type { BatchV1Api, CoreV1Api, CustomObjectsApi, V1Job, V1Pod } from '@kubernetes/client-node'
+import type { Logger } from 'pino'
+import {
+  LABEL_COMMAND_ID,
+  MEDIA_COMMAND_GROUP,
+  MEDIA_COMMAND_PLURAL,
+  MEDIA_COMMAND_VERSION,
+  type MediaCommand,
+  type MediaCommandStatus,
+} from '../contracts/media-command.js'
+import type { JobConfig } from './config.js'
+import type { EventRecorder } from './events.js'
+import { buildJob, jobNameFor } from './job-builder.js'
+import { isConflict, isNotFound } from './kube-errors.js'
+import type { Metrics } from './metrics.js'
+import { deriveStatus, isFinished, jobFailed } from './status.js'
+import type { TerminalPublisher } from './terminal-publisher.js'
+
+/** Read access to the informers' caches. */
+export interface Caches {
+  mediaCommand(namespace: string, name: string): MediaCommand | undefined
+  job(namespace: string, name: string): V1Job | undefined
+  podsOf(namespace: string, commandId: string): V1Pod[]
+}
+
+export interface ReconcilerDeps {
+  objects: CustomObjectsApi
+  batch: BatchV1Api
+  core: CoreV1Api
+  caches: Caches
+  job: JobConfig
+  retentionSeconds: number
+  imagePullGraceSeconds: number
+  runnerReportGraceMs: number
+  events: EventRecorder
+  publisher: TerminalPublisher
+  metrics: Metrics
+  logger: Logger
+  clock: () => Date
+}
+
+export interface Result {
+  /** Reconcile again after this long (a retention or grace period running out). */
+  requeueAfterMs?: number | undefined
+}
+
+const crApi = { group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL }
+
+export class Reconciler {
+  constructor(private readonly d: ReconcilerDeps) {}
+
+  async reconcile(key: string): Promise<Result> {
+    const [namespace = '', name = ''] = key.split('/')
+    // 1: load the MediaCommand; gone or going → nothing to do (its Job goes with it by ownerReference).
+    const mc = this.d.caches.mediaCommand(namespace, name)
+    if (!mc || mc.metadata.deletionTimestamp) return {}
+    const log = this.d.logger.child({ command_id: name, account_id: mc.spec.accountId })
+
+    // 2: finished → ensure cleanup.
+    if (isFinished(mc.status?.phase)) return this.ensureCleanup(mc, log)
+
+    // 3: no Job → create one. Before any Job was recorded, a cache miss goes straight to
+    // create (AlreadyExists covers a Job the cache has not seen yet), saving a round trip.
+    const cached = this.d.caches.job(mc.metadata.namespace!, mc.status?.jobName ?? jobNameFor(mc.metadata.name))
+    if (!cached && !mc.status?.jobName) return this.createJob(mc, log)
+    const job = cached ?? (await this.findJob(mc))
+
+    // 4: Job state (or its absence: deleted by hand) → CR status.
+    return this.updateStatus(mc, job, log)
+  }
+
+  /** Step 2: delete the finished MediaCommand once its retention has passed; MongoDB keeps the record. */
+  private async ensureCleanup(mc: MediaCommand, log: Logger): Promise<Result> {
+    const finishedAt = Date.parse(mc.status?.completionTime ?? mc.metadata.creationTimestamp ?? '')
+    const dueInMs = (Number.isNaN(finishedAt) ? 0 : finishedAt) + this.d.retentionSeconds * 1000 - this.d.clock().getTime()
+    if (dueInMs > 0) return { requeueAfterMs: dueInMs }
+    try {
+      await this.d.objects.deleteNamespacedCustomObject({
+        ...crApi,
+        namespace: mc.metadata.namespace!,
+        name: mc.metadata.name,
+        propagationPolicy: 'Background',
+        // The uid precondition: never delete a newer object that reused the name.
+        body: { preconditions: { uid: mc.metadata.uid } },
+      })
+      log.info('retention passed, deleted the finished MediaCommand')
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err
+    }
+    return {}
+  }
+
+  /** The Job from the cache; a cache miss is confirmed with a GET, as a Job just created may not be cached yet. */
+  private async findJob(mc: MediaCommand): Promise<V1Job | undefined> {
+    const namespace = mc.metadata.namespace!
+    const name = mc.status?.jobName ?? jobNameFor(mc.metadata.name)
+    const cached = this.d.caches.job(namespace, name)
+    if (cached) return cached
+    try {
+      return await this.d.batch.readNamespacedJob({ name, namespace })
+    } catch (err) {
+      if (isNotFound(err)) return undefined
+      throw err
+    }
+  }
+
+  /** Step 3: build and create the Job; AlreadyExists means an earlier attempt (or replica) made it. */
+  private async createJob(mc: MediaCommand, log: Logger): Promise<Result> {
+    const body = buildJob(mc, this.d.job)
+    let created: V1Job
+    try {
+      created = await this.d.batch.createNamespacedJob({ namespace: mc.metadata.namespace!, body })
+    } catch (err) {
+      if (!isConflict(err)) throw err
+      log.debug('Job already exists')
+      return this.updateStatus(mc, await this.findJob(mc), log)
+    }
+    log.info({ job: created.metadata?.name }, 'created Job')
+    this.d.metrics.countJob('created')
+    await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Created Job ${created.metadata?.name}` })
+    return this.updateStatus(mc, created, log)
+  }
+
+  /** Step 4: derive the status from the Job and its pods; write it (and announce a transition) only when it changed. */
+  private async updateStatus(mc: MediaCommand, job: V1Job | undefined, log: Logger): Promise<Result> {
+    if (job && !ownedBy(job, mc)) {
+      // A Job of an earlier MediaCommand with this name, still being garbage-collected: wait for it to go.
+      log.warn({ job: job.metadata?.name }, 'Job belongs to another MediaCommand uid; waiting for its removal')
+      return { requeueAfterMs: 1000 }
+    }
+    const pods = await this.podsOf(mc, job)
+    const derived = deriveStatus({
+      mc, job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs,
+    })
+    const next = derived.status
+    const failed = next.phase === 'FAILED'
+    if (failed) {
+      // Before the status write: if the write then fails, the retry publishes again and
+      // JetStream drops the duplicate; the other order could lose the event for good.
+      await this.d.publisher.publish({
+        commandId: mc.metadata.name,
+        errorStatus: next.errorStatus ?? 'INTERNAL_ERROR',
+        errorMessage: next.errorMessage ?? '',
+        at: next.completionTime ?? this.d.clock().toISOString(),
+      })
+    }
+    if (derived.deleteJob && job) await this.deleteJob(job, log)
+    if (!isDeepStrictEqual(mc.status ?? {}, next)) {
+      const written = await this.writeStatus(mc, next, log)
+      // Stale cache: a newer version is on its way through the watch and enqueues this key
+      // again; the delayed retry only guarantees progress should that event be lost.
+      if (!written) return { requeueAfterMs: 1000 }
+    }
+    return { requeueAfterMs: derived.requeueAfterMs ?? (isFinished(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
+  }
+
+  /**
+   * The command's pods. For a failed Job they are read from the apiserver, not the cache:
+   * FAILED is final, and the pod watch may not yet carry the OOM kill or eviction that caused it.
+   */
+  private async podsOf(mc: MediaCommand, job: V1Job | undefined): Promise<V1Pod[]> {
+    const namespace = mc.metadata.namespace!
+    if (!jobFailed(job)) return this.d.caches.podsOf(namespace, mc.metadata.name)
+    const list = await this.d.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_COMMAND_ID}=${mc.metadata.name}` })
+    return list.items
+  }
+
+  private async deleteJob(job: V1Job, log: Logger): Promise<void> {
+    try {
+      await this.d.batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace: job.metadata!.namespace!, propagationPolicy: 'Background' })
+      log.info({ job: job.metadata?.name }, 'deleted the Job whose pod cannot start')
+    } catch (err) {
+      if (!isNotFound(err)) throw err
+    }
+  }
+
+  /** Replaces the status subresource; the object's resourceVersion makes a stale write fail (409): false then. */
+  private async writeStatus(mc: MediaCommand, next: MediaCommandStatus, log: Logger): Promise<boolean> {
+    try {
+      await this.d.objects.replaceNamespacedCustomObjectStatus({
+        ...crApi,
+        namespace: mc.metadata.namespace!,
+        name: mc.metadata.name,
+        body: { ...mc, status: next },
+      })
+    } catch (err) {
+      if (!isConflict(err)) throw err
+      log.debug('status write lost to a newer version of the MediaCommand')
+      return false
+    }
+    const from = mc.status?.phase
+    log.info({ from, to: next.phase, error_status: next.errorStatus }, 'status changed')
+    if (from !== next.phase && next.phase === 'SUCCESS') {
+      this.d.metrics.countJob('succeeded')
+      await this.d.events.record(mc, { reason: 'Succeeded', type: 'Normal', action: 'Complete', note: `the command succeeded in ${next.duration}` })
+    }
+    if (from !== next.phase && next.phase === 'FAILED') {
+      this.d.metrics.countJob(next.errorStatus ?? 'failed')
+      await this.d.events.record(mc, { reason: 'Failed', type: 'Warning', action: 'Fail', note: `${next.errorStatus}: ${next.errorMessage}` })
+    }
+    return true
+  }
+}
+
+function ownedBy(job: V1Job, mc: MediaCommand): boolean {
+  return job.metadata?.ownerReferences?.some((r) => r.controller && r.uid === mc.metadata.uid) ?? false
+}
+
+/** `namespace/name` of the MediaCommand a Job or pod belongs to, from its command-id label. */
+export function ownerKey(obj: { metadata?: { namespace?: string; labels?: Record<string, string> } }): string | undefined {
+  const id = obj.metadata?.labels?.[LABEL_COMMAND_ID]
+  return id ? `${obj.metadata?.namespace ?? ''}/${id}` : undefined
+}

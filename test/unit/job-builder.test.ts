@@ -1,0 +1,158 @@
+import t from 'tap'
+import type { V1Container } from '@kubernetes/client-node'
+import { buildJob, deadlineSecondsFor, jobNameFor } from '../../operator/job-builder.js'
+import { commandSpec, jobConfig, storedMediaCommand } from '../operator/fixtures.js'
+
+const lockedDown = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  privileged: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+}
+
+function containers(job: ReturnType<typeof buildJob>): V1Container[] {
+  const pod = job.spec!.template.spec!
+  return [...(pod.initContainers ?? []), ...pod.containers]
+}
+
+t.test('names the Job ffkube-<command_id>, at most 63 characters', async (t) => {
+  t.equal(jobNameFor('0b6f3a52-57a4-4ef4-a8d1-1b2f1f0e9c11'), 'ffkube-0b6f3a52-57a4-4ef4-a8d1-1b2f1f0e9c11')
+  const long = jobNameFor('a'.repeat(80))
+  t.equal(long.length, 63)
+  t.notMatch(jobNameFor(`${'a'.repeat(55)}-bcd`), /-$/, 'never ends on a hyphen after the cut')
+})
+
+t.test('a Job that runs once, within the deadline, owned by its MediaCommand', async (t) => {
+  const mc = storedMediaCommand()
+  const job = buildJob(mc, jobConfig)
+  t.equal(job.metadata!.name, `ffkube-${mc.metadata.name}`)
+  t.equal(job.metadata!.namespace, 'ffkube')
+  t.equal(job.spec!.backoffLimit, 0)
+  t.equal(job.spec!.activeDeadlineSeconds, 1800)
+  t.equal(job.spec!.ttlSecondsAfterFinished, 600)
+  t.same(job.metadata!.ownerReferences, [{
+    apiVersion: 'ffkube.io/v1alpha1', kind: 'MediaCommand', name: mc.metadata.name, uid: mc.metadata.uid, controller: true, blockOwnerDeletion: true,
+  }])
+  t.equal(job.metadata!.labels!['ffkube.io/command-id'], mc.metadata.name)
+  t.equal(job.metadata!.labels!['ffkube.io/account-id'], 'acc_0123456789abcdef')
+  t.equal(job.metadata!.labels!['ffkube.io/command-type'], 'FFMPEG_COMMAND')
+  t.equal(job.metadata!.labels!['app.kubernetes.io/managed-by'], 'ffkube-operator')
+  t.same(job.spec!.template.metadata!.labels, job.metadata!.labels, 'pods carry the same labels, so the pod watch finds them')
+})
+
+t.test("the command's own time limit overrides the default deadline", async (t) => {
+  const mc = storedMediaCommand()
+  mc.spec.timeLimitSeconds = 90
+  t.equal(deadlineSecondsFor(mc, jobConfig), 90)
+  t.equal(buildJob(mc, jobConfig).spec!.activeDeadlineSeconds, 90)
+})
+
+t.test('the pod is locked down: no token, no service links, non-root, seccomp, never restarted', async (t) => {
+  const pod = buildJob(storedMediaCommand(), jobConfig).spec!.template.spec!
+  t.equal(pod.restartPolicy, 'Never')
+  t.equal(pod.automountServiceAccountToken, false)
+  t.equal(pod.enableServiceLinks, false)
+  t.same(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } })
+  t.same(pod.volumes, [
+    { name: 'work', emptyDir: { sizeLimit: '4Gi' } },
+    { name: 'storage-credentials', secret: { secretName: 'ffkube-storage', items: [{ key: 'credentials.json', path: 'credentials.json' }], defaultMode: 0o440 } },
+  ], 'the size-limited work directory, and the storage Secret')
+  t.equal(pod.runtimeClassName, undefined)
+  t.equal(pod.nodeSelector, undefined)
+  t.equal(pod.tolerations, undefined)
+  t.equal(pod.serviceAccountName, undefined)
+  t.equal(pod.hostNetwork, undefined)
+  t.equal(pod.hostPID, undefined)
+})
+
+t.test('runs fetch and ffmpeg as init containers and upload last, every one locked down', async (t) => {
+  const mc = storedMediaCommand()
+  const job = buildJob(mc, jobConfig)
+  const pod = job.spec!.template.spec!
+  t.same(pod.initContainers!.map((c) => c.name), ['fetch', 'ffmpeg'])
+  t.same(pod.containers.map((c) => c.name), ['upload'])
+  const phases = containers(job).map((c) => c.command)
+  t.same(phases, ['fetch', 'run', 'upload'].map((phase) => ['node', '/app/runner.js', '--phase', phase, '--work-dir', '/work']))
+  for (const c of containers(job)) {
+    t.equal(c.image, 'registry.example.com/ffkube/runner:1.2.3', `${c.name}: runner image`)
+    t.equal(c.imagePullPolicy, 'IfNotPresent')
+    t.same(c.securityContext, lockedDown, `${c.name}: security context`)
+    t.same(c.resources, {
+      requests: { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
+      limits: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '5Gi' },
+    }, `${c.name}: resources`)
+    t.same(c.volumeMounts![0], { name: 'work', mountPath: '/work' }, `${c.name}: the work directory`)
+    t.equal(c.workingDir, '/work')
+    const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]))
+    t.equal(env.FFKUBE_COMMAND_ID, mc.metadata.name)
+    t.equal(env.TMPDIR, '/work/.tmp', `${c.name}: temporary files stay in the work directory`)
+    t.equal(env.NATS_URL, 'nats://nats.ffkube:4222')
+    t.equal(env.FFKUBE_STATUS_REPORTER, 'nats')
+    t.equal(env.FFKUBE_WORK_DIR, '/work')
+    t.equal(env.S3_BUCKET, 'media', `${c.name}: non-secret runner settings`)
+    t.equal(env.S3_ENDPOINT, 'https://s3.example.com')
+    const spec = JSON.parse(env.FFKUBE_COMMAND_SPEC!)
+    t.equal(spec.commandId, mc.metadata.name)
+    t.same(spec.ffmpegCommands, mc.spec.ffmpegCommands)
+  }
+})
+
+t.test('only the upload container mounts the storage Secret; fetch and ffmpeg have no secret and no token', async (t) => {
+  const job = buildJob(storedMediaCommand(), jobConfig)
+  const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
+  t.same(byName.upload!.volumeMounts, [
+    { name: 'work', mountPath: '/work' },
+    { name: 'storage-credentials', mountPath: '/var/run/secrets/ffkube/storage', readOnly: true },
+  ])
+  t.ok(byName.upload!.env!.some((e) => e.name === 'S3_CREDENTIALS_FILE' && e.value === '/var/run/secrets/ffkube/storage/credentials.json'))
+  for (const name of ['fetch', 'ffmpeg']) {
+    const c = byName[name]!
+    t.same(c.volumeMounts, [{ name: 'work', mountPath: '/work' }], `${name}: the work directory only`)
+    t.equal(c.envFrom, undefined, `${name}: no envFrom`)
+    t.notOk(c.env!.some((e) => e.valueFrom), `${name}: no env from a Secret or elsewhere`)
+    t.notOk(c.env!.some((e) => /SECRET|CREDENTIAL|TOKEN|PASSWORD|ACCESS_KEY/.test(e.name)), `${name}: no credential variable`)
+  }
+  const json = JSON.stringify(job)
+  t.notMatch(json, /secretKeyRef|envFrom/, 'no Secret reaches any environment')
+  t.equal(json.split('"secretName"').length - 1, 1, 'one Secret volume')
+})
+
+t.test('copies optional scheduling settings: runtimeClassName, nodeSelector, tolerations, service account', async (t) => {
+  const tolerations = [{ key: 'media', operator: 'Exists', effect: 'NoSchedule' }]
+  const pod = buildJob(storedMediaCommand(), {
+    ...jobConfig, runtimeClassName: 'gvisor', nodeSelector: { pool: 'media' }, tolerations, serviceAccountName: 'ffkube-runner',
+  }).spec!.template.spec!
+  t.equal(pod.runtimeClassName, 'gvisor')
+  t.same(pod.nodeSelector, { pool: 'media' })
+  t.same(pod.tolerations, tolerations)
+  t.equal(pod.serviceAccountName, 'ffkube-runner')
+  t.equal(pod.automountServiceAccountToken, false, 'a named service account still mounts no token')
+})
+
+t.test('is pure: the same MediaCommand builds the same Job', async (t) => {
+  const mc = storedMediaCommand(commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'] }))
+  t.same(buildJob(mc, jobConfig), buildJob(structuredClone(mc), jobConfig))
+})
+
+t.test('refuses a MediaCommand without a uid (the owner reference would dangle)', async (t) => {
+  const mc = storedMediaCommand()
+  delete mc.metadata.uid
+  t.throws(() => buildJob(mc, jobConfig), /no uid/)
+})
+
+t.test('operator config refuses credentials in RUNNER_ENV, which every container sees', async (t) => {
+  const { loadOperatorConfig } = await import('../../operator/config.js')
+  t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_SECRET_ACCESS_KEY":"x"}' }), /RUNNER_ENV must not carry credentials/)
+  t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_ACCESS_KEY_ID":"x"}' }), /RUNNER_ENV/)
+  t.same(loadOperatorConfig({ RUNNER_ENV: '{"S3_BUCKET":"media"}' }).job.runnerEnv, { S3_BUCKET: 'media' })
+  t.throws(() => loadOperatorConfig({ JOB_DEADLINE_SECONDS: 'soon' }), /JOB_DEADLINE_SECONDS must be an integer/)
+  t.throws(() => loadOperatorConfig({ LEASE_DURATION_SECONDS: '10', LEASE_RENEW_DEADLINE_SECONDS: '10' }), /less than/)
+  const defaults = loadOperatorConfig({})
+  t.equal(defaults.job.deadlineSeconds, 3600)
+  t.equal(defaults.retentionSeconds, 86400)
+  t.equal(defaults.job.uploadSecretName, 'ffkube-storage')
+})

@@ -1,0 +1,45 @@
+import t from 'tap'
+import { commandSpecFromMediaCommand, mediaCommandFromSpec } from '../../contracts/media-command.js'
+import { commandSpec } from '../operator/fixtures.js'
+
+t.test('a MediaCommand is named by the command_id, labelled, and carries the spec without its id', async (t) => {
+  const spec = commandSpec({ storageDestinationId: `sd_${'ab'.repeat(16)}` })
+  const mc = mediaCommandFromSpec(spec, 'media', 600)
+  t.equal(mc.apiVersion, 'ffkube.io/v1alpha1')
+  t.equal(mc.kind, 'MediaCommand')
+  t.same(mc.metadata, {
+    name: spec.commandId, namespace: 'media',
+    labels: { 'ffkube.io/account-id': spec.accountId, 'ffkube.io/command-type': 'FFMPEG_COMMAND', 'ffkube.io/command-id': spec.commandId },
+  })
+  t.same(mc.spec, {
+    accountId: spec.accountId, commandType: 'FFMPEG_COMMAND', inputFiles: spec.inputFiles, outputFiles: spec.outputFiles,
+    ffmpegCommands: spec.ffmpegCommands, submittedAt: spec.submittedAt, storageDestinationId: spec.storageDestinationId, timeLimitSeconds: 600,
+  })
+  t.notOk('ytdlp' in mc.spec, 'no ytdlp key for an ffmpeg command (the CRD refuses one)')
+})
+
+t.test('the runner gets back exactly the CommandSpec the API built', async (t) => {
+  for (const spec of [
+    commandSpec(),
+    commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'] }),
+    commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_a: 'https://v.example.com/1' }, formatSelector: 'audio_only' } }),
+  ]) {
+    t.same(commandSpecFromMediaCommand(mediaCommandFromSpec(spec, 'ns')), spec, spec.commandType)
+  }
+})
+
+t.test('an account id that is no valid label value is made one', async (t) => {
+  const mc = mediaCommandFromSpec(commandSpec({ accountId: `-acc/${'x'.repeat(80)}` }), 'ns')
+  const label = mc.metadata.labels!['ffkube.io/account-id']!
+  t.ok(label.length <= 63)
+  t.match(label, /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/)
+  t.equal(mc.spec.accountId, `-acc/${'x'.repeat(80)}`, 'the spec keeps the real id')
+})
+
+t.test('fills what a minimal CR leaves out, so the operator can build a Job from it', async (t) => {
+  const spec = commandSpecFromMediaCommand({
+    apiVersion: 'ffkube.io/v1alpha1', kind: 'MediaCommand',
+    metadata: { name: 'x', creationTimestamp: '2026-11-21T00:00:00Z' }, spec: { accountId: 'a', commandType: 'FFMPEG_COMMAND' },
+  })
+  t.same(spec, { commandId: 'x', accountId: 'a', commandType: 'FFMPEG_COMMAND', inputFiles: {}, outputFiles: {}, ffmpegCommands: [], ytdlp: null, storageDestinationId: null, submittedAt: '2026-11-21T00:00:00Z' })
+})
