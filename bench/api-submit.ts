@@ -2,9 +2,11 @@
  * Submit and poll latency of the API against a bare Fastify route with the
  * same schemas, measured in one run on this host:
  *
- *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32]
+ *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32] [--backend sqlite|postgresql]
  *
- * Starts its own FerretDB on loopback, runs each server in a child process
+ * Starts its own FerretDB on loopback (SQLite backend; `--backend postgresql`
+ * also starts a throwaway PostgreSQL for it; BENCH_MONGODB_URL uses a running
+ * server instead), runs each server in a child process
  * (so the load generator does not share its event loop), and drives it over
  * loopback HTTP with keep-alive: a fixed-rate phase (latency measured from the
  * intended send time, so queueing counts) and a closed-loop saturation phase.
@@ -12,7 +14,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,6 +28,7 @@ import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommand
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
+import { startPostgres } from '../api/local/postgres.js'
 import { createLogger } from '../api/logger.js'
 
 const BODY = JSON.stringify({
@@ -249,17 +252,35 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '500' },
       concurrency: { type: 'string', default: '32' },
       variants: { type: 'string', default: 'bare,ffkube,ffkube-nolimit,ffkube-dispatcher' },
+      backend: { type: 'string', default: 'sqlite' },
     },
   })
   if (values.serve) return serve(values.serve as Variant)
   const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
+  if (values.backend !== 'sqlite' && values.backend !== 'postgresql') throw new Error('--backend is sqlite or postgresql')
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
-  const ferret = await startFerretDB(dir)
+  // Stopped in reverse order of start: FerretDB before the PostgreSQL under it.
+  const stops: (() => Promise<void>)[] = []
   try {
+    let mongoUrl = process.env.BENCH_MONGODB_URL
+    let described = `MongoDB at ${mongoUrl?.replace(/\/\/.*@/, '//')}`
+    if (!mongoUrl) {
+      let backend = { kind: 'sqlite' } as Parameters<typeof startFerretDB>[1]
+      if (values.backend === 'postgresql') {
+        await chmod(dir, 0o711) // as root, PostgreSQL runs as the postgres account and must reach its folder
+        const pg = await startPostgres(join(dir, 'postgres'), { fast: true })
+        stops.unshift(pg.stop)
+        backend = { kind: 'postgresql', url: pg.url }
+      }
+      const ferret = await startFerretDB(dir, backend)
+      stops.unshift(() => ferret.server.stop())
+      mongoUrl = ferret.url
+      described = `FerretDB (${values.backend} backend${values.backend === 'postgresql' ? ', fsync and synchronous_commit off' : ''}) on this host`
+    }
     const results: Record<string, Awaited<ReturnType<typeof measure>>> = {}
     for (const variant of values.variants.split(',') as Variant[]) {
       process.stderr.write(`measuring ${variant}…\n`)
-      results[variant] = await measure(variant, ferret.url, options)
+      results[variant] = await measure(variant, mongoUrl, options)
     }
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
     const rows: [string, (r: (typeof results)[string]) => number][] = [
@@ -283,10 +304,10 @@ async function main(): Promise<void> {
       lines.push(`| ${label} | ${cells.join(' | ')} |${ratio}`)
     }
     process.stdout.write(`${lines.join('\n')}\n`)
-    process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; FerretDB ${ferret.url.replace(/\/\/.*@/, '//')} on this host.\n`)
+    process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; ${described}.\n`)
   } finally {
     agent.destroy()
-    await ferret.server.stop()
+    for (const stop of stops) await stop()
     await rm(dir, { recursive: true, force: true })
   }
 }

@@ -2,15 +2,25 @@
 # Provisions the real servers and tools that ffkube's tests and `npm start` use,
 # into a cache outside the checkout. Idempotent: a second run only checks stamps.
 #
-#   scripts/provision.sh [start|test]
+#   scripts/provision.sh [start|test] [--postgresql]
 #     start  what `npm start` needs: ffmpeg, ffprobe, nats-server, yt-dlp, ferretdb, minio
 #     test   all of the above plus etcd and kube-apiserver (default)
+#     --postgresql  opt-in: also Debian's PostgreSQL 15 (postgres, initdb), for
+#                   FerretDB's postgresql backend (api/local/postgres.ts)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
 set -euo pipefail
 
-profile="${1:-test}"
+profile=test
+with_postgresql=false
+for arg in "$@"; do
+  case "$arg" in
+    start | test) profile="$arg" ;;
+    --postgresql) with_postgresql=true ;;
+    *) printf 'provision: unknown argument %s (usage: provision.sh [start|test] [--postgresql])\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
 bin="$cache/bin"
@@ -127,7 +137,20 @@ provision_kube() {
   : "$ETCD_VERSION" # pinned in scripts/toolchain/kube/go.mod; named here for the README
 }
 
+# Opt-in. As root, api/local/postgres.ts runs these as the package's `postgres` account.
+provision_postgresql() {
+  apt_install postgresql
+  local dir
+  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+  [[ -n "$dir" ]] || { log "postgresql is installed but /usr/lib/postgresql/*/bin is missing"; exit 1; }
+  link_system postgres "$dir/postgres"
+  link_system initdb "$dir/initdb"
+}
+
 provision_debian
+if [[ "$with_postgresql" == true ]]; then
+  provision_postgresql
+fi
 provision_ytdlp
 provision_ferretdb
 provision_minio
