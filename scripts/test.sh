@@ -10,4 +10,19 @@ npx --no-install tsc -p tsconfig.json
 echo "ffkube: lint (eslint)" >&2
 npx --no-install eslint --max-warnings 0 .
 echo "ffkube: tests (tap)" >&2
-exec npx --no-install tap "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+npx --no-install tap "$@" | tee "$log" || status=$?
+# tap's summary is `# { total: N, pass: P, fail: F, ... }`; say it as the plain
+# closing line CI tools read.
+summary="$(grep -E '^# \{ total: ' "$log" | tail -n 1 || true)"
+pass="$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary")"
+fail="$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")"
+skip="$(sed -nE 's/.*skip: ([0-9]+).*/\1/p' <<<"$summary")"
+if [[ -n "$pass" ]]; then
+  line="${pass} passed, ${fail:-0} failed"
+  [[ -n "$skip" ]] && line="$line, $skip skipped"
+  echo "$line"
+fi
+exit "$status"
