@@ -33,6 +33,11 @@ export interface CommandDocument extends CommandDraft {
   output_results: Record<string, OutputFileMeta> | null
   failed_files: Record<string, FailedFile> | null
   dispatch: DispatchState
+  /** Written by the status projector only (not in the spec's response): 0–100 while PROCESSING. */
+  progress?: number | null
+  processing_stage?: string | null
+  started_at?: Date | null
+  completed_at?: Date | null
 }
 
 /** A new QUEUED record with its pending dispatch. */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { planFeatures } from '../accounts/plans.js'
-import { ForbiddenError, NotFoundError } from '../errors/api-errors.js'
+import { ForbiddenError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
 import { toPollResponse } from './command-document.js'
 import { draftChained, draftFfmpegCommand, draftMultiple, draftYtdlpCommand, draftYtdlpDownload, type CommandDraft } from './drafts.js'
 import {
@@ -27,8 +27,13 @@ async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
 }
 
 /** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
-export const commandRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => boolean) | undefined }> = async (app, options) => {
   const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
+  // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
+  const requireYtdlp = async (request: FastifyRequest) => {
+    await requireVideoDownloads(request)
+    if (options.ytdlpAvailable && !options.ytdlpAvailable()) throw new NotImplementedError('the yt-dlp backend is unavailable; retry after a short delay')
+  }
 
   app.post(
     '/run-ffmpeg-command',
@@ -59,7 +64,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { tags: ['commands'], body: YtdlpDownloadBody, response: { 200: CommandIdResponse } },
       config: { validationErrorStatus: 422 },
-      preValidation: requireVideoDownloads,
+      preValidation: requireYtdlp,
     },
     async (request) => {
       const [commandId] = await accept(request, [draftYtdlpDownload(request.body)])
@@ -72,7 +77,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { tags: ['commands'], body: RunYtdlpCommandBody, response: { 200: CommandIdResponse } },
       config: { validationErrorStatus: 422 },
-      preValidation: requireVideoDownloads,
+      preValidation: requireYtdlp,
     },
     async (request) => {
       const [commandId] = await accept(request, [draftYtdlpCommand(request.body)])

@@ -1,0 +1,279 @@
+/**
+ * EXECUTOR=local: runs each command's runner as a child process on this host,
+ * at most `concurrency` at once, in a fresh work directory under the data dir
+ * that is removed afterwards. The runner reports over NATS JetStream, as in
+ * Kubernetes mode; this executor only publishes a FAILED event itself when the
+ * runner could not (it crashed, overran its deadline, or died with a previous
+ * process of this service).
+ *
+ * Idempotent: a run is a document in `runs` inserted with the command id as
+ * its unique _id (the one atomic write FerretDB 1.x has), so a second execute
+ * of the same command finds it and does nothing. Each run document has one
+ * writer, the executor that inserted it.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFile, mkdir, rm, writeFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
+import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { JetStreamClient, NatsConnection } from 'nats'
+import type { CommandSpec } from '../../contracts/command-spec.js'
+import { systemClock, type Clock } from '../clock.js'
+import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
+import { commandsCollection } from '../commands/command-repository.js'
+import type { Logger } from '../logger.js'
+import { isTerminal } from '../projector/projection.js'
+import { ensureStatusStream, publishFailure } from '../projector/streams.js'
+import type { Executor } from './executor.js'
+import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
+import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
+import { Slots } from './slots.js'
+
+/** How often a command may start: once, and once more after a restart of this service interrupted it. */
+const MAX_ATTEMPTS = 2
+
+interface RunDocument {
+  /** The command id for the first attempt, `<command id>#2` for the retry after an interruption. */
+  _id: string
+  command_id: string
+  attempt: number
+  /** Which start of this service owns the run: another boot's unfinished run was interrupted. */
+  boot_id: string
+  state: 'queued' | 'running' | 'finished'
+  pid: number | null
+  work_dir: string
+  created_at: Date
+}
+
+/** What the runner needs besides its spec; storage credentials reach it only as a file (S3_CREDENTIALS_FILE). */
+export interface RunnerSettings {
+  natsUrl: string
+  allowPrivateNetworks: boolean
+  s3: { endpoint: string | undefined; bucket: string; region: string; forcePathStyle: boolean; accessKeyId?: string | undefined; secretAccessKey?: string | undefined }
+  ffmpegPath: string
+  ffprobePath: string
+  ytdlpPath: string
+  logLevel?: string
+}
+
+export interface LocalExecutorOptions {
+  db: Db
+  nats: NatsConnection
+  logger: Logger
+  /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
+  dataDir: string
+  runner: RunnerSettings
+  /** Runners at once; default: the number of cores. */
+  concurrency?: number
+  /** A runner still alive after this is killed and its command FAILED with TIMEOUT. */
+  deadlineMs?: number
+  runnerMain?: string
+  /**
+   * Warm runners (runner-pool.ts) instead of one fresh process per command:
+   * the same runner code and sandbox rules, minus ~300 ms of start-up. Default true.
+   */
+  warmPool?: boolean
+  now?: Clock
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  return err instanceof MongoServerError && err.code === 11000
+}
+
+export class LocalExecutor implements Executor {
+  readonly name = 'local'
+  readonly #runs: Collection<RunDocument>
+  readonly #commands: Collection<CommandDocument>
+  readonly #log: Logger
+  readonly #now: Clock
+  readonly #slots: Slots
+  readonly #bootId = randomUUID()
+  readonly #active = new Map<string, RunnerProcess>()
+  readonly #tasks = new Set<Promise<void>>()
+  #js: JetStreamClient | null = null
+  #env: NodeJS.ProcessEnv | null = null
+  #pool: RunnerPool | null = null
+  #stopping = false
+
+  constructor(private readonly options: LocalExecutorOptions) {
+    this.#runs = options.db.collection<RunDocument>('runs')
+    this.#commands = commandsCollection(options.db)
+    this.#log = options.logger.child({ component: 'local-executor' })
+    this.#now = options.now ?? systemClock
+    this.#slots = new Slots(options.concurrency ?? availableParallelism())
+  }
+
+  /** Prepares the runners' environment, then resumes or fails what a previous process left running. */
+  async start(): Promise<void> {
+    await ensureStatusStream(this.options.nats)
+    this.#js = this.options.nats.jetstream()
+    this.#env = await this.#runnerEnvironment()
+    if (this.options.warmPool ?? true) {
+      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir)
+      this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
+    }
+    await this.recover()
+  }
+
+  /** Kills the runners of this process; their commands are retried by the next start's recovery. */
+  async stop(): Promise<void> {
+    this.#stopping = true
+    this.#slots.close()
+    for (const runner of this.#active.values()) runner.kill('SIGKILL')
+    this.#pool?.close()
+    await Promise.all(this.#tasks)
+  }
+
+  async execute(spec: CommandSpec): Promise<void> {
+    if (this.#stopping || !this.#env) throw new Error('the local executor is not running')
+    const run = this.#newRun(spec.commandId, spec.commandId, 1)
+    try {
+      await this.#runs.insertOne(run)
+    } catch (err) {
+      // Handed over before (the dispatcher retried after a crash): it runs once.
+      if (isDuplicateKey(err)) return
+      throw err
+    }
+    this.#track(this.#run(spec, run))
+  }
+
+  /**
+   * Every run another boot of this service left unfinished: its runner is
+   * killed if it survived its parent, then the command is run again once
+   * (attempt 2, taken with a unique insert) or, when that was the retry,
+   * FAILED with INTERRUPTED. A full scan of `runs` on FerretDB, at start only.
+   * Assumes one local-mode process per database, as `npm start` is.
+   */
+  async recover(): Promise<void> {
+    const unfinished = await this.#runs.find({ state: { $in: ['queued', 'running'] } }).toArray()
+    for (const run of unfinished) {
+      if (run.boot_id === this.#bootId) continue
+      const log = this.#log.child({ command_id: run.command_id, attempt: run.attempt })
+      await killOrphan(run)
+      const doc = await this.#commands.findOne({ _id: run.command_id })
+      if (!doc || isTerminal(doc.status)) {
+        await this.#finish(run)
+        continue
+      }
+      if (run.attempt >= MAX_ATTEMPTS) {
+        log.warn('command interrupted twice by a restart: failing it')
+        await this.#fail(run.command_id, 'INTERRUPTED', 'the service restarted while the command ran, twice; it is not retried again')
+        await this.#finish(run)
+        continue
+      }
+      const retry = this.#newRun(`${run.command_id}#${run.attempt + 1}`, run.command_id, run.attempt + 1)
+      try {
+        await this.#runs.insertOne(retry)
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err
+        await this.#finish(run)
+        continue
+      }
+      await this.#finish(run)
+      log.warn('command interrupted by a restart: running it again')
+      this.#track(this.#run(toCommandSpec(doc), retry))
+    }
+  }
+
+  #newRun(id: string, commandId: string, attempt: number): RunDocument {
+    const workDir = join(this.options.dataDir, 'work', `${commandId}-${attempt}`)
+    return { _id: id, command_id: commandId, attempt, boot_id: this.#bootId, state: 'queued', pid: null, work_dir: workDir, created_at: this.#now() }
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task)
+    void task.finally(() => this.#tasks.delete(task))
+  }
+
+  async #run(spec: CommandSpec, run: RunDocument): Promise<void> {
+    const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt: run.attempt })
+    const release = await this.#slots.acquire()
+    if (!release) return
+    try {
+      await rm(run.work_dir, { recursive: true, force: true })
+      await mkdir(run.work_dir, { recursive: true, mode: 0o700 })
+      const runner = this.#pool
+        ? this.#pool.run(spec, run.work_dir)
+        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.work_dir, this.#env as NodeJS.ProcessEnv)
+      this.#active.set(run._id, runner)
+      await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
+      let timedOut = false
+      const deadlineMs = this.options.deadlineMs ?? 2 * 3600_000
+      const deadline = setTimeout(() => {
+        timedOut = true
+        runner.kill('SIGKILL')
+      }, deadlineMs)
+      const exit = await runner.exited
+      clearTimeout(deadline)
+      this.#active.delete(run._id)
+      // Killed by stop(): the next start's recovery decides, so the run stays unfinished.
+      if (this.#stopping && !timedOut) return
+      if (timedOut) {
+        log.warn({ deadline_ms: deadlineMs }, 'runner overran its deadline: killed')
+        await this.#fail(spec.commandId, 'TIMEOUT', `the command did not finish within ${Math.round(deadlineMs / 1000)} s`)
+      } else if (exit.code !== 0 && exit.code !== 1) {
+        // 0 and 1 mean the runner reported SUCCESS or FAILED itself; anything else means it could not.
+        log.error({ code: exit.code, signal: exit.signal, runner_log: exit.stderrTail }, 'runner ended without reporting')
+        await this.#fail(spec.commandId, 'RUNNER_FAILED', `the runner ended unexpectedly (${exit.signal ?? `exit code ${exit.code}`})`)
+      }
+      await this.#finish(run)
+    } catch (err) {
+      log.error({ err }, 'local run failed')
+      await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
+    } finally {
+      release()
+      if (!this.#stopping) await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
+    }
+  }
+
+  async #finish(run: RunDocument): Promise<void> {
+    await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'finished' } })
+  }
+
+  async #fail(commandId: string, errorStatus: string, message: string): Promise<void> {
+    const js = this.#js ?? this.options.nats.jetstream()
+    await publishFailure(js, commandId, errorStatus, message, this.#now())
+  }
+
+  async #runnerEnvironment(): Promise<NodeJS.ProcessEnv> {
+    const { runner, dataDir } = this.options
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+      LOG_LEVEL: runner.logLevel ?? 'warn',
+      FFKUBE_STATUS_REPORTER: 'nats',
+      NATS_URL: runner.natsUrl,
+      ALLOW_PRIVATE_NETWORKS: runner.allowPrivateNetworks ? '1' : '0',
+      FFMPEG_PATH: runner.ffmpegPath,
+      FFPROBE_PATH: runner.ffprobePath,
+      YTDLP_PATH: runner.ytdlpPath,
+      S3_BUCKET: runner.s3.bucket,
+      S3_REGION: runner.s3.region,
+      S3_FORCE_PATH_STYLE: runner.s3.forcePathStyle ? 'true' : 'false',
+      ...(runner.s3.endpoint ? { S3_ENDPOINT: runner.s3.endpoint } : {}),
+    }
+    if (runner.s3.accessKeyId && runner.s3.secretAccessKey) {
+      // A file, not variables: the runner reads it in its upload step only, so the secret is never in its environment.
+      const dir = join(dataDir, 'runner')
+      await mkdir(dir, { recursive: true, mode: 0o700 })
+      const file = join(dir, 's3-credentials.json')
+      await writeFile(file, JSON.stringify({ accessKeyId: runner.s3.accessKeyId, secretAccessKey: runner.s3.secretAccessKey }), { mode: 0o600 })
+      env.S3_CREDENTIALS_FILE = file
+    }
+    return env
+  }
+}
+
+/** Kills a runner that outlived a previous process of this service, if the pid is still that runner. */
+async function killOrphan(run: RunDocument): Promise<void> {
+  if (!run.pid || run.pid <= 0) return
+  const cmdline = await readFile(`/proc/${run.pid}/cmdline`, 'utf8').catch(() => '')
+  // The work dir names the command and attempt: a reused pid belongs to another program.
+  if (!cmdline.includes(run.work_dir)) return
+  try {
+    process.kill(-run.pid, 'SIGKILL')
+  } catch {
+    // Gone in between.
+  }
+  await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
+}

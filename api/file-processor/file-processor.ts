@@ -1,0 +1,211 @@
+/**
+ * Finishes the files the API accepted as PROCESSING: a store-file URL is
+ * fetched through the private-network guard, streamed to the managed bucket
+ * and probed; an upload already in the bucket is probed where it lies. Each
+ * ends STORED (media facts, storage_url) or FAILED (error_status,
+ * error_message). A file is claimed with a lease inserted under a unique _id
+ * (FerretDB 1.x's one atomic write), so two processors never work on one
+ * file; the claim holder is the record's only writer until it is done.
+ */
+import { createReadStream } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { MongoServerError, type Collection, type Db } from 'mongodb'
+import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
+import { mediaMetaFromProbe, mimeTypeForFilename, type FfprobeOutput, type MediaMeta } from '../../contracts/output-file-meta.js'
+import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
+import { runTool } from '../../runner-image/runner/child-process.js'
+import { probeFile } from '../../runner-image/runner/probe-step.js'
+import { systemClock, type Clock } from '../clock.js'
+import type { FileDocument } from '../files/file-document.js'
+import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
+import type { Logger } from '../logger.js'
+import { presignGet } from '../projector/status-projector.js'
+
+interface FileLease {
+  _id: string
+  file_id: string
+  expires_at: Date
+}
+
+export interface FileProcessorOptions {
+  db: Db
+  s3: S3Client
+  bucket: string
+  logger: Logger
+  /** Temporary downloads go under `<dataDir>/file-fetch`. */
+  dataDir: string
+  ffprobePath: string
+  allowPrivateNetworks: boolean
+  maxBytes?: number
+  timeoutMs?: number
+  pollIntervalMs?: number
+  leaseMs?: number
+  now?: Clock
+}
+
+/** A failure with the error_status the file record gets. */
+class FileFailure extends Error {
+  constructor(readonly errorStatus: string, message: string) {
+    super(message)
+  }
+}
+
+export class FileProcessor {
+  readonly #files: Collection<FileDocument>
+  readonly #leases: Collection<FileLease>
+  readonly #storage: ManagedStorage
+  readonly #log: Logger
+  readonly #now: Clock
+  #stopping = new AbortController()
+  #loop: Promise<void> | null = null
+
+  constructor(private readonly options: FileProcessorOptions) {
+    this.#files = options.db.collection<FileDocument>('files')
+    this.#leases = options.db.collection<FileLease>('file_leases')
+    this.#storage = new ManagedStorage(options.s3, options.bucket)
+    this.#log = options.logger.child({ component: 'file-processor' })
+    this.#now = options.now ?? systemClock
+  }
+
+  start(): void {
+    if (this.#loop) return
+    this.#stopping = new AbortController()
+    this.#loop = this.#run()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping.abort()
+    await this.#loop
+    this.#loop = null
+  }
+
+  /** Processes every due pending file once; returns how many it finished. */
+  async drain(): Promise<number> {
+    // A scan of `files` on FerretDB 1.x (indexed on MongoDB); the pending ones are few.
+    const pending = await this.#files.find({ 'processing.state': 'pending' }, { projection: { _id: 1 } }).limit(32).toArray()
+    let done = 0
+    await Promise.all(
+      pending.map(async ({ _id }) => {
+        if (await this.#claim(_id)) {
+          await this.#process(_id)
+          done += 1
+        }
+      }),
+    )
+    return done
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stopping.signal
+    while (!signal.aborted) {
+      try {
+        await this.drain()
+      } catch (err) {
+        this.#log.error({ err }, 'file processing round failed')
+      }
+      await delay(this.options.pollIntervalMs ?? 500, undefined, { signal }).catch(() => undefined)
+    }
+  }
+
+  /** A lease on the file; an expired lease (its holder died) is taken over under a successor key. */
+  async #claim(fileId: string): Promise<boolean> {
+    const now = this.#now()
+    const expires_at = new Date(now.getTime() + (this.options.leaseMs ?? 15 * 60_000))
+    let key = fileId
+    for (let depth = 0; depth < 8; depth++) {
+      try {
+        await this.#leases.insertOne({ _id: key, file_id: fileId, expires_at })
+        return true
+      } catch (err) {
+        if (!(err instanceof MongoServerError && err.code === 11000)) throw err
+      }
+      const held = await this.#leases.findOne({ _id: key })
+      if (held && held.expires_at > now) return false
+      key = `${key}~`
+    }
+    return false
+  }
+
+  async #process(fileId: string): Promise<void> {
+    const file = await this.#files.findOne({ _id: fileId })
+    if (!file || file.processing?.state !== 'pending') return
+    const log = this.#log.child({ file_id: fileId, account_id: file.account_id, kind: file.processing.kind })
+    let update: Partial<FileDocument>
+    try {
+      const stored = file.processing.kind === 'fetch' ? await this.#fetch(file) : await this.#probeUpload(file)
+      const storage_url = await presignGet(this.options.s3, this.options.bucket, stored.objectKey)
+      update = { ...stored.meta, object_key: stored.objectKey, status: 'STORED', storage_url, error_status: null, error_message: null }
+      log.info('file stored')
+    } catch (err) {
+      const failure = err instanceof FileFailure ? err : new FileFailure('INTERNAL_ERROR', 'the file could not be processed')
+      if (!(err instanceof FileFailure)) log.error({ err }, 'file processing failed unexpectedly')
+      update = { status: 'FAILED', error_status: failure.errorStatus, error_message: failure.message }
+      log.info({ error_status: failure.errorStatus }, 'file failed')
+    }
+    const now = this.#now()
+    await this.#files.updateOne({ _id: fileId }, { $set: { ...update, updated_at: now, processing: { ...file.processing, state: 'done', claim: null } } })
+  }
+
+  /** store-file: the guarded fetch to a temporary file, then the bucket, then ffprobe on the local copy. */
+  async #fetch(file: FileDocument): Promise<{ objectKey: string; meta: MediaMeta }> {
+    const dir = join(this.options.dataDir, 'file-fetch', file._id)
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    try {
+      const path = join(dir, file.filename)
+      try {
+        await guardedDownload(file.original_file_url ?? '', path, {
+          allowPrivateNetworks: this.options.allowPrivateNetworks,
+          maxBytes: this.options.maxBytes ?? 5 * 1024 ** 3,
+          timeoutMs: this.options.timeoutMs ?? 600_000,
+        })
+      } catch (err) {
+        if (err instanceof UrlGuardError) throw new FileFailure(`INPUT_${err.code}`, `file_url: ${err.message}`)
+        throw new FileFailure('INPUT_UNREACHABLE', `file_url: ${err instanceof Error ? err.message : String(err)}`)
+      }
+      const objectKey = uploadObjectKey(file.account_id, file._id, file.filename)
+      try {
+        await this.#storage.upload(objectKey, createReadStream(path), mimeTypeForFilename(file.filename))
+      } catch (err) {
+        throw new FileFailure('UPLOAD_FAILED', `storing the file failed: ${err instanceof Error ? err.message : String(err)}`)
+      }
+      const meta = await probeFile(this.options.ffprobePath, dir, file.filename)
+      return { objectKey, meta }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  /** upload: ffprobe reads the object over a presigned URL, fetching only the bytes it needs. */
+  async #probeUpload(file: FileDocument): Promise<{ objectKey: string; meta: MediaMeta }> {
+    const objectKey = file.object_key
+    if (!objectKey) throw new FileFailure('INTERNAL_ERROR', 'the upload has no object')
+    let size: number
+    try {
+      const head = await this.options.s3.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey }))
+      size = head.ContentLength ?? 0
+    } catch {
+      throw new FileFailure('UPLOAD_MISSING', 'the uploaded object is not in storage')
+    }
+    const url = await presignGet(this.options.s3, this.options.bucket, objectKey)
+    // Our own bucket over HTTP(S) instead of `file`; the same demuxer allow-list as every probe.
+    const hardening = INPUT_HARDENING.map((arg, i) => (INPUT_HARDENING[i - 1] === '-protocol_whitelist' ? 'http,https,tcp,tls,crypto' : arg))
+    const run = await runTool(this.options.ffprobePath, ['-v', 'error', ...hardening, '-show_format', '-show_streams', '-of', 'json', url], {
+      cwd: this.options.dataDir,
+      timeoutMs: 120_000,
+    })
+    let probe: FfprobeOutput = {}
+    if (run.code === 0) {
+      try {
+        probe = JSON.parse(run.stdout) as FfprobeOutput
+      } catch {
+        // Not media ffprobe understands: stored with null facts, like an output.
+      }
+    }
+    const meta = mediaMetaFromProbe(probe, file.filename, size)
+    // The client's declared type stands when the extension says nothing.
+    return { objectKey, meta: { ...meta, mime_type: meta.mime_type ?? file.mime_type } }
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Local-mode benchmark (run after `npx tsc`: `node dist/bench/local-mode.js`).
+ * The whole service runs as `npm start` runs it (child process, local
+ * executor, projector, dispatcher) against harness FerretDB, NATS and MinIO;
+ * inputs come from a loopback HTTP server.
+ *   1. overhead: submit → SUCCESS (the CompletionEvent the projector publishes
+ *      right after writing SUCCESS, as a webhook client would learn it; polling
+ *      GET every few ms would itself load FerretDB, which scans per query), minus
+ *      the bare ffmpeg time of the same arguments on a local copy, measured
+ *      alternately in the same run; for a stream-copy remux and a 720p → 360p
+ *      transcode. Targets: median < 150 ms, p99 < 300 ms.
+ *   2. throughput: a burst of remux commands, submitted ten per request;
+ *      commands/s from the first submit to the last SUCCESS. Target ≥ 20/s.
+ *   3. runner wrapper memory: peak RSS (VmHWM) of the node runner processes,
+ *      which excludes ffmpeg (its own process). Target < 60 MiB.
+ */
+import { execFile } from 'node:child_process'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { connect, JSONCodec, type NatsConnection } from 'nats'
+import { toolPath } from '../api/local/tools.js'
+import { COMPLETION_SUBJECT_PREFIX, type CompletionEvent } from '../contracts/completion-events.js'
+import { makeClip, serveFiles } from '../test/harness/media.js'
+import { scratchDir } from '../test/harness/scratch.js'
+import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
+
+const run = promisify(execFile)
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30)
+const BURST = Number(process.env.BENCH_BURST ?? 100)
+
+const teardowns: Array<() => unknown> = []
+const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+/** Completion events by command id: resolved when the projector announces the command's end. */
+class Completions {
+  readonly #waiting = new Map<string, (event: CompletionEvent) => void>()
+  readonly #early = new Map<string, CompletionEvent>()
+
+  constructor(nc: NatsConnection) {
+    const codec = JSONCodec<CompletionEvent>()
+    nc.subscribe(`${COMPLETION_SUBJECT_PREFIX}.>`, {
+      callback: (_err, msg) => {
+        const event = codec.decode(msg.data)
+        const waiter = this.#waiting.get(event.command_id)
+        if (waiter) waiter(event)
+        else this.#early.set(event.command_id, event)
+      },
+    })
+  }
+
+  async wait(id: string): Promise<number> {
+    const event = this.#early.get(id) ?? (await new Promise<CompletionEvent>((resolve) => this.#waiting.set(id, resolve)))
+    const at = performance.now()
+    if (event.status !== 'SUCCESS') throw new Error(`command ${id} ended ${event.status}`)
+    return at
+  }
+}
+
+/** Peak RSS (VmHWM) of the service's runner children, which are node only: ffmpeg is their child. */
+function watchRunnerMemory(servicePid: number): { stop(): number[] } {
+  const peaks = new Map<number, number>()
+  const timer = setInterval(async () => {
+    const children = await readFile(`/proc/${servicePid}/task/${servicePid}/children`, 'utf8').catch(() => '')
+    for (const pid of children.split(' ').filter(Boolean)) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+      if (!/runner-image\/runner\/(main|pool-worker)\.js/.test(cmdline)) continue
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
+      if (hwm) peaks.set(Number(pid), Math.max(peaks.get(Number(pid)) ?? 0, Number(hwm[1]) / 1024))
+    }
+  }, 50)
+  return { stop: () => (clearInterval(timer), [...peaks.values()]) }
+}
+
+async function phase(api: Client, completions: Completions, dir: string, name: string, clipPath: string, clipUrl: string, args: string[], outName: string) {
+  const overheads: number[] = []
+  const bare: number[] = []
+  for (let i = 0; i < SAMPLES + 3; i++) {
+    const started = performance.now()
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_v: clipUrl },
+      output_files: { out_x: outName },
+      ffmpeg_command: ['ffmpeg', '-i', '{{in_v}}', ...args, '{{out_x}}'].join(' '),
+    })
+    const total = (await completions.wait(command_id)) - started
+    const bareStarted = performance.now()
+    await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clipPath, ...args, join(dir, outName)])
+    const bareMs = performance.now() - bareStarted
+    if (i < 3) continue // warm-up: page cache, JIT, first connections
+    bare.push(bareMs)
+    overheads.push(total - bareMs)
+  }
+  await rm(join(dir, outName), { force: true })
+  const row = {
+    phase: name,
+    samples: overheads.length,
+    bare_ffmpeg_median_ms: Math.round(percentile(bare, 50)),
+    overhead_median_ms: Math.round(percentile(overheads, 50)),
+    overhead_p99_ms: Math.round(percentile(overheads, 99)),
+  }
+  process.stdout.write(`${JSON.stringify(row)}\n`)
+}
+
+async function main(): Promise<void> {
+  const dir = await scratchDir(t, 'ffkube-bench-')
+  const environment = await serviceEnvironment(t, { LOG_LEVEL: 'error' })
+  const [service, clip] = await Promise.all([
+    startService(t, environment),
+    makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 }),
+  ])
+  const media = await serveFiles(t, [clip])
+  const api = new Client(service)
+  const nc = await connect({ servers: environment.env.NATS_URL as string })
+  t.teardown(() => nc.close())
+  const completions = new Completions(nc)
+  const memory = watchRunnerMemory(service.child.pid as number)
+
+  await phase(api, completions, dir, 'remux (stream copy)', clip, media.url(clip), ['-c', 'copy'], 'remux.mp4')
+  await phase(api, completions, dir, 'transcode 720p -> 360p', clip, media.url(clip), ['-vf', 'scale=-2:360', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'copy'], 'small.mp4')
+
+  // 2: sustained remux throughput.
+  const started = performance.now()
+  const ids: string[] = []
+  for (let i = 0; i < BURST; i += 10) {
+    const commands = Array.from({ length: Math.min(10, BURST - i) }, () => ({
+      input_files: { in_v: media.url(clip) },
+      output_files: { out_x: 'remux.mp4' },
+      ffmpeg_command: 'ffmpeg -i {{in_v}} -c copy {{out_x}}',
+    }))
+    ids.push(...(await api.post('/run-multiple-ffmpeg-commands', { commands })).command_ids)
+  }
+  await Promise.all(ids.map((id) => completions.wait(id)))
+  const seconds = (performance.now() - started) / 1000
+  process.stdout.write(`${JSON.stringify({ phase: 'remux throughput', commands: ids.length, seconds: Math.round(seconds * 10) / 10, commands_per_second: Math.round((ids.length / seconds) * 10) / 10 })}\n`)
+
+  const peaks = memory.stop()
+  process.stdout.write(
+    `${JSON.stringify({ phase: 'runner wrapper memory (VmHWM, node only)', runners_sampled: peaks.length, median_mib: Math.round(percentile(peaks, 50)), max_mib: Math.round(Math.max(...peaks)) })}\n`,
+  )
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exitCode = 1
+  })
+  .finally(async () => {
+    for (const fn of teardowns.reverse()) await fn()
+  })

@@ -1,0 +1,51 @@
+import t from 'tap'
+import type { StatusEvent } from '../../contracts/status-events.js'
+import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
+import { outputFileDocument, outputFileId, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
+
+const created = new Date('2026-01-01T00:00:00Z')
+const now = new Date('2026-01-01T00:00:02.5Z')
+const base = newCommandDocument(
+  { command_type: 'FFMPEG_COMMAND', input_files: {}, output_files: { out_x: 'x.mp4' }, ffmpeg_commands: ['ffmpeg'], metadata: null, webhook_url: null, storage_destination_id: null, ytdlp: null, original_request: { input_files: {}, output_files: {} } } as never,
+  { commandId: 'c1', accountId: 'acc_1' },
+  created,
+)
+const doc = (patch: Partial<CommandDocument>): CommandDocument => ({ ...base, ...patch })
+const envelope = { command_id: 'c1', event_id: 'e', emitted_at: now.toISOString() }
+const processing = (progress: number | null, stage: 'RUNNING' | 'FETCHING' = 'RUNNING') => ({ ...envelope, type: 'PROCESSING', stage, progress }) as StatusEvent & { type: 'PROCESSING' }
+const failed = { ...envelope, type: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: 'bad', ffmpeg_command_run_seconds: 0.5, failed_files: null } as StatusEvent & { type: 'FAILED' }
+
+t.test('a PROCESSING event moves QUEUED forward and progress only grows', async (t) => {
+  t.match(processingUpdate(doc({}), processing(null, 'FETCHING'), now), { status: 'PROCESSING', progress: null, processing_stage: 'FETCHING', started_at: now })
+  t.match(processingUpdate(doc({ status: 'PROCESSING', progress: 40, processing_stage: 'RUNNING' }), processing(60), now), { progress: 60 })
+  t.match(processingUpdate(doc({ status: 'PROCESSING', progress: 40, processing_stage: 'PROCESSING' }), processing(20), now), { progress: 40 }, 'a late lower percent keeps 40')
+  t.equal(processingUpdate(doc({ status: 'PROCESSING', progress: 40, processing_stage: 'RUNNING' }), processing(20), now), null, 'nothing to write')
+})
+
+t.test('nothing moves a terminal command', async (t) => {
+  for (const status of ['SUCCESS', 'FAILED'] as const) {
+    t.equal(processingUpdate(doc({ status }), processing(50), now), null)
+    t.equal(terminalUpdate(doc({ status }), failed, {}, now), null)
+  }
+})
+
+t.test('a FAILED event sets the error fields and the total time from submission', async (t) => {
+  t.match(terminalUpdate(doc({ status: 'PROCESSING' }), failed, {}, now), {
+    status: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: 'bad', total_processing_seconds: 2.5, ffmpeg_command_run_seconds: 0.5, output_results: null,
+  })
+})
+
+t.test('a SUCCESS event records each output as an OUTPUT file with a stable id', async (t) => {
+  const result = {
+    filename: 'x.mp4', storage_location: 'INTERNAL' as const, bucket: 'b', object_key: 'outputs/c1/x.mp4', size_mbytes: 1, duration: 2, file_type: 'video' as const,
+    file_format: 'mp4', codec: 'h264', pixel_format: 'yuv420p', mime_type: 'video/mp4', width: 320, height: 180, frame_rate: 25, bitrate_video_kb: 100, bitrate_audio_kb: 64, sample_rate: 48000, channels: 2,
+  }
+  const file = outputFileDocument(doc({}), 'out_x', result, 'https://signed', now)
+  t.equal(file._id, outputFileId('c1', 'out_x'))
+  t.equal(outputFileId('c1', 'out_x'), outputFileId('c1', 'out_x'), 'a replay derives the same id')
+  t.not(outputFileId('c1', 'out_x'), outputFileId('c2', 'out_x'))
+  t.match(file, { service_store_type: 'OUTPUT', status: 'STORED', command_id: 'c1', output_alias: 'out_x', object_key: 'outputs/c1/x.mp4', storage_url: 'https://signed' })
+  const success = { ...envelope, type: 'SUCCESS', output_files: { out_x: result }, ffmpeg_command_run_seconds: 1, failed_files: {} } as StatusEvent & { type: 'SUCCESS' }
+  const update = terminalUpdate(doc({ status: 'PROCESSING' }), success, { out_x: file }, now)
+  t.match(update, { status: 'SUCCESS', progress: 100, failed_files: null, output_results: { out_x: { file_id: file._id, storage_url: 'https://signed', width: 320, is_deleted: false } } })
+})
