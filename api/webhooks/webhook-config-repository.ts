@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
@@ -16,6 +17,12 @@ export interface WebhookConfigDocument {
   is_active: boolean
   disabled_at: Date | null
   consecutive_failures: number
+  /**
+   * A fresh value on every PUT. Failure runs are counted per revision (from the
+   * webhook deliverer's attempt log), so a PUT resets the count without
+   * racing the deliverers' writes. Absent on configurations written before it.
+   */
+  revision?: string
   created_at: Date
   updated_at: Date
 }
@@ -55,6 +62,7 @@ export class WebhookConfigRepository {
           is_active: true,
           disabled_at: null,
           consecutive_failures: 0,
+          revision: randomUUID(),
           updated_at: now,
         },
         $setOnInsert: { created_at: now },
@@ -87,6 +95,36 @@ export class WebhookConfigRepository {
     return { url: doc.url, secret: doc.secret_sealed ? this.#box.open(doc.secret_sealed) : null }
   }
 
+  /** Everything a delivery needs, active or not: per-command URLs are signed with the account's secret too. */
+  async findDeliveryTarget(accountId: string): Promise<(ActiveWebhook & { is_active: boolean; revision: string | null; consecutive_failures: number }) | null> {
+    const doc = await this.find(accountId)
+    if (!doc) return null
+    return {
+      url: doc.url,
+      secret: doc.secret_sealed ? this.#box.open(doc.secret_sealed) : null,
+      is_active: doc.is_active,
+      revision: doc.revision ?? null,
+      consecutive_failures: doc.consecutive_failures,
+    }
+  }
+
+  /**
+   * The webhook deliverer's write: the failure run it derived from its attempt
+   * log for `revision` (see failure-run.ts), disabling the webhook at 8. A
+   * `$set` of a derived value, so concurrent deliverers converge where `$inc`s
+   * would lose counts on FerretDB; the revision filter keeps a count of the
+   * previous configuration off a freshly PUT one. Returns whether it disabled.
+   */
+  async recordFailureRun(accountId: string, revision: string | null, run: number): Promise<boolean> {
+    const now = this.#now()
+    const disable = run >= WEBHOOK_FAILURES_BEFORE_DISABLE
+    const result = await this.#configs.updateOne(
+      { _id: accountId, is_active: true, revision: revision ?? { $exists: false } },
+      { $set: disable ? { consecutive_failures: run, is_active: false, disabled_at: now } : { consecutive_failures: run } },
+    )
+    return disable && result.modifiedCount === 1
+  }
+
   /** A delivery to the account-level URL succeeded: the failure run is over. */
   async recordSuccess(accountId: string): Promise<void> {
     await this.#configs.updateOne({ _id: accountId, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } })
@@ -95,7 +133,9 @@ export class WebhookConfigRepository {
   /**
    * A delivery to the account-level URL failed. The eighth consecutive failure
    * disables the webhook. Per-command webhook URLs must not call this (spec).
-   * Returns the configuration after the change.
+   * Returns the configuration after the change. Single writer only: on
+   * FerretDB 1.x concurrent `$inc`s lose counts, so the webhook deliverer
+   * (several replicas) uses recordFailureRun with a count from its log.
    */
   async recordFailure(accountId: string): Promise<WebhookConfigDocument | null> {
     const now = this.#now()

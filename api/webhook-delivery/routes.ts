@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Db } from 'mongodb'
+import type { Clock } from '../clock.js'
+import { ConflictError, NotFoundError } from '../errors/api-errors.js'
+import { DeliveryStore, type AttemptRecord } from './delivery-store.js'
+import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
+
+const tags = ['webhook deliveries']
+const errors = { 401: ErrorResponse, 429: ErrorResponse }
+
+function toAttempt(record: AttemptRecord): WebhookAttempt {
+  return {
+    delivery_id: record.delivery_id,
+    command_id: record.command_id,
+    attempt: record.attempt,
+    target: record.target,
+    url: record.url,
+    outcome: record.outcome,
+    status_code: record.status_code,
+    error: record.error,
+    duration_ms: record.duration_ms,
+    started_at: record.started_at.toISOString(),
+    finished_at: record.finished_at.toISOString(),
+  }
+}
+
+/** The delivery log and redelivery: GET /webhook-deliveries, POST /commands/:id/webhook/redeliver. */
+export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
+  const store = new DeliveryStore(options.db)
+
+  app.get(
+    '/webhook-deliveries',
+    { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse, ...errors } } },
+    async (request) => {
+      const { limit, offset, command_id } = request.query
+      const records = await store.list(request.account.id, { limit, offset, commandId: command_id })
+      return { deliveries: records.map(toAttempt), limit, offset }
+    },
+  )
+
+  app.post(
+    '/commands/:commandId/webhook/redeliver',
+    {
+      schema: {
+        summary: 'Send a finished command\'s completion webhook again, as a new delivery with its own retries',
+        tags,
+        params: RedeliverParams,
+        response: { 202: RedeliverResponse, 404: ErrorResponse, 409: ErrorResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const command = await app.commands.find(request.account.id, request.params.commandId)
+      if (!command) throw new NotFoundError('no such command')
+      if (command.status !== 'SUCCESS' && command.status !== 'FAILED') {
+        throw new ConflictError(`the command is ${command.status}; only a finished command has a completion webhook`)
+      }
+      if (!command.webhook_url) {
+        const config = await app.webhookConfigs.find(request.account.id)
+        if (!config?.is_active) throw new ConflictError('the command has no webhook_url and the account webhook is not configured or not active')
+      }
+      const deliveryId = `whd_${randomUUID()}`
+      const now = options.now()
+      await store.enqueue({ _id: deliveryId, command_id: command._id, account_id: command.account_id, due_at: now, created_at: now })
+      options.onRedeliveryQueued?.()
+      request.log.info({ command_id: command._id, account_id: command.account_id, delivery_id: deliveryId }, 'webhook redelivery queued')
+      return reply.code(202).send({ delivery_id: deliveryId, command_id: command._id })
+    },
+  )
+}

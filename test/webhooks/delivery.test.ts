@@ -1,0 +1,145 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import t from 'tap'
+import { nextWake, settle, startReceiver, startWorld, until } from './world.js'
+
+const SECRET = 'whsec_test-secret-ünïcode'
+
+/** An HMAC check written from the spec, not from the product's signature.ts. */
+function independentlyVerified(rawBody: string, secret: string, header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string' || !/^[0-9a-f]{64}$/.test(header)) return false
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(rawBody, 'utf8')).digest()
+  return timingSafeEqual(expected, Buffer.from(header, 'hex'))
+}
+
+t.test('a completed command is POSTed, signed, with data equal to the GET poll response', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: `${receiver.url}/hooks/ffkube`, secret: SECRET })
+  await world.deliverer()
+  for (const status of ['SUCCESS', 'FAILED'] as const) {
+    const before = receiver.received.length
+    const commandId = await world.submit(api_key)
+    await world.complete(commandId, status)
+    const got = await until('the webhook', () => receiver.received[before])
+    t.equal(got.path, '/hooks/ffkube')
+    t.equal(got.headers['content-type'], 'application/json')
+    t.equal(got.headers['user-agent'], 'ffkube-Webhook/1.0')
+    t.ok(independentlyVerified(got.body, SECRET, got.headers['x-webhook-signature']), `${status}: signature verifies`)
+    t.notOk(independentlyVerified(got.body + ' ', SECRET, got.headers['x-webhook-signature']), 'a changed body does not verify')
+    const body = JSON.parse(got.body) as { data: unknown; timestamp: number }
+    t.same(Object.keys(body), ['data', 'timestamp'])
+    t.equal(body.timestamp, world.time.now, 'timestamp is the dispatch time in ms')
+    t.equal(got.headers['x-webhook-timestamp'], String(world.time.now))
+    t.equal(got.headers['x-webhook-id'], `whd_${commandId}`)
+    t.equal(got.headers['x-webhook-attempt'], '1')
+    const pollText = await world.poll(api_key, commandId)
+    t.same(body.data, JSON.parse(pollText), `${status}: data deep-equals GET`)
+    t.equal(got.body, `{"data":${pollText},"timestamp":${body.timestamp}}`, `${status}: data is GET's text byte for byte`)
+    t.equal((body.data as { status: string }).status, status)
+  }
+  await settle()
+  t.equal(receiver.received.length, 2, 'one POST per completion')
+})
+
+t.test('without a secret no signature header is sent', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  await world.deliverer()
+  await world.complete(await world.submit(api_key))
+  const got = await until('the webhook', () => receiver.received[0])
+  t.equal(got.headers['x-webhook-signature'], undefined)
+})
+
+t.test('a command webhook_url overrides the account URL and never touches its failure counter', async (t) => {
+  const world = await startWorld(t)
+  const account = await startReceiver(t)
+  const own = await startReceiver(t)
+  own.behave((_req, res) => res.writeHead(500).end())
+  const { api_key } = await world.api.createAccount('business')
+  await world.putWebhook(api_key, { url: account.url, secret: SECRET })
+  await world.deliverer()
+  const commandId = await world.submit(api_key, { webhook_url: `${own.url}/mine` })
+  await world.complete(commandId)
+  const got = await until('the per-command webhook', () => own.received[0])
+  t.equal(got.path, '/mine')
+  t.ok(independentlyVerified(got.body, SECRET, got.headers['x-webhook-signature']), 'signed with the account secret')
+  // Walk its whole schedule: eight failures at the per-command URL.
+  for (let attempt = 2; attempt <= 8; attempt++) {
+    const deadline = await nextWake(world, `the deliverer waiting for attempt ${attempt}`)
+    world.time.advanceTo(deadline)
+    await until(`attempt ${attempt}`, () => own.received.length === attempt)
+  }
+  await settle()
+  t.equal(own.received.length, 8, 'eight attempts, then it stops')
+  t.equal(account.received.length, 0, 'the account URL got nothing')
+  const config = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-config', headers: { 'x-api-key': api_key } })
+  t.match(config.json(), { is_active: true, consecutive_failures: 0 }, 'account webhook untouched')
+})
+
+t.test('an inactive account webhook gets no delivery', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  await world.api.app.inject({ method: 'DELETE', url: '/api/v1/webhook-config', headers: { 'x-api-key': api_key } })
+  await world.deliverer()
+  const commandId = await world.submit(api_key)
+  await world.complete(commandId)
+  await settle(500)
+  t.equal(receiver.received.length, 0)
+  const log = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: { 'x-api-key': api_key } })
+  t.same(log.json().deliveries, [], 'and nothing is logged')
+})
+
+t.test('failures: 3xx is not followed, 4xx, 5xx, a hanging receiver and a closed connection all fail', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const target = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  await world.deliverer({ timeoutMs: 300 })
+  const cases: { name: string; behave: Parameters<typeof receiver.behave>[0]; status: number | null; error: RegExp }[] = [
+    { name: '302', behave: (_q, r) => r.writeHead(302, { location: `${target.url}/elsewhere` }).end(), status: 302, error: /^HTTP 302: redirects are not followed$/ },
+    { name: '404', behave: (_q, r) => r.writeHead(404).end(), status: 404, error: /^HTTP 404$/ },
+    { name: '503', behave: (_q, r) => r.writeHead(503).end(), status: 503, error: /^HTTP 503$/ },
+    { name: 'hang', behave: () => undefined, status: null, error: /^timeout: no answer within 300 ms$/ },
+    { name: 'close', behave: (q) => q.socket.destroy(), status: null, error: /^connection failed: / },
+  ]
+  for (const c of cases) {
+    receiver.behave(c.behave)
+    const before = receiver.received.length
+    const commandId = await world.submit(api_key)
+    await world.complete(commandId)
+    await until(`${c.name}: the attempt`, () => receiver.received.length > before)
+    const entry = await until(`${c.name}: its log entry`, async () => {
+      const res = await world.api.app.inject({ method: 'GET', url: `/api/v1/webhook-deliveries?command_id=${commandId}`, headers: { 'x-api-key': api_key } })
+      return res.json<{ deliveries: Record<string, unknown>[] }>().deliveries[0]
+    })
+    t.match(entry, { command_id: commandId, attempt: 1, outcome: 'failure', status_code: c.status, error: c.error, url: `${receiver.url}/` }, c.name)
+    t.ok(typeof entry.duration_ms === 'number', `${c.name}: duration recorded`)
+  }
+  t.equal(target.received.length, 0, 'the redirect target was never contacted')
+  const config = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-config', headers: { 'x-api-key': api_key } })
+  t.match(config.json(), { is_active: true, consecutive_failures: 5 }, 'five failures in a row, still active')
+})
+
+t.test('a private-address webhook is refused when ALLOW_PRIVATE_NETWORKS is off', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  // The API allows it (tests run with ALLOW_PRIVATE_NETWORKS); the deliverer below does not.
+  await world.putWebhook(api_key, { url: `http://localhost:${new URL(receiver.url).port}/hook` })
+  await world.deliverer({ allowPrivateNetworks: false })
+  const commandId = await world.submit(api_key)
+  await world.complete(commandId)
+  const entry = await until('the refused attempt in the log', async () => {
+    const res = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: { 'x-api-key': api_key } })
+    return res.json<{ deliveries: Record<string, unknown>[] }>().deliveries[0]
+  })
+  t.match(entry, { command_id: commandId, outcome: 'failure', status_code: null, error: /^refused: localhost resolves to .*loopback/ })
+  await settle()
+  t.equal(receiver.received.length, 0, 'nothing was sent')
+})

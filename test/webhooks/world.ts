@@ -1,0 +1,228 @@
+/**
+ * What every webhook test needs: the API on a real FerretDB, a real NATS with
+ * JetStream, a receiver on loopback, a fake clock the deliverers share, and
+ * the projector's two steps done by hand (terminal state, completion event).
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { connect, JSONCodec, type NatsConnection } from 'nats'
+import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
+import { createLogger } from '../../api/logger.js'
+import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
+import { ensureCompletionStream } from '../../api/webhook-delivery/completion-consumer.js'
+import { startApi, type TestApi } from '../harness/api.js'
+import { startNats } from '../harness/nats.js'
+import type { Teardown } from '../harness/scratch.js'
+
+/** A clock that moves only when told, and sleeps that end when it passes their deadline. */
+export class FakeTime {
+  #now: number
+  #timers: { deadline: number; done: () => void }[] = []
+
+  constructor(start = Date.parse('2026-03-01T00:00:00Z')) {
+    this.#now = start
+  }
+
+  readonly clock = (): Date => new Date(this.#now)
+
+  readonly sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve()
+      const timer = { deadline: this.#now + ms, done: () => resolve() }
+      this.#timers.push(timer)
+      signal.addEventListener('abort', () => {
+        this.#timers = this.#timers.filter((x) => x !== timer)
+        resolve()
+      }, { once: true })
+    })
+
+  get now(): number {
+    return this.#now
+  }
+
+  /** The deadlines deliverers are sleeping towards. */
+  deadlines(): number[] {
+    return this.#timers.map((x) => x.deadline)
+  }
+
+  advanceTo(ms: number): void {
+    this.#now = ms
+    const due = this.#timers.filter((x) => x.deadline <= ms)
+    this.#timers = this.#timers.filter((x) => x.deadline > ms)
+    for (const timer of due) timer.done()
+  }
+}
+
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  path: string
+}
+
+export type Behaviour = (req: IncomingMessage, res: ServerResponse, n: number) => void
+
+/** An HTTP receiver on loopback; `behaviour` decides each answer (default 200). */
+export async function startReceiver(t: Teardown): Promise<{ url: string; received: Received[]; behave(b: Behaviour): void }> {
+  const received: Received[] = []
+  let behaviour: Behaviour = (_req, res) => res.end('ok')
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '' })
+      behaviour(req, res, received.length)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, received, behave: (b) => void (behaviour = b) }
+}
+
+export interface World {
+  api: TestApi
+  nc: NatsConnection
+  time: FakeTime
+  /** A deliverer sharing the world's database, NATS and fake time; stopped at teardown. */
+  deliverer(overrides?: Partial<WebhookDelivererOptions>): Promise<WebhookDeliverer>
+  /** Submits an FFmpeg command through the API; returns its id. */
+  submit(apiKey: string, extra?: Record<string, unknown>): Promise<string>
+  /** What the projector does: writes the terminal state, then publishes the completion event. */
+  complete(commandId: string, status?: 'SUCCESS' | 'FAILED'): Promise<void>
+  /** GET /api/v1/commands/:id, raw text. */
+  poll(apiKey: string, commandId: string): Promise<string>
+  putWebhook(apiKey: string, body: { url: string; secret?: string }): Promise<void>
+}
+
+const codec = JSONCodec<CompletionEvent>()
+
+export async function startWorld(t: Teardown & { teardown(fn: () => unknown): void }): Promise<World> {
+  const time = new FakeTime()
+  // The API on the same fake clock: a redelivery it queues is due at its "now".
+  const api = await startApi(t, { allowPrivateNetworks: true, clock: time.clock })
+  const nats = await startNats(t)
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  await ensureCompletionStream(nc)
+  const deliverers: WebhookDeliverer[] = []
+  t.teardown(async () => {
+    for (const d of deliverers) await d.stop()
+  })
+  return {
+    api,
+    nc,
+    time,
+    async deliverer(overrides = {}) {
+      const deliverer = new WebhookDeliverer({
+        db: api.db,
+        nats: nc,
+        configs: api.app.webhookConfigs,
+        logger: createLogger('test', 'silent'),
+        allowPrivateNetworks: true,
+        timeoutMs: 2_000,
+        clock: time.clock,
+        sleep: time.sleep,
+        // Past the longest retry delay: on the fake clock a deliverer then only wakes for a due retry or a nudge.
+        pollIntervalMs: 24 * 3600_000,
+        ...overrides,
+      })
+      deliverers.push(deliverer)
+      await deliverer.start()
+      return deliverer
+    },
+    async submit(apiKey, extra = {}) {
+      const res = await api.app.inject({
+        method: 'POST',
+        url: '/api/v1/run-ffmpeg-command',
+        headers: { 'x-api-key': apiKey },
+        payload: {
+          input_files: { in_video: 'https://media.example.com/clip.mp4' },
+          output_files: { out_small: 'small.mp4' },
+          ffmpeg_command: 'ffmpeg -i {{in_video}} -vf scale=640:-2 {{out_small}}',
+          metadata: { job: 'webhook-test', n: 7, ok: true },
+          ...extra,
+        },
+      })
+      if (res.statusCode !== 200) throw new Error(`submit answered ${res.statusCode}: ${res.body}`)
+      return res.json<{ command_id: string }>().command_id
+    },
+    async complete(commandId, status = 'SUCCESS') {
+      const commands = api.db.collection<{ _id: string; account_id: string }>('commands')
+      const doc = await commands.findOne({ _id: commandId })
+      if (!doc) throw new Error(`no command ${commandId}`)
+      const now = new Date()
+      const common = { status, total_processing_seconds: 2.345, ffmpeg_command_run_seconds: 1.5, completed_at: now, updated_at: now, progress: 100, processing_stage: null }
+      const terminal =
+        status === 'FAILED'
+          ? { ...common, error_status: 'FFMPEG_FAILED', error_message: 'ffmpeg exited with status 1 "quoted" ünïcode', output_results: null }
+          : {
+              ...common,
+              error_status: null,
+              error_message: null,
+              output_results: {
+                out_small: {
+                  // Deliberately not in the schema's order: the webhook must still match GET byte for byte.
+                  status: 'STORED',
+                  file_id: 'file_0123456789abcdef0123456789abcdef',
+                  filename: 'small.mp4',
+                  storage_url: `https://storage.example.com/outputs/${commandId}/small.mp4`,
+                  storage_location: 'INTERNAL',
+                  external_uri: null,
+                  external_object_key: null,
+                  service_store_type: 'OUTPUT',
+                  is_deleted: false,
+                  size_mbytes: 1.25,
+                  duration: 10.01,
+                  file_type: 'video',
+                  file_format: 'mp4',
+                  codec: 'h264',
+                  pixel_format: 'yuv420p',
+                  mime_type: 'video/mp4',
+                  width: 640,
+                  height: 360,
+                  frame_rate: 29.97,
+                  bitrate_video_kb: 900,
+                  bitrate_audio_kb: 128,
+                },
+              },
+            }
+      await commands.updateOne({ _id: commandId }, { $set: terminal })
+      const event: CompletionEvent = { command_id: commandId, account_id: doc.account_id, status, completed_at: now.toISOString() }
+      await nc.jetstream().publish(completionSubject(commandId), codec.encode(event), { msgID: completionEventId(commandId) })
+    },
+    async poll(apiKey, commandId) {
+      const res = await api.app.inject({ method: 'GET', url: `/api/v1/commands/${commandId}`, headers: { 'x-api-key': apiKey } })
+      if (res.statusCode !== 200) throw new Error(`GET answered ${res.statusCode}`)
+      return res.body
+    },
+    async putWebhook(apiKey, body) {
+      const res = await api.app.inject({ method: 'PUT', url: '/api/v1/webhook-config', headers: { 'x-api-key': apiKey }, payload: body })
+      if (res.statusCode !== 200) throw new Error(`PUT answered ${res.statusCode}: ${res.body}`)
+    },
+  }
+}
+
+/** Polls `check` until it returns something truthy; fails after `ms`. */
+export async function until<T>(what: string, check: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** The next time a deliverer is sleeping towards for a due retry (its idle poll is 24 h away). */
+export async function nextWake(world: World, what: string): Promise<number> {
+  return until(what, () => {
+    const ahead = world.time.deadlines().filter((d) => d > world.time.now && d - world.time.now <= 10 * 3600_000)
+    return ahead.length > 0 ? Math.min(...ahead) : null
+  })
+}
+
+/** Gives a deliverer real time to do what it should not: send more. */
+export const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms))
