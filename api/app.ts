@@ -25,6 +25,7 @@ import { storageDestinationRepository } from './storage-destinations/storage-des
 import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
+import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 
 /** What the HTTP app needs from the process that hosts it. */
 export interface AppDependencies {
@@ -43,6 +44,10 @@ export interface AppDependencies {
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
   onCommandsAccepted?: () => void
+  /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
+  onWebhookRedeliveryQueued?: () => void
+  /** False when this host cannot run yt-dlp: the yt-dlp endpoints answer 501. Unset: available. */
+  ytdlpAvailable?: () => boolean
 }
 
 /** Builds the Fastify app: plugins first, then routes. Starting and stopping it is server.ts's job. */
@@ -75,7 +80,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // Resource route plugins register here, one per folder under api/.
       await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
       await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
-      await v1.register(commandRoutes)
+      await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
+      await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable })
       await v1.register(fileRoutes, { now: clock })
       await v1.register(presetRoutes)
     },

@@ -3,6 +3,7 @@
  * variable is listed here with its default; README.md's configuration table
  * mirrors this file.
  */
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
@@ -48,6 +49,14 @@ export interface Config {
    * RATE_LIMIT_BUSINESS_PER_MINUTE (defaults 60, 120, 600, 1200); 0 = unlimited.
    */
   rateLimits: RateLimits
+  /** LOCAL_RUNNER_CONCURRENCY: runners at once in local mode; default the number of cores. */
+  localRunnerConcurrency: number
+  /** COMMAND_DEADLINE_SECONDS: a local runner still running after this is killed, its command FAILED (TIMEOUT). */
+  commandDeadlineSeconds: number
+  /** KUBE_NAMESPACE: where EXECUTOR=kubernetes creates MediaCommands (default `ffkube`). */
+  kubeNamespace: string
+  /** WEBHOOK_TIMEOUT_MS: a webhook POST must answer 2xx within this (default 15000). */
+  webhookTimeoutMs: number
 }
 
 /** A variable was set to something this module cannot use. */
@@ -89,6 +98,12 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
   return limits
 }
 
+function parseCount(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`)
+  return Number(raw)
+}
+
 function optional(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw
 }
@@ -119,5 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
     rateLimits: parseRateLimits(env),
+    localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
+    commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 7200),
+    kubeNamespace: optional(env.KUBE_NAMESPACE) ?? 'ffkube',
+    webhookTimeoutMs: parseCount('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
   }
 }

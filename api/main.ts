@@ -5,14 +5,15 @@
  */
 import { ensureLocalBusinessKey } from './accounts/local-business-key.js'
 import { buildApp } from './app.js'
+import { backgroundWork } from './background-work.js'
 import { ConfigError, loadConfig } from './config.js'
 import { ensureBucket, openConnections } from './connections.js'
 import { parseEncryptionKeys, SecretBox } from './crypto/secret-box.js'
 import { Dispatcher } from './dispatcher/dispatcher.js'
-import { UnavailableExecutor } from './executors/unavailable-executor.js'
 import { startLocalServices } from './local/local-services.js'
 import { createLogger } from './logger.js'
 import { listenUntilSignalled } from './server.js'
+import { createWebhookDeliverer } from './webhook-delivery/create-deliverer.js'
 
 async function main(): Promise<void> {
   let config
@@ -43,9 +44,11 @@ async function main(): Promise<void> {
     throw err
   }
   const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
-  // The outbox dispatcher runs in this process too; it gets its own entrypoint when the chart scales it apart.
-  // The runner issue replaces UnavailableExecutor with the local and Kubernetes executors.
-  const dispatcher = new Dispatcher({ db: connections.db, executor: new UnavailableExecutor(config.executor), logger })
+  // The outbox dispatcher, the executor, the status projector and the file processor run in this process too.
+  const work = backgroundWork(resolved, connections, logger)
+  const dispatcher = new Dispatcher({ db: connections.db, executor: work.executor, logger })
+  // The webhook deliverer too (its own entrypoint: api/webhook-delivery/main.ts).
+  const deliverer = createWebhookDeliverer(resolved, connections, secretBox, logger)
   const app = await buildApp({
     logger,
     probes: connections.probes,
@@ -56,10 +59,14 @@ async function main(): Promise<void> {
     s3: connections.s3,
     s3Bucket: connections.s3Bucket,
     onCommandsAccepted: () => dispatcher.nudge(),
+    onWebhookRedeliveryQueued: () => deliverer.nudge(),
+    ytdlpAvailable: work.ytdlpAvailable,
   })
   // Local mode prints a ready-to-use Business key (DESIGN.md); an API on a cluster never prints a key.
   const localKey = config.executor === 'local' ? await ensureLocalBusinessKey(app.accounts, config.dataDir) : null
+  await work.start()
   dispatcher.start()
+  await deliverer.start()
   await listenUntilSignalled(app, {
     port: config.port,
     host: config.host,
@@ -70,6 +77,8 @@ async function main(): Promise<void> {
     },
     onClose: async () => {
       await dispatcher.stop()
+      await deliverer.stop()
+      await work.stop()
       await connections.close()
       await local.stop()
     },
