@@ -14,10 +14,11 @@ import type { Readable, Writable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import { pino, type Logger } from 'pino'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import { readRunnerConfig, readStorageCredentials, type RunnerConfig } from './config.js'
+import { readRunnerConfig, type RunnerConfig } from './config.js'
 import { JsonLinesReporter, type StatusReporter } from './reporter.js'
 import { runCommand } from './run-command.js'
 import { parseCommandSpec } from './spec.js'
+import { uploadTargetFor } from './upload-target.js'
 
 export interface MainIo {
   argv: string[]
@@ -83,7 +84,7 @@ export async function main(io: MainIo): Promise<number> {
       workDir,
       reporter,
       logger,
-      uploadTarget: () => ({ location: 'INTERNAL', ...config.storage, credentials: () => readStorageCredentials(io.env) }),
+      uploadTarget: () => uploadTargetFor(spec, config, io.env),
     })
     return status === 'SUCCESS' ? 0 : 1
   } catch (error) {

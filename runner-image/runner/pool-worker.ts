@@ -18,12 +18,13 @@ import { pathToFileURL } from 'node:url'
 import { connect, JSONCodec, type JetStreamClient } from 'nats'
 import { pino, type Logger } from 'pino'
 import { statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
-import { readRunnerConfig, readStorageCredentials } from './config.js'
+import { readRunnerConfig } from './config.js'
 import { ensureStatusStream } from './nats-reporter.js'
 import { preloadUploader } from './outputs-step.js'
 import { envelope, type StatusReporter } from './reporter.js'
 import { runCommand } from './run-command.js'
 import { parseCommandSpec } from './spec.js'
+import { uploadTargetFor } from './upload-target.js'
 
 const codec = JSONCodec()
 
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
         workDir: job.workDir,
         reporter: new SharedNatsReporter(js, spec.commandId, log),
         logger,
-        uploadTarget: () => ({ location: 'INTERNAL', ...config.storage, credentials: () => readStorageCredentials(process.env) }),
+        uploadTarget: () => uploadTargetFor(spec, config, process.env),
       })
     } catch (error) {
       log.error({ err: error }, 'could not report the outcome')
