@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
+import type { NatsConnection } from 'nats'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
@@ -35,6 +36,8 @@ export interface AppDependencies {
   secretBox: SecretBox
   /** Requests per minute per API key by plan (config.rateLimits); DEFAULT_RATE_LIMITS when unset. */
   rateLimits?: RateLimits
+  /** Holds the rate-limit counters (KV); needed unless every rate limit is 0. */
+  nats?: NatsConnection
   /** ALLOW_PRIVATE_NETWORKS: lets destination endpoints and webhook URLs reach loopback; false when unset. */
   allowPrivateNetworks?: boolean
   /** The time rate-limit windows and timestamps use; injected by tests. */
@@ -74,7 +77,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     async (v1) => {
       await v1.register(authentication, { accounts })
       // After authentication: limits count per API key.
-      await v1.register(rateLimiting, { db: deps.db, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
+      await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
       // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
       v1.setNotFoundHandler(routeNotFound)
       // Resource route plugins register here, one per folder under api/.

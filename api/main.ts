@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     db: connections.db,
     secretBox,
     rateLimits: config.rateLimits,
+    nats: connections.nats,
     allowPrivateNetworks: config.allowPrivateNetworks,
     s3: connections.s3,
     s3Bucket: connections.s3Bucket,

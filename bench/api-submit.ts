@@ -4,7 +4,7 @@
  *
  *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32] [--backend sqlite|postgresql]
  *
- * Starts its own FerretDB on loopback (SQLite backend; `--backend postgresql`
+ * Starts its own FerretDB and NATS (rate-limit counters) on loopback (SQLite backend; `--backend postgresql`
  * also starts a throwaway PostgreSQL for it; BENCH_MONGODB_URL uses a running
  * server instead), runs each server in a child process
  * (so the load generator does not share its event loop), and drives it over
@@ -23,11 +23,13 @@ import { S3Client } from '@aws-sdk/client-s3'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify from 'fastify'
 import { MongoClient } from 'mongodb'
+import { connect } from 'nats'
 import { buildApp } from '../api/app.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
+import { startNatsServer } from '../api/local/nats-server.js'
 import { startPostgres } from '../api/local/postgres.js'
 import { createLogger } from '../api/logger.js'
 
@@ -91,6 +93,7 @@ async function serve(variant: Variant): Promise<void> {
       s3,
       s3Bucket: 'unused',
       // Limits so high they never bite, so each request still pays for counting.
+      nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
       rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
       onCommandsAccepted: () => dispatcher?.nudge(),
     })
@@ -215,8 +218,8 @@ async function databaseFloor(mongoUrl: string, variant: Variant, commandId: stri
   }
 }
 
-async function startServer(variant: Variant, mongoUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = fork(process.argv[1]!, ['--serve', variant], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+async function startServer(variant: Variant, mongoUrl: string, natsUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = fork(process.argv[1]!, ['--serve', variant], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl, BENCH_NATS_URL: natsUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Ready))
     child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)))
@@ -224,8 +227,8 @@ async function startServer(variant: Variant, mongoUrl: string): Promise<{ child:
   return { child, ready }
 }
 
-async function measure(variant: Variant, mongoUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
-  const { child, ready } = await startServer(variant, mongoUrl)
+async function measure(variant: Variant, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
+  const { child, ready } = await startServer(variant, mongoUrl, natsUrl)
   try {
     const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
     await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
@@ -277,10 +280,13 @@ async function main(): Promise<void> {
       mongoUrl = ferret.url
       described = `FerretDB (${values.backend} backend${values.backend === 'postgresql' ? ', fsync and synchronous_commit off' : ''}) on this host`
     }
+    // The rate-limit counters live in NATS KV, as in production.
+    const nats = await startNatsServer(join(dir, 'nats'))
+    stops.unshift(() => nats.server.stop())
     const results: Record<string, Awaited<ReturnType<typeof measure>>> = {}
     for (const variant of values.variants.split(',') as Variant[]) {
       process.stderr.write(`measuring ${variant}…\n`)
-      results[variant] = await measure(variant, mongoUrl, options)
+      results[variant] = await measure(variant, mongoUrl, nats.url, options)
     }
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
     const rows: [string, (r: (typeof results)[string]) => number][] = [

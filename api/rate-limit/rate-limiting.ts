@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Db } from 'mongodb'
+import type { NatsConnection } from 'nats'
 import { systemClock, type Clock } from '../clock.js'
 import { RateLimitedError } from '../errors/api-errors.js'
 import { RATE_LIMIT_WINDOW_MS, type RateLimits } from './rate-limits.js'
 import { WindowCounter } from './window-counter.js'
 
 export interface RateLimitingOptions {
-  db: Db
+  /** Where the counters live (NATS KV); required unless every limit is 0. */
+  nats: NatsConnection | undefined
   limits: RateLimits
   now?: Clock
 }
@@ -19,14 +20,23 @@ export interface RateLimitingOptions {
  * seconds until the key's window ends.
  */
 export const rateLimiting = fp(
-  async (app: FastifyInstance, { db, limits, now = systemClock }: RateLimitingOptions) => {
-    const counter = new WindowCounter(db, RATE_LIMIT_WINDOW_MS)
-    await counter.ensureIndexes()
+  async (app: FastifyInstance, { nats, limits, now = systemClock }: RateLimitingOptions) => {
+    if (Object.values(limits).every((limit) => !limit)) return
+    if (!nats) throw new Error('rate limiting needs a NATS connection for its counters (or every limit set to 0)')
+    const counter = await WindowCounter.open(nats, RATE_LIMIT_WINDOW_MS)
     app.addHook('onRequest', async (request, reply) => {
       const limit = limits[request.account.plan]
       if (!limit) return
       const at = now()
-      const { count, windowEndsAt } = await counter.hit(request.account.keyId, at)
+      let hit
+      try {
+        hit = await counter.hit(request.account.keyId, at)
+      } catch (error) {
+        // A counter outage must not take the API down with it: let the request in and say so.
+        request.log.warn({ err: error, account_id: request.account.id }, 'rate-limit counter unavailable; request not counted')
+        return
+      }
+      const { count, windowEndsAt } = hit
       void reply.header('x-ratelimit-limit', String(limit))
       void reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)))
       if (count > limit) {

@@ -1,53 +1,100 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import { StorageType, type KV, type NatsConnection } from 'nats'
 
-interface WindowDocument {
-  /** `{key id}:{window start in ms}`: one counter per key and window. */
-  _id: string
-  key_id: string
-  window_start: Date
-  count: number
+/** The NATS KV bucket that holds every API replica's request counters. */
+export const RATE_LIMIT_BUCKET = 'ffkube-rate-limits'
+
+interface Waiter {
+  resolve: (count: number) => void
+  reject: (error: unknown) => void
 }
 
 /**
- * Fixed-window request counters in MongoDB, so every API replica counts
- * against the same number. FerretDB 1.x has no TTL indexes, so finished
- * windows are deleted lazily, at most once per window per process.
+ * Fixed-window request counters in NATS JetStream KV, so every API replica
+ * counts against the same number.
+ *
+ * Why KV and not MongoDB: an increment must be atomic across replicas, and
+ * FerretDB 1.x runs `$inc` as read-modify-write (20 clients × 10 increments
+ * on one document counted 12, not 200). KV's compare-and-set (`update` with
+ * the revision read) is atomic on every server. Concurrent hits of one key in
+ * this process are coalesced into one compare-and-set of `+n`, so a busy key
+ * costs one round trip per batch, not a retry storm.
+ *
+ * The bucket lives in memory with a max age of two windows: finished windows
+ * expire on their own, and a NATS restart forgets at most the current
+ * minute's counts, which errs on the side of letting requests in.
  */
 export class WindowCounter {
-  readonly #windows: Collection<WindowDocument>
+  readonly #kv: KV
   readonly #windowMs: number
-  #lastCleanup = 0
+  readonly #pending = new Map<string, Waiter[]>()
 
-  constructor(db: Db, windowMs: number) {
-    this.#windows = db.collection('rate_limit_windows')
+  private constructor(kv: KV, windowMs: number) {
+    this.#kv = kv
     this.#windowMs = windowMs
   }
 
-  async ensureIndexes(): Promise<void> {
-    await this.#windows.createIndex({ window_start: 1 })
+  static async open(nats: NatsConnection, windowMs: number): Promise<WindowCounter> {
+    const kv = await nats.jetstream().views.kv(RATE_LIMIT_BUCKET, { history: 1, ttl: 2 * windowMs, storage: StorageType.Memory })
+    return new WindowCounter(kv, windowMs)
   }
 
   /** Counts one request of `keyId` at `now`; returns the window's count so far and when it ends. */
   async hit(keyId: string, now: Date): Promise<{ count: number; windowEndsAt: number }> {
     const start = Math.floor(now.getTime() / this.#windowMs) * this.#windowMs
-    if (start > this.#lastCleanup) {
-      this.#lastCleanup = start
-      await this.#windows.deleteMany({ window_start: { $lt: new Date(start) } })
-    }
-    const count = await this.#increment(`${keyId}:${start}`, keyId, new Date(start))
+    const count = await this.#increment(`${keyId}.${start}`)
     return { count, windowEndsAt: start + this.#windowMs }
   }
 
-  async #increment(id: string, keyId: string, windowStart: Date): Promise<number> {
-    const update = { $inc: { count: 1 }, $setOnInsert: { key_id: keyId, window_start: windowStart } }
-    try {
-      const doc = await this.#windows.findOneAndUpdate({ _id: id }, update, { upsert: true, returnDocument: 'after' })
-      return doc!.count
-    } catch (err) {
-      // Two replicas inserting the same new window at once: one wins, the other increments it.
-      if (!(err instanceof MongoServerError && err.code === 11000)) throw err
-      const doc = await this.#windows.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' })
-      return doc!.count
+  #increment(key: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const queued = this.#pending.get(key)
+      if (queued) {
+        queued.push({ resolve, reject })
+        return
+      }
+      this.#pending.set(key, [{ resolve, reject }])
+      void this.#flush(key)
+    })
+  }
+
+  /** Applies the key's queued hits in batches until none are left; one batch in flight per key. */
+  async #flush(key: string): Promise<void> {
+    for (;;) {
+      const batch = this.#pending.get(key) ?? []
+      if (batch.length === 0) {
+        this.#pending.delete(key)
+        return
+      }
+      this.#pending.set(key, [])
+      try {
+        const total = await this.#add(key, batch.length)
+        // Each request learns its own position in the window, in arrival order.
+        batch.forEach((waiter, i) => waiter.resolve(total - batch.length + i + 1))
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error)
+      }
     }
   }
+
+  /** Adds `n` to the key's counter with compare-and-set, retrying when another replica wrote first. */
+  async #add(key: string, n: number): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      const entry = await this.#kv.get(key)
+      const current = entry && entry.operation === 'PUT' ? Number(entry.string()) : 0
+      const next = current + n
+      try {
+        if (entry) await this.#kv.update(key, String(next), entry.revision)
+        else await this.#kv.create(key, String(next))
+        return next
+      } catch (error) {
+        // Lost the race to another replica: read again. Anything else is not ours to retry forever.
+        if (attempt >= 50 || !isWrongRevision(error)) throw error
+      }
+    }
+  }
+}
+
+/** JetStream's "wrong last sequence" (10071): what both create-if-absent and update-at-revision answer when beaten. */
+function isWrongRevision(error: unknown): boolean {
+  return (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === 10071
 }
