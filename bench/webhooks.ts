@@ -21,13 +21,14 @@ import { parseArgs } from 'node:util'
 import { MongoClient, type Db } from 'mongodb'
 import { connect, JSONCodec } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../contracts/completion-events.js'
-import { newCommandDocument } from '../api/commands/command-document.js'
+import { newCommandDocument, toPollResponse } from '../api/commands/command-document.js'
 import { commandsCollection } from '../api/commands/command-repository.js'
 import { draftFfmpegCommand } from '../api/commands/drafts.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
+import type { CompletionSnapshot } from '../api/webhook-delivery/delivery-attempt.js'
 import { WebhookDeliverer } from '../api/webhook-delivery/deliverer.js'
 import { ensureCompletionStream } from '../api/webhook-delivery/completion-consumer.js'
 import { WebhookConfigRepository } from '../api/webhooks/webhook-config-repository.js'
@@ -52,6 +53,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 }
 
+/** The snapshot each command's completion event carries, as the projector builds it. */
+const snapshots = new Map<string, CompletionSnapshot>()
+
+/** Finished commands stored as the projector leaves them; returns their ids. */
 async function finishedCommands(db: Db, accountId: string, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, () => randomUUID())
   const draft = draftFfmpegCommand({
@@ -62,6 +67,7 @@ async function finishedCommands(db: Db, accountId: string, n: number): Promise<s
   const now = new Date()
   const docs = ids.map((id) => ({ ...newCommandDocument(draft, { commandId: id, accountId }, now), status: 'FAILED' as const, error_status: 'FFMPEG_FAILED', error_message: 'bench' }))
   for (let i = 0; i < docs.length; i += 500) await commandsCollection(db).insertMany(docs.slice(i, i + 500))
+  for (const doc of docs) snapshots.set(doc._id, { poll: toPollResponse(doc), webhook_url: doc.webhook_url })
   return ids
 }
 
@@ -92,8 +98,9 @@ async function main(): Promise<void> {
     deliverer = new WebhookDeliverer({ db, nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
     await deliverer.start()
     const js = nc.jetstream()
+    // As the projector publishes it: with the command's snapshot, so attempt 1 reads no command.
     const publish = (id: string) =>
-      js.publish(completionSubject(id), codec.encode({ command_id: id, account_id: accountId, status: 'FAILED', completed_at: new Date().toISOString() }), { msgID: completionEventId(id) })
+      js.publish(completionSubject(id), codec.encode({ command_id: id, account_id: accountId, status: 'FAILED', completed_at: new Date().toISOString(), snapshot: snapshots.get(id) }), { msgID: completionEventId(id) })
     const waitFor = async (ids: string[], deadline: number) => {
       while (ids.some((id) => !arrived.has(`whd_${id}`)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5))
     }

@@ -24,4 +24,11 @@ export interface CompletionEvent {
   status: 'SUCCESS' | 'FAILED'
   /** ISO 8601: when the terminal state was written. */
   completed_at: string
+  /**
+   * The command as `GET /api/v1/commands/:id` showed it at completion (the
+   * webhook's `data`), and its per-command webhook URL, so the deliverer's
+   * first attempt needs no database read. Opaque here: its schema is the API's.
+   * Absent in events from older projectors; the deliverer then reads MongoDB.
+   */
+  snapshot?: { poll: Record<string, unknown>; webhook_url: string | null } | undefined
 }

@@ -15,7 +15,7 @@ import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStr
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
-import type { CommandDocument } from '../commands/command-document.js'
+import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { FileDocument } from '../files/file-document.js'
 import type { Logger } from '../logger.js'
@@ -159,7 +159,7 @@ export class StatusProjector {
     if (!update) return
     await this.#commands.updateOne({ _id: doc._id }, { $set: update })
     log.info({ status: event.type, error_status: event.type === 'FAILED' ? event.error_status : null }, 'command finished')
-    await this.#announce(doc, event.type, now)
+    await this.#announce({ ...doc, ...update } as CommandDocument, event.type, now)
   }
 
   /** Inserts a files record per output (deterministic ids: a replay inserts nothing new). */
@@ -180,7 +180,13 @@ export class StatusProjector {
 
   async #announce(doc: CommandDocument, status: 'SUCCESS' | 'FAILED', completedAt: Date): Promise<void> {
     const js = this.#js ?? this.options.nats.jetstream()
-    const event: CompletionEvent = { command_id: doc._id, account_id: doc.account_id, status, completed_at: completedAt.toISOString() }
+    const event: CompletionEvent = {
+      command_id: doc._id,
+      account_id: doc.account_id,
+      status,
+      completed_at: completedAt.toISOString(),
+      snapshot: { poll: toPollResponse(doc), webhook_url: doc.webhook_url ?? null },
+    }
     await js.publish(completionSubject(doc._id), codec.encode(event), { msgID: completionEventId(doc._id) })
   }
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../logger.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
-import { AttemptRunner, type DeliveryRef } from './delivery-attempt.js'
+import { AttemptRunner, type CompletionSnapshot, type DeliveryRef } from './delivery-attempt.js'
 import { DeliveryStore, type AttemptRecord, type DueDelivery } from './delivery-store.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import { WebhookSender } from './send-webhook.js'
@@ -136,10 +136,12 @@ export class WebhookDeliverer {
 
   async #onCompletion(msg: JsMsg): Promise<void> {
     let ref: DeliveryRef
+    let snapshot: CompletionSnapshot | undefined
     try {
       const event = completionCodec.decode(msg.data)
       if (typeof event.command_id !== 'string' || typeof event.account_id !== 'string') throw new Error('command_id and account_id must be strings')
       ref = { deliveryId: completionDeliveryId(event.command_id), commandId: event.command_id, accountId: event.account_id }
+      snapshot = event.snapshot
     } catch (error) {
       // Not an event this version understands: retrying cannot fix it.
       this.#log.error({ err: error, subject: msg.subject }, 'unreadable completion event dropped')
@@ -147,7 +149,7 @@ export class WebhookDeliverer {
       return
     }
     try {
-      const outcome = await this.#attempt(ref, 1)
+      const outcome = await this.#attempt(ref, 1, snapshot)
       if (outcome === 'in-flight') msg.nak(this.#leaseMs)
       else msg.ack()
     } catch (error) {
@@ -157,23 +159,26 @@ export class WebhookDeliverer {
   }
 
   /** Makes one attempt and moves the delivery on from it. */
-  async #attempt(ref: DeliveryRef, attempt: number): Promise<'done' | 'in-flight'> {
-    const outcome = await this.#runner.run(ref, attempt)
+  async #attempt(ref: DeliveryRef, attempt: number, snapshot?: CompletionSnapshot): Promise<'done' | 'in-flight'> {
+    const outcome = await this.#runner.run(ref, attempt, snapshot)
     if (outcome.kind === 'in-flight') return 'in-flight'
+    // A completion's first attempt comes from its event, never from `webhook_due` (only a
+    // failure puts it there), so ending it has no due entry to remove: one write saved per webhook.
+    const queued = !(attempt === 1 && snapshot)
     if (outcome.kind === 'dropped') {
       this.#log.info({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId, reason: outcome.reason }, 'webhook not sent')
-      await this.#store.finish(ref.deliveryId, attempt)
+      if (queued) await this.#store.finish(ref.deliveryId, attempt)
       return 'done'
     }
-    await this.#settle(ref, outcome.record)
+    await this.#settle(ref, outcome.record, queued)
     return 'done'
   }
 
   /** After an attempt: schedule the next one (spec's delays, from the failure) or end the delivery. */
-  async #settle(ref: DeliveryRef, record: AttemptRecord): Promise<void> {
+  async #settle(ref: DeliveryRef, record: AttemptRecord, queued: boolean): Promise<void> {
     const next = record.outcome === 'failure' ? nextAttemptAt(record.attempt, record.finished_at) : null
     if (next === null) {
-      await this.#store.finish(ref.deliveryId, record.attempt)
+      if (queued) await this.#store.finish(ref.deliveryId, record.attempt)
       if (record.outcome === 'failure') this.#log.warn({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId }, 'webhook retries exhausted')
       return
     }

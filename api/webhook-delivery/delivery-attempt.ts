@@ -1,7 +1,8 @@
 import type { Db } from 'mongodb'
 import type { Clock } from '../clock.js'
-import type { CommandDocument } from '../commands/command-document.js'
 import { toPollResponse } from '../commands/command-document.js'
+import type { CommandPollResponse } from '../commands/schemas.js'
+import type { CompletionEvent } from '../../contracts/completion-events.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
@@ -9,6 +10,7 @@ import { attemptKey, loggedSeq, type AttemptClaim, type AttemptRecord, type Deli
 import { consecutiveFailures, disablesWebhook } from './failure-run.js'
 import { WEBHOOK_FAILURES_BEFORE_DISABLE } from '../webhooks/webhook-config-repository.js'
 import type { WebhookSender } from './send-webhook.js'
+import { SingleFlight } from './single-flight.js'
 import { buildWebhookRequest } from './webhook-request.js'
 
 /** One delivery: one completion (or one redeliver request) of one command. */
@@ -37,8 +39,11 @@ export interface AttemptRunnerDeps {
   leaseMs: number
 }
 
+/** The completion event's copy of the command; the first attempt sends it instead of reading MongoDB. */
+export type CompletionSnapshot = NonNullable<CompletionEvent['snapshot']>
+
 interface ResolvedTarget {
-  command: CommandDocument
+  poll: CommandPollResponse
   target: WebhookTarget
   url: string
   secret: string | null
@@ -49,15 +54,17 @@ interface ResolvedTarget {
 /** Makes attempt n of a delivery at most once across every deliverer replica. */
 export class AttemptRunner {
   readonly #deps: AttemptRunnerDeps
+  readonly #targets: SingleFlight<Awaited<ReturnType<WebhookConfigRepository['findDeliveryTarget']>>>
 
   constructor(deps: AttemptRunnerDeps) {
     this.#deps = deps
+    this.#targets = new SingleFlight((accountId) => deps.configs.findDeliveryTarget(accountId))
   }
 
-  async run(ref: DeliveryRef, attempt: number): Promise<AttemptOutcome> {
+  async run(ref: DeliveryRef, attempt: number, snapshot?: CompletionSnapshot): Promise<AttemptOutcome> {
     const { store, clock } = this.#deps
     const key = attemptKey(ref.deliveryId, attempt)
-    const resolved = await this.#resolve(ref)
+    const resolved = await this.#resolve(ref, snapshot)
     if (typeof resolved === 'string') return { kind: 'dropped', reason: resolved }
     const claim: AttemptClaim = {
       _id: key,
@@ -75,17 +82,27 @@ export class AttemptRunner {
     return { kind: 'recorded', record: await this.#send(claim, resolved) }
   }
 
-  async #resolve(ref: DeliveryRef): Promise<ResolvedTarget | string> {
+  async #resolve(ref: DeliveryRef, snapshot: CompletionSnapshot | undefined): Promise<ResolvedTarget | string> {
+    const command = snapshot
+      ? { poll: snapshot.poll as CommandPollResponse, webhookUrl: snapshot.webhook_url }
+      : await this.#loadCommand(ref)
+    if (typeof command === 'string') return command
+    const { poll, webhookUrl } = command
+    const config = await this.#targets.get(ref.accountId)
+    // Per-command URLs are signed with the account's secret too (spec: same payload and signature).
+    if (webhookUrl) {
+      return { poll, target: 'command', url: webhookUrl, secret: config?.secret ?? null, revision: null, recordedRun: 0 }
+    }
+    if (!config || !config.is_active) return 'the account has no active webhook'
+    return { poll, target: 'account', url: config.url, secret: config.secret, revision: config.revision, recordedRun: config.consecutive_failures }
+  }
+
+  /** Retries and redeliveries send the command as it is now (deleted files show as deleted). */
+  async #loadCommand(ref: DeliveryRef): Promise<{ poll: CommandPollResponse; webhookUrl: string | null } | string> {
     const command = await commandsCollection(this.#deps.db).findOne({ _id: ref.commandId })
     if (!command || command.account_id !== ref.accountId) return 'the command does not exist'
     if (command.status !== 'SUCCESS' && command.status !== 'FAILED') return `the command is ${command.status}, not finished`
-    const config = await this.#deps.configs.findDeliveryTarget(ref.accountId)
-    // Per-command URLs are signed with the account's secret too (spec: same payload and signature).
-    if (command.webhook_url) {
-      return { command, target: 'command', url: command.webhook_url, secret: config?.secret ?? null, revision: null, recordedRun: 0 }
-    }
-    if (!config || !config.is_active) return 'the account has no active webhook'
-    return { command, target: 'account', url: config.url, secret: config.secret, revision: config.revision, recordedRun: config.consecutive_failures }
+    return { poll: toPollResponse(command), webhookUrl: command.webhook_url }
   }
 
   async #send(claim: AttemptClaim, resolved: ResolvedTarget): Promise<AttemptRecord> {
@@ -93,7 +110,7 @@ export class AttemptRunner {
     const log = this.#deps.logger.child({ command_id: claim.command_id, account_id: claim.account_id, delivery_id: claim.delivery_id, attempt: claim.attempt })
     const startedAt = clock()
     const request = buildWebhookRequest({
-      poll: toPollResponse(resolved.command),
+      poll: resolved.poll,
       timestampMs: startedAt.getTime(),
       deliveryId: claim.delivery_id,
       attempt: claim.attempt,

@@ -143,3 +143,36 @@ t.test('a private-address webhook is refused when ALLOW_PRIVATE_NETWORKS is off'
   await settle()
   t.equal(receiver.received.length, 0, 'nothing was sent')
 })
+
+t.test('the first attempt sends the completion event\'s snapshot; a retry sends the command as it is then', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  receiver.behave((_q, r, n) => r.writeHead(n === 1 ? 503 : 200).end())
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  await world.deliverer()
+  const commandId = await world.submit(api_key)
+  await world.complete(commandId)
+  // Changed after completion, the way DELETE /commands/:id/files changes a record.
+  await world.api.db.collection('commands').updateOne({ _id: commandId as never }, { $set: { 'output_results.out_small.is_deleted': true } })
+  const first = await until('attempt 1', () => receiver.received[0])
+  const sent = (r: { body: string }) => (JSON.parse(r.body) as { data: { output_files: { out_small: { is_deleted: boolean } } } }).data.output_files.out_small
+  t.equal(sent(first).is_deleted, false, 'attempt 1: the command as it was at completion, from the event, not re-read')
+  world.time.advanceTo((await nextWake(world, 'the retry')) + 1)
+  const second = await until('attempt 2', () => receiver.received[1])
+  t.equal(second.headers['x-webhook-attempt'], '2')
+  t.equal(sent(second).is_deleted, true, 'attempt 2: read from MongoDB when it is sent')
+  t.equal(second.body.replace(/"timestamp":\d+\}$/, ''), `{"data":${await world.poll(api_key, commandId)},`, 'and equal to GET at that time')
+})
+
+t.test('a completion event without a snapshot is delivered from the stored command', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  await world.deliverer()
+  const commandId = await world.submit(api_key)
+  await world.complete(commandId, 'SUCCESS', { snapshot: false })
+  const got = await until('the webhook', () => receiver.received[0])
+  t.equal(got.body.replace(/,"timestamp":\d+\}$/, '}'), `{"data":${await world.poll(api_key, commandId)}}`)
+})

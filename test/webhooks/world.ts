@@ -7,6 +7,8 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
+import { toPollResponse, type CommandDocument } from '../../api/commands/command-document.js'
+import { commandsCollection } from '../../api/commands/command-repository.js'
 import { createLogger } from '../../api/logger.js'
 import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
 import { ensureCompletionStream } from '../../api/webhook-delivery/completion-consumer.js'
@@ -90,8 +92,12 @@ export interface World {
   deliverer(overrides?: Partial<WebhookDelivererOptions>): Promise<WebhookDeliverer>
   /** Submits an FFmpeg command through the API; returns its id. */
   submit(apiKey: string, extra?: Record<string, unknown>): Promise<string>
-  /** What the projector does: writes the terminal state, then publishes the completion event. */
-  complete(commandId: string, status?: 'SUCCESS' | 'FAILED'): Promise<void>
+  /**
+   * What the projector does: writes the terminal state, then publishes the
+   * completion event with its snapshot of the command (`snapshot: false`: an
+   * event as older projectors sent it, without one).
+   */
+  complete(commandId: string, status?: 'SUCCESS' | 'FAILED', options?: { snapshot?: boolean }): Promise<void>
   /** GET /api/v1/commands/:id, raw text. */
   poll(apiKey: string, commandId: string): Promise<string>
   putWebhook(apiKey: string, body: { url: string; secret?: string }): Promise<void>
@@ -149,8 +155,8 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
       if (res.statusCode !== 200) throw new Error(`submit answered ${res.statusCode}: ${res.body}`)
       return res.json<{ command_id: string }>().command_id
     },
-    async complete(commandId, status = 'SUCCESS') {
-      const commands = api.db.collection<{ _id: string; account_id: string }>('commands')
+    async complete(commandId, status = 'SUCCESS', options = {}) {
+      const commands = commandsCollection(api.db)
       const doc = await commands.findOne({ _id: commandId })
       if (!doc) throw new Error(`no command ${commandId}`)
       const now = new Date()
@@ -189,8 +195,12 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
                 },
               },
             }
-      await commands.updateOne({ _id: commandId }, { $set: terminal })
+      await commands.updateOne({ _id: commandId }, { $set: terminal as Partial<CommandDocument> })
       const event: CompletionEvent = { command_id: commandId, account_id: doc.account_id, status, completed_at: now.toISOString() }
+      if (options.snapshot !== false) {
+        const finished = { ...doc, ...terminal } as CommandDocument
+        event.snapshot = { poll: toPollResponse(finished), webhook_url: finished.webhook_url }
+      }
       await nc.jetstream().publish(completionSubject(commandId), codec.encode(event), { msgID: completionEventId(commandId) })
     },
     async poll(apiKey, commandId) {
