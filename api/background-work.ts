@@ -7,13 +7,15 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import type { Config } from './config.js'
 import type { Connections } from './connections.js'
-import type { Executor } from './executors/executor.js'
+import type { SecretBox } from './crypto/secret-box.js'
+import type { DestinationCredentialSource, Executor } from './executors/executor.js'
 import { KubernetesExecutor } from './executors/kubernetes-executor.js'
 import { LocalExecutor } from './executors/local-executor.js'
 import { isExecutable, resolveTool } from './executors/tool-paths.js'
 import { FileProcessor } from './file-processor/file-processor.js'
 import type { Logger } from './logger.js'
 import { StatusProjector } from './projector/status-projector.js'
+import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 
 export interface BackgroundWork {
   executor: Executor
@@ -23,8 +25,19 @@ export interface BackgroundWork {
   stop(): Promise<void>
 }
 
-/** `config` must have its service URLs resolved (local mode fills them in). */
-export function backgroundWork(config: Config, connections: Connections, logger: Logger): BackgroundWork {
+/** Opens a command's storage-destination credentials for its runner's upload step (never its spec). */
+function destinationCredentialSource(connections: Connections, secretBox: SecretBox | undefined): DestinationCredentialSource {
+  const destinations = secretBox ? new StorageDestinationRepository(connections.db, secretBox) : null
+  return async (spec) => (destinations && spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
+}
+
+/**
+ * `config` must have its service URLs resolved (local mode fills them in);
+ * `secretBox` opens storage-destination credentials (without it, commands
+ * with a destination fail their upload).
+ */
+export function backgroundWork(config: Config, connections: Connections, logger: Logger, secretBox?: SecretBox): BackgroundWork {
+  const destinationCredentials = destinationCredentialSource(connections, secretBox)
   const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger })
   const files = new FileProcessor({
     db: connections.db,
@@ -45,6 +58,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
       dataDir: config.dataDir,
       concurrency: config.localRunnerConcurrency,
       deadlineMs: config.commandDeadlineSeconds * 1000,
+      destinationCredentials,
       runner: {
         natsUrl: config.natsUrl as string,
         allowPrivateNetworks: config.allowPrivateNetworks,
@@ -58,7 +72,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
   } else {
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromDefault()
-    executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace })
+    executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
   }
   // Checked once: a yt-dlp installed later is seen on the next start. The runner image always has one.
   const ytdlp = config.executor === 'local' ? isExecutable(resolveTool('yt-dlp')) : true

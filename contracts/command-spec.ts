@@ -4,6 +4,20 @@ import type { CommandType } from './command-types.js'
 export const FORMAT_SELECTORS = ['best', '2160p', '1440p', '1080p', '720p', '480p', '360p', 'audio_only', 'worst'] as const
 export type FormatSelector = (typeof FORMAT_SELECTORS)[number]
 
+/** Where a command's outputs go when it names a storage destination: `{prefix}/{command_id}/{filename}` in `bucket`. */
+export interface StorageDestinationSpec {
+  id: string
+  /** An https:// origin (http:// only with ALLOW_PRIVATE_NETWORKS). */
+  endpointUrl: string
+  region: string
+  bucket: string
+  /** Without leading or trailing slashes; '' for the bucket's root. */
+  prefix: string
+  pathStyle: boolean
+  /** Outputs' storage_url is `{publicBaseUrl}/{key}`; null for a private bucket. */
+  publicBaseUrl: string | null
+}
+
 /**
  * Everything the runner needs to run one command, and nothing secret: the API
  * builds it from the command record, an executor hands it to a runner (a
@@ -28,6 +42,12 @@ export interface CommandSpec {
   ytdlp: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | null
   /** Outputs go to this customer bucket instead of managed storage (Business plan). */
   storageDestinationId: string | null
+  /**
+   * The non-secret description of that bucket, as it was when the command was
+   * accepted; null (or absent, from older records) for managed storage. Its
+   * credentials travel separately (contracts/destination-credentials.ts).
+   */
+  storageDestination?: StorageDestinationSpec | null | undefined
   /** ISO 8601; total_processing_seconds counts from here. */
   submittedAt: string
 }

@@ -4,7 +4,7 @@
  * crds/mediacommands.ffkube.io.yaml is the schema of these types; change both
  * together.
  */
-import type { CommandSpec, FormatSelector } from './command-spec.js'
+import type { CommandSpec, FormatSelector, StorageDestinationSpec } from './command-spec.js'
 import type { CommandStatus, CommandType } from './command-types.js'
 
 export const MEDIA_COMMAND_GROUP = 'ffkube.io'
@@ -31,6 +31,8 @@ export interface MediaCommandSpec {
   ffmpegCommands?: string[] | undefined
   ytdlp?: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | undefined
   storageDestinationId?: string | undefined
+  /** The destination's non-secret description; its credentials are in a Secret, never in the CR. */
+  storageDestination?: StorageDestinationSpec | undefined
   submittedAt?: string | undefined
   /** Overrides the operator's default Job deadline for this command, in seconds. */
   timeLimitSeconds?: number | undefined
@@ -107,6 +109,7 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
   }
   if (spec.ytdlp) mcSpec.ytdlp = { inputUrls: { ...spec.ytdlp.inputUrls }, formatSelector: spec.ytdlp.formatSelector }
   if (spec.storageDestinationId) mcSpec.storageDestinationId = spec.storageDestinationId
+  if (spec.storageDestination) mcSpec.storageDestination = { ...spec.storageDestination }
   if (timeLimitSeconds !== undefined) mcSpec.timeLimitSeconds = timeLimitSeconds
   return {
     apiVersion: MEDIA_COMMAND_API_VERSION,
@@ -135,6 +138,7 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     ffmpegCommands: [...(mc.spec.ffmpegCommands ?? [])],
     ytdlp: mc.spec.ytdlp ? { inputUrls: { ...mc.spec.ytdlp.inputUrls }, formatSelector: mc.spec.ytdlp.formatSelector } : null,
     storageDestinationId: mc.spec.storageDestinationId ?? null,
+    storageDestination: mc.spec.storageDestination ? { ...mc.spec.storageDestination } : null,
     submittedAt: mc.spec.submittedAt ?? mc.metadata.creationTimestamp ?? new Date(0).toISOString(),
   }
 }

@@ -104,6 +104,8 @@ export const RUNNER_ERROR_STATUSES = [
   'SOURCE_UNAVAILABLE',
   'OUTPUT_MISSING',
   'UPLOAD_FAILED',
+  /** An output could not be written to the command's storage destination (the customer's bucket). */
+  'DESTINATION_UPLOAD_FAILED',
   'INTERNAL_ERROR',
 ] as const
 export type RunnerErrorStatus = (typeof RUNNER_ERROR_STATUSES)[number]

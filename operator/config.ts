@@ -106,7 +106,8 @@ const isObjectArray = (v: unknown): boolean => Array.isArray(v) && v.every((x) =
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const
 /** RUNNER_ENV reaches the ffmpeg container too: nothing that looks like a credential may travel there. */
-const SECRET_LOOKING = /SECRET|PASSWORD|TOKEN|CREDENTIAL|ACCESS_KEY|PRIVATE/i
+// PRIVATE_KEY, not PRIVATE: ALLOW_PRIVATE_NETWORKS is a setting runners may need, not a secret.
+const SECRET_LOOKING = /SECRET|PASSWORD|TOKEN|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY/i
 
 function runnerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const value = json<Record<string, string>>(env, 'RUNNER_ENV', isStringMap, 'an object of strings') ?? {}

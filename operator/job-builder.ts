@@ -9,7 +9,10 @@
  *   initContainers: fetch  — downloads inputs into /work (public URLs; no secret)
  *                   ffmpeg — runs the user's commands in /work (no secret, no token)
  *   containers:     upload — uploads outputs from /work; the only container that
- *                            mounts the storage Secret (S3_CREDENTIALS_FILE)
+ *                            mounts the storage Secret (S3_CREDENTIALS_FILE) and,
+ *                            for a command with a storage destination, the
+ *                            per-command Secret `ffkube-<command_id>-destination`
+ *                            the API created (FFKUBE_DESTINATION_CREDENTIALS_FILE)
  *
  * Init containers run one after another to completion, so upload starts only
  * when ffmpeg exited 0, and ffmpeg never shares a container (or a lifetime)
@@ -27,6 +30,7 @@ import {
   MEDIA_COMMAND_KIND,
   type MediaCommand,
 } from '../contracts/media-command.js'
+import { DESTINATION_CREDENTIALS_FILE_ENV, DESTINATION_SECRET_KEY, destinationSecretName } from '../contracts/destination-credentials.js'
 import type { JobConfig } from './config.js'
 
 export const WORK_DIR = '/work'
@@ -34,6 +38,9 @@ export const WORK_VOLUME = 'work'
 export const CREDENTIALS_VOLUME = 'storage-credentials'
 /** Where the upload container finds the storage Secret's keys. */
 export const CREDENTIALS_DIR = '/var/run/secrets/ffkube/storage'
+export const DESTINATION_CREDENTIALS_VOLUME = 'destination-credentials'
+/** Where the upload container finds a storage destination's credentials. */
+export const DESTINATION_CREDENTIALS_DIR = '/var/run/secrets/ffkube/destination'
 /** Pods of our Jobs carry this, so the operator's pod watch sees only them. */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by'
 export const MANAGED_BY = 'ffkube-operator'
@@ -111,6 +118,11 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
   const upload = container('upload', 'upload', mc, config)
   upload.env!.push({ name: 'S3_CREDENTIALS_FILE', value: `${CREDENTIALS_DIR}/${config.uploadSecretKey}` })
   upload.volumeMounts!.push({ name: CREDENTIALS_VOLUME, mountPath: CREDENTIALS_DIR, readOnly: true })
+  const destination = mc.spec.storageDestination !== undefined
+  if (destination) {
+    upload.env!.push({ name: DESTINATION_CREDENTIALS_FILE_ENV, value: `${DESTINATION_CREDENTIALS_DIR}/${DESTINATION_SECRET_KEY}` })
+    upload.volumeMounts!.push({ name: DESTINATION_CREDENTIALS_VOLUME, mountPath: DESTINATION_CREDENTIALS_DIR, readOnly: true })
+  }
 
   return {
     apiVersion: 'batch/v1',
@@ -156,6 +168,10 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
             { name: WORK_VOLUME, emptyDir: { sizeLimit: config.workDirSizeLimit } },
             // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
             { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
+            // Created by the API before the MediaCommand (api/executors/kubernetes-executor.ts), so never waited for.
+            ...(destination
+              ? [{ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } }]
+              : []),
           ],
           initContainers: [container('fetch', 'fetch', mc, config), container('ffmpeg', 'run', mc, config)],
           containers: [upload],

@@ -1,4 +1,4 @@
-import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { CommandSpec, StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { CommandStatus } from '../../contracts/command-types.js'
 import type { CommandDraft } from './drafts.js'
 import type { CommandPollResponse, FailedFile, OutputFileMeta } from './schemas.js'
@@ -33,6 +33,11 @@ export interface CommandDocument extends CommandDraft {
   output_results: Record<string, OutputFileMeta> | null
   failed_files: Record<string, FailedFile> | null
   dispatch: DispatchState
+  /**
+   * The storage destination's description as it was when the command was
+   * accepted (no credentials); null or absent for managed storage.
+   */
+  storage_destination?: StorageDestinationSpec | null
   /** Written by the status projector only (not in the spec's response): 0–100 while PROCESSING. */
   progress?: number | null
   processing_stage?: string | null
@@ -41,11 +46,16 @@ export interface CommandDocument extends CommandDraft {
 }
 
 /** A new QUEUED record with its pending dispatch. */
-export function newCommandDocument(draft: CommandDraft, ids: { commandId: string; accountId: string }, now: Date): CommandDocument {
+export function newCommandDocument(
+  draft: CommandDraft,
+  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null },
+  now: Date,
+): CommandDocument {
   return {
     _id: ids.commandId,
     account_id: ids.accountId,
     ...draft,
+    storage_destination: ids.storageDestination ?? null,
     status: 'QUEUED',
     created_at: now,
     updated_at: now,
@@ -89,6 +99,7 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     ffmpegCommands: doc.ffmpeg_commands,
     ytdlp: doc.ytdlp ? { inputUrls: doc.input_files, formatSelector: doc.ytdlp.format_selector } : null,
     storageDestinationId: doc.storage_destination_id,
+    storageDestination: doc.storage_destination ?? null,
     submittedAt: doc.created_at.toISOString(),
   }
 }

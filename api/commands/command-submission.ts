@@ -2,11 +2,14 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Db } from 'mongodb'
 import { newCommandId } from '../../contracts/command-id.js'
+import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
 import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
-import { ForbiddenError } from '../errors/api-errors.js'
+import { ApiError, ForbiddenError } from '../errors/api-errors.js'
+import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
+import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { newCommandDocument } from './command-document.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
@@ -14,7 +17,7 @@ import type { CommandDraft } from './drafts.js'
 /** The slice of the storage-destination repository submission needs. */
 export interface DestinationGate {
   /** Throws 422 (malformed id), 403 (not Business), 404 (missing or another's), 409 (disabled). */
-  requireUsable(account: AuthenticatedAccount, id: string): Promise<unknown>
+  requireUsable(account: AuthenticatedAccount, id: string): Promise<StorageDestinationDocument>
 }
 
 /**
@@ -35,9 +38,12 @@ export class CommandSubmission {
   /** Records the drafts in order and returns their command ids in the same order. */
   async submit(account: AuthenticatedAccount, drafts: readonly CommandDraft[], log: FastifyBaseLogger): Promise<string[]> {
     // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
-    for (const [i, draft] of drafts.entries()) await this.#checkPlan(account, draft, drafts.length > 1 ? `commands[${i}].` : '')
+    const destinations: Array<StorageDestinationSpec | null> = []
+    for (const [i, draft] of drafts.entries()) destinations.push(await this.#checkPlan(account, draft, drafts.length > 1 ? `commands[${i}].` : ''))
     const now = this.now()
-    const docs = drafts.map((draft) => newCommandDocument(draft, { commandId: newCommandId(), accountId: account.id }, now))
+    const docs = drafts.map((draft, i) =>
+      newCommandDocument(draft, { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null }, now),
+    )
     // The accepting write: record and dispatch intent in one document.
     await this.commands.insert(docs)
     for (const doc of docs) {
@@ -53,12 +59,23 @@ export class CommandSubmission {
     return docs.map((doc) => doc._id)
   }
 
-  async #checkPlan(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<void> {
+  /**
+   * The Business-only fields; returns the named destination's description,
+   * recorded with the command so the runner later writes where it was
+   * accepted to (a destination disabled after acceptance still takes the
+   * outputs of commands accepted before).
+   */
+  async #checkPlan(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<StorageDestinationSpec | null> {
     if (draft.webhook_url !== null && !planFeatures(account.plan).businessFeatures) {
       throw new ForbiddenError(`${prefix}webhook_url: per-command webhooks require the Business plan`)
     }
-    if (draft.storage_destination_id !== null) {
-      await this.destinations().requireUsable(account, draft.storage_destination_id)
+    if (draft.storage_destination_id === null) return null
+    try {
+      return toDestinationSpec(await this.destinations().requireUsable(account, draft.storage_destination_id))
+    } catch (err) {
+      // In a multiple request the message names which command: `commands[2].storage_destination_id: …`.
+      if (prefix && err instanceof ApiError) err.message = `${prefix}${err.message}`
+      throw err
     }
   }
 }

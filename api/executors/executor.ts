@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 
 /**
  * Where the outbox dispatcher hands accepted commands: the local executor runs
@@ -10,3 +11,11 @@ export interface Executor {
   readonly name: string
   execute(spec: CommandSpec): Promise<void>
 }
+
+/**
+ * Opens the credentials of the storage destination a spec names, when its
+ * runner is about to start (so credentials PATCHed while it queued are used);
+ * null when they cannot be found. Kept out of the spec: see
+ * contracts/destination-credentials.ts for how each executor hands them over.
+ */
+export type DestinationCredentialSource = (spec: CommandSpec) => Promise<DestinationCredentials | null>

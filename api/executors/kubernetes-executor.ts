@@ -1,17 +1,28 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node'
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import { DESTINATION_SECRET_KEY, destinationSecretName } from '../../contracts/destination-credentials.js'
 import {
+  LABEL_COMMAND_ID,
+  MEDIA_COMMAND_API_VERSION,
   MEDIA_COMMAND_GROUP,
+  MEDIA_COMMAND_KIND,
   MEDIA_COMMAND_PLURAL,
   MEDIA_COMMAND_VERSION,
   mediaCommandFromSpec,
+  type MediaCommand,
 } from '../../contracts/media-command.js'
-import type { Executor } from './executor.js'
+import type { DestinationCredentialSource, Executor } from './executor.js'
 
 export interface KubernetesExecutorOptions {
   kubeConfig: KubeConfig
   /** Where MediaCommands are created: the namespace the operator watches. */
   namespace: string
+  /** Opens a command's storage-destination credentials, for its per-command Secret. */
+  destinationCredentials?: DestinationCredentialSource
+}
+
+function isAlreadyExists(err: unknown): boolean {
+  return (err as { code?: unknown }).code === 409
 }
 
 /**
@@ -19,29 +30,78 @@ export interface KubernetesExecutorOptions {
  * MediaCommand (named by the command_id). A second execute of the same command
  * finds the CR already there (409 AlreadyExists) and succeeds, so the
  * dispatcher's retries run the command once.
+ *
+ * A command with a storage destination also gets the Secret
+ * `ffkube-<command_id>-destination` holding that destination's credentials
+ * (the CR never does); job-builder mounts it in the upload container only.
+ * It is created before the MediaCommand, so the pod never waits for it, then
+ * given the MediaCommand as owner so it is garbage-collected with it. Each
+ * step is idempotent, so a retried execute completes what a failed one began.
+ * The API's ServiceAccount therefore needs `create` and `patch` on secrets in
+ * this namespace (besides `create` and `get` on mediacommands).
  */
 export class KubernetesExecutor implements Executor {
   readonly name = 'kubernetes'
   private readonly api: CustomObjectsApi
+  private readonly core: CoreV1Api
 
   constructor(private readonly options: KubernetesExecutorOptions) {
     this.api = options.kubeConfig.makeApiClient(CustomObjectsApi)
+    this.core = options.kubeConfig.makeApiClient(CoreV1Api)
   }
 
   async execute(spec: CommandSpec): Promise<void> {
-    const body = mediaCommandFromSpec(spec, this.options.namespace)
+    if (spec.storageDestination) await this.#createDestinationSecret(spec)
+    const mc = await this.#createMediaCommand(spec)
+    if (spec.storageDestination) await this.#ownSecret(spec.commandId, mc)
+  }
+
+  async #createMediaCommand(spec: CommandSpec): Promise<MediaCommand> {
+    const { namespace } = this.options
+    const cr = { group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL, namespace }
     try {
-      await this.api.createNamespacedCustomObject({
-        group: MEDIA_COMMAND_GROUP,
-        version: MEDIA_COMMAND_VERSION,
-        plural: MEDIA_COMMAND_PLURAL,
-        namespace: this.options.namespace,
-        body,
-      })
+      return (await this.api.createNamespacedCustomObject({ ...cr, body: mediaCommandFromSpec(spec, namespace) })) as MediaCommand
     } catch (err) {
       // AlreadyExists: an earlier attempt created it; anything else is the dispatcher's to retry.
-      if ((err as { code?: unknown }).code === 409) return
-      throw err
+      if (!isAlreadyExists(err)) throw err
+      if (!spec.storageDestination) return mediaCommandFromSpec(spec, namespace)
+      // Its uid is needed to own the Secret.
+      return (await this.api.getNamespacedCustomObject({ ...cr, name: spec.commandId })) as MediaCommand
     }
+  }
+
+  /**
+   * Credentials the API cannot open (the destination vanished) still get a
+   * Secret, holding `{}`: the upload step then fails the command with
+   * DESTINATION_UPLOAD_FAILED instead of the pod waiting for a missing volume.
+   */
+  async #createDestinationSecret(spec: CommandSpec): Promise<void> {
+    const credentials = (await this.options.destinationCredentials?.(spec)) ?? {}
+    const body: V1Secret = {
+      metadata: {
+        name: destinationSecretName(spec.commandId),
+        namespace: this.options.namespace,
+        labels: { [LABEL_COMMAND_ID]: spec.commandId },
+      },
+      type: 'Opaque',
+      stringData: { [DESTINATION_SECRET_KEY]: JSON.stringify(credentials) },
+    }
+    try {
+      await this.core.createNamespacedSecret({ namespace: this.options.namespace, body })
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err
+    }
+  }
+
+  async #ownSecret(commandId: string, mc: MediaCommand): Promise<void> {
+    const uid = mc.metadata.uid
+    if (!uid) throw new Error(`MediaCommand ${commandId} has no uid`)
+    const ownerReference = { apiVersion: MEDIA_COMMAND_API_VERSION, kind: MEDIA_COMMAND_KIND, name: commandId, uid, blockOwnerDeletion: false }
+    await this.core.patchNamespacedSecret({
+      name: destinationSecretName(commandId),
+      namespace: this.options.namespace,
+      // A JSON patch that sets the whole list: applying it twice changes nothing.
+      body: [{ op: 'add', path: '/metadata/ownerReferences', value: [ownerReference] }],
+    })
   }
 }

@@ -18,13 +18,15 @@ import { join } from 'node:path'
 import { MongoServerError, type Collection, type Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import { isTerminal } from '../projector/projection.js'
 import { ensureStatusStream, publishFailure } from '../projector/streams.js'
-import type { Executor } from './executor.js'
+import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
+import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
@@ -74,6 +76,11 @@ export interface LocalExecutorOptions {
    */
   warmPool?: boolean
   now?: Clock
+  /**
+   * A command's storage-destination credentials; none fails its upload as
+   * DESTINATION_UPLOAD_FAILED.
+   */
+  destinationCredentials?: DestinationCredentialSource
 }
 
 function isDuplicateKey(err: unknown): boolean {
@@ -192,9 +199,10 @@ export class LocalExecutor implements Executor {
     try {
       await rm(run.work_dir, { recursive: true, force: true })
       await mkdir(run.work_dir, { recursive: true, mode: 0o700 })
+      const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
       const runner = this.#pool
-        ? this.#pool.run(spec, run.work_dir)
-        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.work_dir, this.#env as NodeJS.ProcessEnv)
+        ? this.#pool.run(spec, run.work_dir, credentials)
+        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.work_dir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run._id, credentials))
       this.#active.set(run._id, runner)
       await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
       let timedOut = false
@@ -223,6 +231,17 @@ export class LocalExecutor implements Executor {
     } finally {
       release()
       if (!this.#stopping) await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
+      await removeDestinationCredentials(this.options.dataDir, run._id).catch(() => undefined)
+    }
+  }
+
+  async #destinationCredentials(spec: CommandSpec, log: Logger): Promise<DestinationCredentials | null> {
+    try {
+      return (await this.options.destinationCredentials?.(spec)) ?? null
+    } catch (err) {
+      // The runner then fails the upload as DESTINATION_UPLOAD_FAILED; the command still ends.
+      log.error({ err, storage_destination_id: spec.storageDestinationId }, 'could not open the storage destination credentials')
+      return null
     }
   }
 

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { RunnerExit, RunnerProcess } from './runner-process.js'
 
 /** The built pool worker (beside this file under dist/, or dist/ of the checkout from source). */
@@ -49,8 +50,12 @@ export class RunnerPool {
     for (let i = 0; i < count; i++) this.#idle.push(this.#spawn())
   }
 
-  /** Runs one command on an idle (or new) worker; the caller bounds how many run at once. */
-  run(spec: CommandSpec, workDir: string): RunnerProcess {
+  /**
+   * Runs one command on an idle (or new) worker; the caller bounds how many
+   * run at once. A storage destination's credentials go in the job message
+   * beside the spec (a pipe, never argv, env or a file), for its upload step only.
+   */
+  run(spec: CommandSpec, workDir: string, destinationCredentials: DestinationCredentials | null = null): RunnerProcess {
     if (this.#closed) throw new Error('the runner pool is closed')
     let worker = this.#idle.pop()
     while (worker?.dead) worker = this.#idle.pop()
@@ -66,7 +71,7 @@ export class RunnerPool {
       }
       return exit
     })
-    current.child.stdin.write(`${JSON.stringify({ spec, workDir })}\n`)
+    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}) })}\n`)
     const pid = current.child.pid ?? -1
     return { pid, exited, kill: (signal) => killGroup(pid, signal) }
   }

@@ -21,6 +21,7 @@ import type { FileDocument } from '../files/file-document.js'
 import type { Logger } from '../logger.js'
 import { isTerminal, outputFileDocument, processingUpdate, terminalUpdate } from './projection.js'
 import { ensureCompletionStream, ensureStatusStream } from './streams.js'
+import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 
 const codec = JSONCodec()
 
@@ -166,7 +167,11 @@ export class StatusProjector {
   async #storeOutputs(doc: CommandDocument, event: StatusEvent & { type: 'SUCCESS' }, now: Date): Promise<Record<string, FileDocument>> {
     const outputs: Record<string, FileDocument> = {}
     for (const [alias, result] of Object.entries(event.output_files)) {
-      const url = result.storage_location === 'INTERNAL' ? await presignGet(this.options.s3, result.bucket, result.object_key) : null
+      // An external output's storage_url is its public URL when the destination has a public_base_url, else null.
+      const url =
+        result.storage_location === 'INTERNAL'
+          ? await presignGet(this.options.s3, result.bucket, result.object_key)
+          : publicUrlFor(doc.storage_destination?.publicBaseUrl, result.object_key)
       const file = outputFileDocument(doc, alias, result, url, now)
       try {
         await this.#files.insertOne(file)

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
@@ -199,6 +200,17 @@ export class StorageDestinationRepository {
   /** The destination's credentials in clear, for the upload step and the connection test only. */
   openCredentials(destination: StorageDestinationDocument): StorageCredentials {
     return JSON.parse(this.#box.open(destination.credentials_sealed)) as StorageCredentials
+  }
+
+  /**
+   * The credentials a runner's upload step signs with, for a command accepted
+   * with this destination (disabled since or not); null when it is gone.
+   */
+  async runnerCredentials(accountId: string, id: string): Promise<DestinationCredentials | null> {
+    const destination = await this.find(accountId, id)
+    if (!destination) return null
+    const { access_key_id, secret_access_key, session_token } = this.openCredentials(destination)
+    return { accessKeyId: access_key_id, secretAccessKey: secret_access_key, ...(session_token ? { sessionToken: session_token } : {}) }
   }
 
   #sealCredentials(credentials: StorageCredentials): SealedValue {

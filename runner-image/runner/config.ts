@@ -1,4 +1,9 @@
 import { readFile } from 'node:fs/promises'
+import {
+  DESTINATION_CREDENTIALS_FILE_ENV,
+  parseDestinationCredentials,
+  type DestinationCredentials,
+} from '../../contracts/destination-credentials.js'
 
 /**
  * The runner's configuration, from its environment, read in one place. Storage
@@ -93,4 +98,15 @@ export async function readStorageCredentials(
   const accessKeyId = env.S3_ACCESS_KEY_ID
   const secretAccessKey = env.S3_SECRET_ACCESS_KEY
   return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null
+}
+
+/**
+ * A storage destination's credentials from the JSON file named by
+ * FFKUBE_DESTINATION_CREDENTIALS_FILE (contracts/destination-credentials.ts),
+ * read by the upload step only, when it runs; null when the variable is unset.
+ */
+export async function readDestinationCredentials(env: NodeJS.ProcessEnv = process.env): Promise<DestinationCredentials | null> {
+  const file = env[DESTINATION_CREDENTIALS_FILE_ENV]
+  if (!file) return null
+  return parseDestinationCredentials(await readFile(file, 'utf8'))
 }

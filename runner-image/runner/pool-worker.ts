@@ -5,8 +5,11 @@
  *
  *   node dist/runner-image/runner/pool-worker.js
  *
- * stdin: one JSON line per job, `{"spec": CommandSpec, "workDir": DIR}`;
- * stdout: one JSON line per finished job, `{"commandId", "status"}`.
+ * stdin: one JSON line per job, `{"spec": CommandSpec, "workDir": DIR,
+ * "destinationCredentials"?: {...}}`; stdout: one JSON line per finished job,
+ * `{"commandId", "status"}`. A storage destination's credentials come beside
+ * the spec, never in it: held in memory for that one job and handed only to
+ * its upload step.
  * ffmpeg, ffprobe and yt-dlp still run as their own processes with PATH and
  * LANG only (child-process.ts); storage credentials are read from
  * S3_CREDENTIALS_FILE by the upload step, as in main.ts. When stdin closes
@@ -17,6 +20,7 @@ import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import { connect, JSONCodec, type JetStreamClient } from 'nats'
 import { pino, type Logger } from 'pino'
+import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
 import { readRunnerConfig } from './config.js'
 import { ensureStatusStream } from './nats-reporter.js'
@@ -67,9 +71,18 @@ async function main(): Promise<void> {
   lines.once('close', () => process.kill(-process.pid, 'SIGKILL'))
   for await (const line of lines) {
     if (!line.trim()) continue
-    const job = JSON.parse(line) as { spec: unknown; workDir: string }
+    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown }
     const spec = parseCommandSpec(JSON.stringify(job.spec))
     const log = logger.child({ command_id: spec.commandId })
+    // Malformed credentials fail the upload step (no credentials), never the worker.
+    let destinationCredentials: DestinationCredentials | null = null
+    if (job.destinationCredentials) {
+      try {
+        destinationCredentials = parseDestinationCredentials(JSON.stringify(job.destinationCredentials))
+      } catch (error) {
+        log.warn({ err: error }, 'unusable storage destination credentials in the job message')
+      }
+    }
     let status: 'SUCCESS' | 'FAILED' | 'UNREPORTED'
     try {
       status = await runCommand(spec, {
@@ -77,7 +90,7 @@ async function main(): Promise<void> {
         workDir: job.workDir,
         reporter: new SharedNatsReporter(js, spec.commandId, log),
         logger,
-        uploadTarget: () => uploadTargetFor(spec, config, process.env),
+        uploadTarget: () => uploadTargetFor(spec, config, process.env, destinationCredentials),
       })
     } catch (error) {
       log.error({ err: error }, 'could not report the outcome')

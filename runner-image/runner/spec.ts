@@ -1,5 +1,5 @@
 /** Reads a CommandSpec from JSON, checking the shape the runner relies on. */
-import { FORMAT_SELECTORS, type CommandSpec, type FormatSelector } from '../../contracts/command-spec.js'
+import { FORMAT_SELECTORS, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
 import { COMMAND_TYPES } from '../../contracts/command-types.js'
 
 export class SpecError extends Error {
@@ -12,6 +12,28 @@ function stringMap(value: unknown, field: string): Record<string, string> {
     if (typeof entry !== 'string') throw new SpecError(`${field}.${key} must be a string`)
   }
   return value as Record<string, string>
+}
+
+/** The destination's description, or null; a malformed one is refused rather than uploaded somewhere unintended. */
+function storageDestination(value: unknown): StorageDestinationSpec | null {
+  if (value === null || value === undefined) return null
+  const d = value as Record<string, unknown>
+  for (const field of ['id', 'endpointUrl', 'region', 'bucket', 'prefix'] as const) {
+    if (typeof d[field] !== 'string') throw new SpecError(`storageDestination.${field} must be a string`)
+  }
+  if (typeof d.pathStyle !== 'boolean') throw new SpecError('storageDestination.pathStyle must be a boolean')
+  if (d.publicBaseUrl !== null && d.publicBaseUrl !== undefined && typeof d.publicBaseUrl !== 'string') {
+    throw new SpecError('storageDestination.publicBaseUrl must be a string or null')
+  }
+  return {
+    id: d.id as string,
+    endpointUrl: d.endpointUrl as string,
+    region: d.region as string,
+    bucket: d.bucket as string,
+    prefix: d.prefix as string,
+    pathStyle: d.pathStyle,
+    publicBaseUrl: (d.publicBaseUrl as string | null | undefined) ?? null,
+  }
 }
 
 export function parseCommandSpec(json: string): CommandSpec {
@@ -36,6 +58,7 @@ export function parseCommandSpec(json: string): CommandSpec {
     ffmpegCommands: raw.ffmpegCommands as string[],
     ytdlp,
     storageDestinationId: typeof raw.storageDestinationId === 'string' ? raw.storageDestinationId : null,
+    storageDestination: storageDestination(raw.storageDestination),
     submittedAt: typeof raw.submittedAt === 'string' ? raw.submittedAt : new Date(0).toISOString(),
   }
 }

@@ -1,15 +1,20 @@
 /**
- * Step 4: uploads outputs to S3-compatible storage. The only step that holds
- * storage credentials: they are read from the environment when it runs and
- * handed to nothing else (ffmpeg and yt-dlp run with PATH only).
+ * Step 4: uploads outputs to S3-compatible storage: managed storage, or a
+ * customer's bucket (a storage destination). The only step that holds storage
+ * credentials: they are read when it runs and handed to nothing else (ffmpeg
+ * and yt-dlp run with PATH only).
  */
 import { createReadStream } from 'node:fs'
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
 import { join } from 'node:path'
-import { S3Client } from '@aws-sdk/client-s3'
+import type { Readable } from 'node:stream'
+import { S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
+import { pinnedLookup, systemResolver, UrlGuardError } from '../../contracts/url-guard-fetch.js'
 import { RunnerFailure } from './failure.js'
 
-/** Where outputs go: managed storage now, a customer's bucket (EXTERNAL) with the storage-destination issue. */
+/** Where outputs go: managed storage (INTERNAL) or a customer's bucket (EXTERNAL). */
 export interface UploadTarget {
   location: 'INTERNAL' | 'EXTERNAL'
   endpoint: string | null
@@ -17,6 +22,8 @@ export interface UploadTarget {
   bucket: string
   prefix: string
   forcePathStyle: boolean
+  /** Set for a user-supplied endpoint: every connection goes through the private-network guard. */
+  guard: { allowPrivateNetworks: boolean } | null
   /** Called by the upload step when it starts, so credentials are read only then. */
   credentials: () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null>
 }
@@ -29,10 +36,75 @@ export interface FileToUpload {
   contentType: string | null
 }
 
+/** Parts of a multipart upload; files up to one part go up in a single PUT. */
+export const PART_SIZE_BYTES = 16 * 1024 * 1024
+
 /** `{prefix}/{command_id}/{filename}`, the spec's layout; no leading slash when the prefix is empty. */
 export function objectKey(prefix: string, commandId: string, filename: string): string {
   const trimmed = prefix.replace(/^\/+|\/+$/g, '')
   return trimmed === '' ? `${commandId}/${filename}` : `${trimmed}/${commandId}/${filename}`
+}
+
+/**
+ * Writes one object, multipart when it is larger than a part. On failure
+ * lib-storage aborts the multipart upload (leavePartsOnError: false), so no
+ * object and no orphaned parts are left behind.
+ */
+export async function putObject(
+  client: S3Client,
+  object: { bucket: string; key: string; body: Readable; contentType: string | null },
+  partSize = PART_SIZE_BYTES,
+): Promise<void> {
+  await new Upload({
+    client,
+    partSize,
+    queueSize: 4,
+    leavePartsOnError: false,
+    params: { Bucket: object.bucket, Key: object.key, Body: object.body, ...(object.contentType ? { ContentType: object.contentType } : {}) },
+  }).done()
+}
+
+/**
+ * A customer bucket's failure, told without the SDK's text: only the S3 error
+ * code, or what kind of network failure it was. Credentials never appear.
+ */
+function destinationFailureReason(error: unknown): string {
+  if (error instanceof UrlGuardError) {
+    return error.code === 'FORBIDDEN_ADDRESS' ? 'the endpoint resolves to a private or reserved address' : 'the endpoint host name does not resolve'
+  }
+  if (error instanceof S3ServiceException) return error.name
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'the endpoint did not answer in time'
+  return 'the endpoint could not be reached'
+}
+
+function failure(target: UploadTarget, what: string, error: unknown): RunnerFailure {
+  if (target.location === 'EXTERNAL') return new RunnerFailure('DESTINATION_UPLOAD_FAILED', `${what} to the storage destination failed: ${destinationFailureReason(error)}`)
+  // Managed storage: the SDK's message names the bucket and the S3 error code, never the credentials.
+  return new RunnerFailure('UPLOAD_FAILED', `${what} failed: ${error instanceof Error ? error.message : String(error)}`)
+}
+
+function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadTarget['credentials']>>): { client: S3Client; close: () => void } {
+  const agents = target.guard
+    ? (() => {
+        const lookup = pinnedLookup(systemResolver, { allowPrivateNetworks: target.guard.allowPrivateNetworks })
+        return { httpAgent: new HttpAgent({ lookup, keepAlive: true }), httpsAgent: new HttpsAgent({ lookup, keepAlive: true }) }
+      })()
+    : null
+  const client = new S3Client({
+    region: target.region,
+    forcePathStyle: target.forcePathStyle,
+    ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+    ...(agents ? { requestHandler: agents } : {}),
+  })
+  return {
+    client,
+    close: () => {
+      client.destroy()
+      agents?.httpAgent.destroy()
+      agents?.httpsAgent.destroy()
+    },
+  }
 }
 
 /** Uploads every file; returns alias → object key. */
@@ -46,36 +118,24 @@ export async function uploadOutputs(
   try {
     credentials = await target.credentials()
   } catch (error) {
-    throw new RunnerFailure('UPLOAD_FAILED', `storage credentials are unreadable: ${error instanceof Error ? error.message : String(error)}`)
+    // Our own messages (unset variable, malformed file) never quote the file's content.
+    const status = target.location === 'EXTERNAL' ? 'DESTINATION_UPLOAD_FAILED' : 'UPLOAD_FAILED'
+    throw new RunnerFailure(status, `storage credentials are unreadable: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const client = new S3Client({
-    region: target.region,
-    forcePathStyle: target.forcePathStyle,
-    ...(target.endpoint ? { endpoint: target.endpoint } : {}),
-    ...(credentials ? { credentials } : {}),
-  })
+  const { client, close } = clientFor(target, credentials)
   try {
     const keys: Record<string, string> = {}
     for (const file of files) {
       const key = objectKey(target.prefix, commandId, file.filename)
       try {
-        await new Upload({
-          client,
-          params: {
-            Bucket: target.bucket,
-            Key: key,
-            Body: createReadStream(join(workDir, file.path)),
-            ...(file.contentType ? { ContentType: file.contentType } : {}),
-          },
-        }).done()
+        await putObject(client, { bucket: target.bucket, key, body: createReadStream(join(workDir, file.path)), contentType: file.contentType })
       } catch (error) {
-        // The SDK's message names the bucket and the S3 error code, never the credentials.
-        throw new RunnerFailure('UPLOAD_FAILED', `upload of ${file.filename} failed: ${error instanceof Error ? error.message : String(error)}`)
+        throw failure(target, `upload of ${file.filename}`, error)
       }
       keys[file.alias] = key
     }
     return keys
   } finally {
-    client.destroy()
+    close()
   }
 }

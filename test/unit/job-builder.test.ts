@@ -121,6 +121,39 @@ t.test('only the upload container mounts the storage Secret; fetch and ffmpeg ha
   t.equal(json.split('"secretName"').length - 1, 1, 'one Secret volume')
 })
 
+t.test('a command with a storage destination mounts its per-command Secret in the upload container only', async (t) => {
+  const destination = {
+    id: `sd_${'cd'.repeat(16)}`, endpointUrl: 'https://s3.example.com', region: 'auto', bucket: 'media-out', prefix: 'exports', pathStyle: false, publicBaseUrl: null,
+  }
+  const mc = storedMediaCommand(commandSpec({ storageDestinationId: destination.id, storageDestination: destination }))
+  const job = buildJob(mc, jobConfig)
+  const pod = job.spec!.template.spec!
+  t.same(pod.volumes!.find((v) => v.name === 'destination-credentials'), {
+    name: 'destination-credentials',
+    secret: { secretName: `ffkube-${mc.metadata.name}-destination`, items: [{ key: 'credentials.json', path: 'credentials.json' }], defaultMode: 0o440 },
+  })
+  const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
+  t.same(byName.upload!.volumeMounts, [
+    { name: 'work', mountPath: '/work' },
+    { name: 'storage-credentials', mountPath: '/var/run/secrets/ffkube/storage', readOnly: true },
+    { name: 'destination-credentials', mountPath: '/var/run/secrets/ffkube/destination', readOnly: true },
+  ])
+  t.ok(byName.upload!.env!.some((e) => e.name === 'FFKUBE_DESTINATION_CREDENTIALS_FILE' && e.value === '/var/run/secrets/ffkube/destination/credentials.json'))
+  for (const name of ['fetch', 'ffmpeg']) {
+    const c = byName[name]!
+    t.same(c.volumeMounts, [{ name: 'work', mountPath: '/work' }], `${name}: no destination volume`)
+    t.notOk(c.env!.some((e) => e.name === 'FFKUBE_DESTINATION_CREDENTIALS_FILE'), `${name}: no destination credentials variable`)
+  }
+  const spec = JSON.parse(byName.upload!.env!.find((e) => e.name === 'FFKUBE_COMMAND_SPEC')!.value!)
+  t.same(spec.storageDestination, destination, 'the runner gets the non-secret description in its spec')
+})
+
+t.test('a command without a storage destination has no destination volume', async (t) => {
+  const job = buildJob(storedMediaCommand(), jobConfig)
+  t.notOk(job.spec!.template.spec!.volumes!.some((v) => v.name === 'destination-credentials'))
+  t.notOk(JSON.stringify(job).includes('FFKUBE_DESTINATION_CREDENTIALS_FILE'))
+})
+
 t.test('copies optional scheduling settings: runtimeClassName, nodeSelector, tolerations, service account', async (t) => {
   const tolerations = [{ key: 'media', operator: 'Exists', effect: 'NoSchedule' }]
   const pod = buildJob(storedMediaCommand(), {
@@ -149,6 +182,8 @@ t.test('operator config refuses credentials in RUNNER_ENV, which every container
   t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_SECRET_ACCESS_KEY":"x"}' }), /RUNNER_ENV must not carry credentials/)
   t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_ACCESS_KEY_ID":"x"}' }), /RUNNER_ENV/)
   t.same(loadOperatorConfig({ RUNNER_ENV: '{"S3_BUCKET":"media"}' }).job.runnerEnv, { S3_BUCKET: 'media' })
+  t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"SSH_PRIVATE_KEY":"x"}' }), /RUNNER_ENV/)
+  t.same(loadOperatorConfig({ RUNNER_ENV: '{"ALLOW_PRIVATE_NETWORKS":"1"}' }).job.runnerEnv, { ALLOW_PRIVATE_NETWORKS: '1' }, 'a setting whose name says PRIVATE is not a credential')
   t.throws(() => loadOperatorConfig({ JOB_DEADLINE_SECONDS: 'soon' }), /JOB_DEADLINE_SECONDS must be an integer/)
   t.throws(() => loadOperatorConfig({ LEASE_DURATION_SECONDS: '10', LEASE_RENEW_DEADLINE_SECONDS: '10' }), /less than/)
   const defaults = loadOperatorConfig({})

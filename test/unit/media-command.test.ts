@@ -2,8 +2,12 @@ import t from 'tap'
 import { commandSpecFromMediaCommand, mediaCommandFromSpec } from '../../contracts/media-command.js'
 import { commandSpec } from '../operator/fixtures.js'
 
+const destination = {
+  id: `sd_${'ab'.repeat(16)}`, endpointUrl: 'https://s3.example.com', region: 'auto', bucket: 'media-out', prefix: 'exports', pathStyle: true, publicBaseUrl: null,
+}
+
 t.test('a MediaCommand is named by the command_id, labelled, and carries the spec without its id', async (t) => {
-  const spec = commandSpec({ storageDestinationId: `sd_${'ab'.repeat(16)}` })
+  const spec = commandSpec({ storageDestinationId: destination.id, storageDestination: destination })
   const mc = mediaCommandFromSpec(spec, 'media', 600)
   t.equal(mc.apiVersion, 'ffkube.io/v1alpha1')
   t.equal(mc.kind, 'MediaCommand')
@@ -14,15 +18,18 @@ t.test('a MediaCommand is named by the command_id, labelled, and carries the spe
   t.same(mc.spec, {
     accountId: spec.accountId, commandType: 'FFMPEG_COMMAND', inputFiles: spec.inputFiles, outputFiles: spec.outputFiles,
     ffmpegCommands: spec.ffmpegCommands, submittedAt: spec.submittedAt, storageDestinationId: spec.storageDestinationId, timeLimitSeconds: 600,
+    storageDestination: destination,
   })
+  t.notOk(JSON.stringify(mc).includes('secret'), 'no credential field in the CR')
   t.notOk('ytdlp' in mc.spec, 'no ytdlp key for an ffmpeg command (the CRD refuses one)')
 })
 
 t.test('the runner gets back exactly the CommandSpec the API built', async (t) => {
   for (const spec of [
-    commandSpec(),
-    commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'] }),
-    commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_a: 'https://v.example.com/1' }, formatSelector: 'audio_only' } }),
+    commandSpec({ storageDestination: null }),
+    commandSpec({ storageDestinationId: destination.id, storageDestination: { ...destination, publicBaseUrl: 'https://cdn.example.com/x' } }),
+    commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'], storageDestination: null }),
+    commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_a: 'https://v.example.com/1' }, formatSelector: 'audio_only' }, storageDestination: null }),
   ]) {
     t.same(commandSpecFromMediaCommand(mediaCommandFromSpec(spec, 'ns')), spec, spec.commandType)
   }
@@ -41,5 +48,5 @@ t.test('fills what a minimal CR leaves out, so the operator can build a Job from
     apiVersion: 'ffkube.io/v1alpha1', kind: 'MediaCommand',
     metadata: { name: 'x', creationTimestamp: '2026-11-21T00:00:00Z' }, spec: { accountId: 'a', commandType: 'FFMPEG_COMMAND' },
   })
-  t.same(spec, { commandId: 'x', accountId: 'a', commandType: 'FFMPEG_COMMAND', inputFiles: {}, outputFiles: {}, ffmpegCommands: [], ytdlp: null, storageDestinationId: null, submittedAt: '2026-11-21T00:00:00Z' })
+  t.same(spec, { commandId: 'x', accountId: 'a', commandType: 'FFMPEG_COMMAND', inputFiles: {}, outputFiles: {}, ffmpegCommands: [], ytdlp: null, storageDestinationId: null, storageDestination: null, submittedAt: '2026-11-21T00:00:00Z' })
 })
