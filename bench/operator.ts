@@ -4,7 +4,7 @@
  *   1. latency: MediaCommand created → its Job created (seen on a watch), one at a time; target p99 < 100 ms
  *   2. throughput: a burst of MediaCommands, reconciled (Job created and status written); target ≥ 20/s
  *   3. end to end without a runner: the test node agent completes every Job; MediaCommands/s reaching SUCCESS
- * Runner exit → SUCCESS in MongoDB needs the runner and the projector: not measured here.
+ * Runner exit → SUCCESS in MongoDB needs the runner and the projector: bench/runner-to-mongo.ts.
  */
 import { performance } from 'node:perf_hooks'
 import { Watch, type V1Job } from '@kubernetes/client-node'
@@ -14,6 +14,7 @@ import { startKube } from '../test/harness/kube.js'
 import { commandSpec } from '../test/operator/fixtures.js'
 import { installCrd, newNamespace, settings, startOperator } from '../test/operator/kube-setup.js'
 import { NodeAgent } from '../test/operator/node-agent.js'
+import { percentile, printTable } from './table.js'
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200)
 const BURST = Number(process.env.BENCH_BURST ?? 500)
@@ -21,10 +22,6 @@ const CONCURRENCY = 16
 
 const teardowns: Array<() => unknown> = []
 const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
 
 /** Calls back with the time each object is first seen, per command id (the object's name or its command-id label). */
 async function watchTimes<T extends { metadata?: { name?: string; labels?: Record<string, string> } }>(
@@ -112,10 +109,7 @@ async function main(): Promise<void> {
     [`burst of ${BURST}: submitted (${CONCURRENCY} concurrent creates) in`, `${(submittedIn / 1000).toFixed(2)} s`, ''],
     [`burst of ${BURST} with the node agent: SUCCESS per second`, `${(BURST / e2eSeconds).toFixed(1)} /s`, ''],
   ]
-  const width = Math.max(...rows.map((r) => r[0].length))
-  console.log(`${'measure'.padEnd(width)} | ${'value'.padStart(10)} | target`)
-  console.log(`${'-'.repeat(width)}-|-${'-'.repeat(10)}-|-------`)
-  for (const [name, value, target] of rows) console.log(`${name.padEnd(width)} | ${value.padStart(10)} | ${target}`)
+  printTable(rows)
 }
 
 try {

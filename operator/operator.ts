@@ -33,7 +33,7 @@ import { describeError } from './kube-errors.js'
 import { LeaderElector } from './leader-election.js'
 import { Metrics } from './metrics.js'
 import { ownerKey, Reconciler } from './reconciler.js'
-import { RunnerEvents } from './runner-events.js'
+import { RunnerEvents, runnerEventsDurable } from './runner-events.js'
 import { noPublisher, type TerminalPublisher } from './terminal-publisher.js'
 import { Informer, type ListResult } from './watch.js'
 import { WorkQueue } from './work-queue.js'
@@ -189,7 +189,9 @@ export class Operator extends EventEmitter {
     const nats = this.o.nats
     if (!nats || this.stopping) return
     const ns = this.o.config.namespace
-    const events = new RunnerEvents({ nats, kubeConfig: this.o.kubeConfig, logger: this.logger, lookup: (id) => this.mediaCommands.get(ns, id) })
+    const events = new RunnerEvents({
+      nats, kubeConfig: this.o.kubeConfig, logger: this.logger, durableName: runnerEventsDurable(ns), lookup: (id) => this.mediaCommands.get(ns, id),
+    })
     events.start().then(async () => {
       this.runnerEvents = events
       if (this.stopping) await events.stop()

@@ -2,20 +2,24 @@
  * The runner's entrypoint, in the runner image and as the local executor's
  * child process:
  *
- *   node dist/runner-image/runner/main.js [--spec FILE|-] [--work-dir DIR]
+ *   node dist/runner-image/runner/main.js [--phase fetch|run|upload] [--spec FILE|-] [--work-dir DIR]
  *
- * Reads one CommandSpec (JSON, from FILE or stdin), runs it in DIR (default
- * $FFKUBE_WORK_DIR), reports status events (JSON lines on stdout, or NATS
- * JetStream with FFKUBE_STATUS_REPORTER=nats) and exits 0 on SUCCESS, 1 on
- * FAILED, 2 when it could not even report.
+ * Reads one CommandSpec (JSON) from FILE, stdin (`-`), or, without --spec,
+ * $FFKUBE_COMMAND_SPEC (a pod has no stdin) and falling back to stdin; runs it
+ * in DIR (default $FFKUBE_WORK_DIR); reports status events (JSON lines on
+ * stdout, or NATS JetStream with FFKUBE_STATUS_REPORTER=nats). Without
+ * --phase it runs every phase (local mode); with it, only that phase
+ * (command-phases.ts), as the Job's containers do. Exits 0 on SUCCESS or a
+ * finished non-final phase, 1 on FAILED, 2 when it could not even report.
  */
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import type { Readable, Writable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import { pino, type Logger } from 'pino'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { readRunnerConfig, type RunnerConfig } from './config.js'
 import { JsonLinesReporter, type StatusReporter } from './reporter.js'
+import { PHASES, runCommandPhase, type Phase } from './command-phases.js'
 import { runCommand } from './run-command.js'
 import { parseCommandSpec } from './spec.js'
 import { uploadTargetFor } from './upload-target.js'
@@ -38,6 +42,13 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** The spec's JSON: --spec FILE or - (stdin); without --spec, FFKUBE_COMMAND_SPEC, else stdin. */
+async function readSpecJson(io: MainIo): Promise<string> {
+  const path = option(io.argv, '--spec')
+  if (path === undefined && io.env.FFKUBE_COMMAND_SPEC) return io.env.FFKUBE_COMMAND_SPEC
+  return path === undefined || path === '-' ? readAll(io.stdin) : readFile(path, 'utf8')
+}
+
 async function makeReporter(config: RunnerConfig, spec: CommandSpec, io: MainIo, logger: Logger): Promise<StatusReporter> {
   if (config.reporter === 'nats') {
     // Loaded only when used: the nats client adds ~80 ms to a start that local mode does not need.
@@ -57,15 +68,26 @@ export async function main(io: MainIo): Promise<number> {
     logger.error({ err: error }, 'bad runner configuration')
     return 2
   }
-  const specPath = option(io.argv, '--spec') ?? '-'
+  const phase = option(io.argv, '--phase')
+  if (phase !== undefined && !(PHASES as readonly string[]).includes(phase)) {
+    logger.error({ phase }, `--phase must be one of ${PHASES.join(', ')}`)
+    return 2
+  }
   const workDir = option(io.argv, '--work-dir') ?? io.env.FFKUBE_WORK_DIR
   if (!workDir) {
     logger.error('no work directory: pass --work-dir or set FFKUBE_WORK_DIR')
     return 2
   }
+  try {
+    // In a pod the root filesystem is read-only and TMPDIR/HOME point into the (empty) work volume.
+    for (const dir of [io.env.TMPDIR, io.env.HOME]) if (dir) await mkdir(dir, { recursive: true })
+  } catch (error) {
+    logger.error({ err: error }, 'cannot create TMPDIR or HOME')
+    return 2
+  }
   let spec: CommandSpec
   try {
-    spec = parseCommandSpec(specPath === '-' ? await readAll(io.stdin) : await readFile(specPath, 'utf8'))
+    spec = parseCommandSpec(await readSpecJson(io))
   } catch (error) {
     logger.error({ err: error }, 'unreadable command spec')
     return 2
@@ -79,14 +101,9 @@ export async function main(io: MainIo): Promise<number> {
     return 2
   }
   try {
-    const status = await runCommand(spec, {
-      config,
-      workDir,
-      reporter,
-      logger,
-      uploadTarget: () => uploadTargetFor(spec, config, io.env),
-    })
-    return status === 'SUCCESS' ? 0 : 1
+    const deps = { config, workDir, reporter, logger, uploadTarget: () => uploadTargetFor(spec, config, io.env) }
+    const status = phase === undefined ? await runCommand(spec, deps) : await runCommandPhase(phase as Phase, spec, deps)
+    return status === 'FAILED' ? 1 : 0
   } catch (error) {
     logger.error({ err: error, command_id: spec.commandId }, 'could not report the outcome')
     return 2

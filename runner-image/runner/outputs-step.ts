@@ -1,6 +1,9 @@
-/** Probes and uploads a command's outputs, turning them into OutputFileResults. */
-import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
+/**
+ * A command's outputs: checked and probed where ffmpeg ran (no credentials
+ * there), then uploaded and turned into OutputFileResults by the upload phase.
+ */
+import { lstat } from 'node:fs/promises'
+import { join, normalize } from 'node:path'
 import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { RunnerFailure } from './failure.js'
@@ -8,16 +11,16 @@ import { probeFile } from './probe-step.js'
 import type { UploadTarget } from './upload-step.js'
 
 /**
- * The AWS SDK takes ~180 ms to load. Loading starts when the runner starts
- * (see preloadUploader) and overlaps the fetch and ffmpeg, instead of
- * delaying the first status event.
+ * The AWS SDK takes ~180 ms to load. When one process runs every phase,
+ * loading starts early (see preloadUploader) and overlaps the fetch and
+ * ffmpeg, instead of delaying the first status event.
  */
 let uploader: Promise<typeof import('./upload-step.js')> | null = null
 
 export function preloadUploader(): void {
   if (uploader) return
   uploader = import('./upload-step.js')
-  // Observed here so a failed load is not an unhandled rejection; deliverOutputs awaits it and throws.
+  // Observed here so a failed load is not an unhandled rejection; uploadOutputFiles awaits it and throws.
   uploader.catch(() => undefined)
 }
 
@@ -28,23 +31,44 @@ export interface ProducedFile {
   path: string
 }
 
-async function assertWritten(workDir: string, file: ProducedFile): Promise<void> {
-  try {
-    await stat(join(workDir, file.path))
-  } catch {
-    throw new RunnerFailure('OUTPUT_MISSING', `no command wrote ${file.alias} (${file.filename})`)
+/** Only fetched or declared files are ever delivered: `inputs/…` (downloads) or `outputs/…`, never a path out of the work dir. */
+const DELIVERABLE = /^(?:inputs|outputs)\/[^/]+$/
+
+/**
+ * Every file exists as a regular file where it should: OUTPUT_MISSING
+ * otherwise. A directory or a link in an output's place is treated as missing:
+ * nothing but the bytes ffmpeg wrote at that name is read.
+ */
+export async function assertWritten(workDir: string, files: readonly ProducedFile[]): Promise<void> {
+  for (const file of files) {
+    const path = normalize(file.path)
+    if (!DELIVERABLE.test(path)) throw new RunnerFailure('INTERNAL_ERROR', `${file.alias} is not a deliverable path`)
+    let regular = false
+    try {
+      regular = (await lstat(join(workDir, path))).isFile()
+    } catch {
+      // Absent: reported below.
+    }
+    if (!regular) throw new RunnerFailure('OUTPUT_MISSING', `no command wrote ${file.alias} (${file.filename})`)
   }
 }
 
-export async function deliverOutputs(
+/** Probes every file (ffprobe, the same sandbox rules as ffmpeg); alias → media facts. */
+export async function probeOutputs(files: readonly ProducedFile[], context: { workDir: string; ffprobePath: string }): Promise<Record<string, MediaMeta>> {
+  const probed = await Promise.all(files.map((file) => probeFile(context.ffprobePath, context.workDir, file.path)))
+  return Object.fromEntries(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+}
+
+/**
+ * Uploads every file and joins each with its probe. `metas` may still be
+ * arriving: probing overlaps the upload when one process runs both (the
+ * upload's Content-Type comes from the extension, not the probe).
+ */
+export async function uploadOutputFiles(
   files: readonly ProducedFile[],
-  context: { commandId: string; workDir: string; ffprobePath: string; target: UploadTarget; onUploading: () => Promise<void> },
+  metas: Promise<Record<string, MediaMeta>>,
+  context: { commandId: string; workDir: string; target: UploadTarget },
 ): Promise<Record<string, OutputFileResult>> {
-  // A missing output fails the command as OUTPUT_MISSING before anything is uploaded.
-  for (const file of files) await assertWritten(context.workDir, file)
-  // Probing and uploading then overlap: the upload's Content-Type comes from the extension, not the probe.
-  const probing = Promise.all(files.map((file) => probeFile(context.ffprobePath, context.workDir, file.path)))
-  await context.onUploading()
   preloadUploader()
   const { uploadOutputs } = await (uploader as Promise<typeof import('./upload-step.js')>)
   const uploading = uploadOutputs(
@@ -53,18 +77,19 @@ export async function deliverOutputs(
     context.workDir,
     files.map((file) => ({ ...file, contentType: mimeTypeForFilename(file.filename) })),
   )
-  const [probed, keys] = await Promise.all([probing, uploading])
-  const metas = new Map<string, MediaMeta>(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+  const [probed, keys] = await Promise.all([metas, uploading])
   return Object.fromEntries(
-    files.map((file) => [
-      file.alias,
-      {
-        ...(metas.get(file.alias) as MediaMeta),
+    files.map((file) => {
+      const meta = probed[file.alias]
+      if (!meta) throw new RunnerFailure('INTERNAL_ERROR', `no probe of ${file.alias} was recorded`)
+      const result: OutputFileResult = {
+        ...meta,
         filename: file.filename,
         storage_location: context.target.location,
         bucket: context.target.bucket,
         object_key: keys[file.alias] as string,
-      },
-    ]),
+      }
+      return [file.alias, result]
+    }),
   )
 }

@@ -96,6 +96,14 @@ export async function getMediaCommand(kc: KubeConfig, namespace: string, name: s
   return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...cr, namespace, name })) as MediaCommand
 }
 
+/** The MediaCommand once its status.phase is `phase`. */
+export function mediaCommandIn(kc: KubeConfig, namespace: string, name: string, phase: string, timeoutMs = 20_000): Promise<MediaCommand> {
+  return eventually(`MediaCommand ${name} to be ${phase}`, async () => {
+    const mc = await getMediaCommand(kc, namespace, name)
+    return mc.status?.phase === phase ? mc : undefined
+  }, timeoutMs)
+}
+
 /** GET as a meta.k8s.io Table: what `kubectl get` prints. */
 export function getTable(kube: TestKube, path: string): Promise<{ columnDefinitions: Array<{ name: string; priority: number }>; rows: Array<{ cells: unknown[] }> }> {
   return new Promise((resolve, reject) => {

@@ -4,11 +4,13 @@
  * and writes pod and Job status the way the kubelet and the Job controller
  * would for the outcome a test asks for.
  *
- * Outcome `runner` runs the real runner (runner-image/runner/main.ts) with the
- * pod's environment through the callback the test gives, and writes a
- * complete or failed Job from its exit code. The runner has no `--phase` yet,
- * so the three containers' work runs as one runner invocation; `complete` and
- * the failure outcomes only write status, for tests of the Kubernetes side.
+ * Outcome `runner` runs the pod as a kubelet would (pod-runner.ts): the real
+ * runner (runner-image/runner/main.ts) once per container, init containers
+ * first, each with that container's own env and argv (`--phase fetch|run|
+ * upload`), stopping at the first non-zero exit; pod status follows each
+ * container and the Job ends complete or failed from the exit codes.
+ * `complete` and the failure outcomes only write status, for tests of the
+ * Kubernetes side.
  */
 import {
   BatchV1Api,
@@ -23,12 +25,10 @@ import {
   type V1Pod,
   type V1PodStatus,
 } from '@kubernetes/client-node'
+import type { ContainerRun, PodRunner } from './pod-runner.js'
 
 /** What happens to a command's pod. `hold`: it runs until the test calls act(). */
 export type Outcome = 'complete' | 'deadline' | 'oom' | 'evicted' | 'pod-lost' | 'image-pull' | 'exit-1' | 'running' | 'hold' | 'runner'
-
-/** Runs a Job's runner somewhere and returns its exit code. */
-export type RunPod = (job: V1Job) => Promise<number>
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 const COMMAND_ID = 'ffkube.io/command-id'
@@ -41,8 +41,27 @@ function terminated(c: V1Container, exitCode: number, reason: string): V1Contain
   }
 }
 
+function running(c: V1Container): V1ContainerStatus {
+  return { name: c.name, image: c.image!, imageID: 'sha256:0', ready: false, restartCount: 0, state: { running: { startedAt: new Date() } } }
+}
+
+/** Pod status while (or after) the runner ran some containers: finished ones terminated, the current one running, later ones waiting. */
+function statusesOf(pod: V1Pod, done: ContainerRun[], current?: V1Container): Pick<V1PodStatus, 'phase' | 'initContainerStatuses' | 'containerStatuses'> {
+  const spec = pod.spec!
+  const of = (c: V1Container): V1ContainerStatus => {
+    const run = done.find((r) => r.name === c.name)
+    if (run) return terminated(c, run.exitCode, run.exitCode === 0 ? 'Completed' : 'Error')
+    return c === current ? running(c) : waiting(c, 'PodInitializing')
+  }
+  const failed = done.some((r) => r.exitCode !== 0)
+  const finished = failed || done.length === (spec.initContainers ?? []).length + spec.containers.length
+  const phase = failed ? 'Failed' : finished ? 'Succeeded' : spec.containers.includes(current!) ? 'Running' : 'Pending'
+  return { phase, initContainerStatuses: (spec.initContainers ?? []).map(of), containerStatuses: spec.containers.map(of) }
+}
+
 function waiting(c: V1Container, reason: string): V1ContainerStatus {
-  return { name: c.name, image: c.image!, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message: `Back-off pulling image "${c.image}"` } } }
+  const message = reason === 'PodInitializing' ? undefined : `Back-off pulling image "${c.image}"`
+  return { name: c.name, image: c.image!, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, ...(message ? { message } : {}) } } }
 }
 
 export class NodeAgent {
@@ -59,7 +78,7 @@ export class NodeAgent {
 
   constructor(
     private readonly kc: KubeConfig, private readonly namespace: string, private readonly fallback: Outcome = 'complete',
-    private readonly runPod?: RunPod,
+    private readonly pods?: PodRunner,
   ) {
     this.batch = kc.makeApiClient(BatchV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
@@ -106,15 +125,17 @@ export class NodeAgent {
     if (!seen) throw new Error(`no Job seen for ${commandId}`)
     if (outcome === 'hold') return
     const job = await this.batch.readNamespacedJob({ name: seen.metadata!.name!, namespace: this.namespace })
-    const pod = outcome === 'pod-lost' || outcome === 'runner' ? undefined : await this.ensurePod(job)
+    const pod = outcome === 'pod-lost' ? undefined : await this.ensurePod(job)
     const containers = [...(job.spec!.template.spec!.initContainers ?? []), ...job.spec!.template.spec!.containers]
     const started = job.status?.startTime ?? new Date(Math.floor(Date.now() / 1000) * 1000 - 2000)
     switch (outcome) {
       case 'runner': {
-        if (!this.runPod) throw new Error('outcome runner needs a RunPod')
-        await this.act(commandId, 'running')
-        const exitCode = await this.runPod(job)
-        return this.act(commandId, exitCode === 0 ? 'complete' : 'exit-1')
+        if (!this.pods || !pod) throw new Error('outcome runner needs a PodRunner')
+        await this.jobStatus(job, { startTime: started, active: 1, ready: 0 })
+        const done = await this.pods.run(pod.metadata!.name!, pod.spec!, (current, so) => this.podStatus(pod, statusesOf(pod, so, current)))
+        await this.podStatus(pod, statusesOf(pod, done))
+        if (done.some((r) => r.exitCode !== 0)) return this.failJob(job, started, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')
+        return this.completeJob(job, started)
       }
       case 'running':
         await this.podStatus(pod, { phase: 'Running', initContainerStatuses: [terminated(containers[0]!, 0, 'Completed')] })
@@ -128,14 +149,7 @@ export class NodeAgent {
           initContainerStatuses: containers.slice(0, -1).map((c) => terminated(c, 0, 'Completed')),
           containerStatuses: containers.slice(-1).map((c) => terminated(c, 0, 'Completed')),
         })
-        const done = new Date()
-        return this.jobStatus(job, {
-          startTime: started, completionTime: done, succeeded: 1, active: 0, ready: 0, terminating: 0,
-          conditions: [
-            { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: done, lastProbeTime: done },
-            { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: done, lastProbeTime: done },
-          ],
-        })
+        return this.completeJob(job, started)
       }
       case 'deadline':
         await this.podStatus(pod, { phase: 'Failed', reason: 'DeadlineExceeded' })
@@ -158,6 +172,17 @@ export class NodeAgent {
       case 'pod-lost':
         return this.failJob(job, started, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')
     }
+  }
+
+  private async completeJob(job: V1Job, started: Date): Promise<void> {
+    const done = new Date()
+    await this.jobStatus(job, {
+      startTime: started, completionTime: done, succeeded: 1, active: 0, ready: 0, terminating: 0,
+      conditions: [
+        { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: done, lastProbeTime: done },
+        { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: done, lastProbeTime: done },
+      ],
+    })
   }
 
   private async failJob(job: V1Job, started: Date, reason: string, message: string): Promise<void> {

@@ -1,0 +1,41 @@
+/**
+ * One phase of a command in its own process, as the Job's containers run it
+ * (operator/job-builder.ts): `fetch` and `run` in init containers, `upload`
+ * in the main container. They share only the work volume; each phase reads
+ * what the earlier ones recorded (phase-state.ts) and records its own.
+ *
+ * A phase that fails reports the command FAILED itself and the process exits
+ * 1, so Kubernetes runs no later container; only `upload` reports SUCCESS.
+ */
+import type { CommandSpec } from '../../contracts/command-spec.js'
+import { fetchPhase } from './fetch-phase.js'
+import { RunnerFailure } from './failure.js'
+import type { RunDeps } from './phase-context.js'
+import { initialState, readPhaseState, writePhaseState } from './phase-state.js'
+import { reportOutcome } from './run-command.js'
+import { runPhase } from './run-phase.js'
+import { uploadPhase } from './upload-phase.js'
+
+export const PHASES = ['fetch', 'run', 'upload'] as const
+export type Phase = (typeof PHASES)[number]
+
+/** Runs one phase; `DONE` means it succeeded and the next phase may start. */
+export async function runCommandPhase(phase: Phase, spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED' | 'DONE'> {
+  return reportOutcome(spec, deps, async (context) => {
+    context.log.debug({ phase }, 'phase starting')
+    if (phase === 'fetch') {
+      const fetched = await fetchPhase(spec, context)
+      await writePhaseState(deps.workDir, { ...initialState(spec.commandId), fetched })
+      return null
+    }
+    const state = await readPhaseState(deps.workDir, spec.commandId)
+    if (!state.fetched) throw new RunnerFailure('INTERNAL_ERROR', `the ${phase} phase started before the fetch phase finished`)
+    if (phase === 'run') {
+      const ran = await runPhase(spec, state.fetched, context)
+      await writePhaseState(deps.workDir, { ...state, ran: { runSeconds: ran.runSeconds, metas: await ran.metas } })
+      return null
+    }
+    if (!state.ran) throw new RunnerFailure('INTERNAL_ERROR', 'the upload phase started before the run phase finished')
+    return uploadPhase(spec, state.fetched, { runSeconds: state.ran.runSeconds, metas: Promise.resolve(state.ran.metas) }, context)
+  })
+}

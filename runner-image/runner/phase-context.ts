@@ -1,0 +1,29 @@
+/** What every phase of a command is given: the runner's dependencies, its progress channel and its logger. */
+import type { Logger } from 'pino'
+import type { RunnerConfig } from './config.js'
+import type { ProgressThrottle } from './progress-throttle.js'
+import type { StatusReporter } from './reporter.js'
+import type { UploadTarget } from './upload-step.js'
+import type { Resolver } from '../../contracts/url-guard-fetch.js'
+
+export interface RunDeps {
+  config: RunnerConfig
+  workDir: string
+  reporter: StatusReporter
+  logger: Logger
+  /** Built when the upload phase needs it, so credentials are read only then. */
+  uploadTarget: () => UploadTarget
+  resolve?: Resolver
+}
+
+export interface PhaseContext {
+  deps: RunDeps
+  progress: ProgressThrottle
+  /** Carries command_id. */
+  log: Logger
+}
+
+/** The URL guard's options for this runner. */
+export function guardOptions(deps: RunDeps): { allowPrivateNetworks: boolean; resolve?: Resolver } {
+  return { allowPrivateNetworks: deps.config.allowPrivateNetworks, ...(deps.resolve ? { resolve: deps.resolve } : {}) }
+}

@@ -1,0 +1,66 @@
+/**
+ * Phase 2, run (the Job's `ffmpeg` init container): runs the user's ffmpeg
+ * arguments on what the fetch phase brought, checks that every file to
+ * deliver exists and probes it. This phase holds no credential: its container
+ * gets no Secret and no token, and ffmpeg and ffprobe run with PATH only.
+ */
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { CommandSpec } from '../../contracts/command-spec.js'
+import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
+import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
+import type { MediaMeta } from '../../contracts/output-file-meta.js'
+import { RunnerFailure } from './failure.js'
+import { runFfmpegCommands } from './ffmpeg-step.js'
+import { assertWritten, probeOutputs } from './outputs-step.js'
+import type { PhaseContext } from './phase-context.js'
+import type { Fetched } from './phase-state.js'
+import { producedFiles } from './produced-files.js'
+
+export interface RunOutcome {
+  runSeconds: number | null
+  /** Still running when the phase returns, so one process running every phase overlaps it with the upload. */
+  metas: Promise<Record<string, MediaMeta>>
+}
+
+export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
+  const { deps, progress } = context
+  await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
+  const argvs = plannedArgvs(spec, fetched)
+  const runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
+  progress.stage('PROBING')
+  const files = producedFiles(spec, fetched)
+  // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
+  await assertWritten(deps.workDir, files)
+  const metas = probeOutputs(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath })
+  // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
+  metas.catch(() => undefined)
+  return { runSeconds, metas }
+}
+
+/**
+ * The policy's argvs for this command (null: a download-only batch runs no
+ * ffmpeg), checked again here: the run phase trusts no earlier process's verdict.
+ */
+function plannedArgvs(spec: CommandSpec, fetched: Fetched): string[][] | null {
+  if (spec.commandType !== 'YTDLP_COMMAND') {
+    const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+    if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
+    return plan.argvs
+  }
+  const command = spec.ffmpegCommands[0]
+  if (command === undefined) return null
+  const plan = planFfmpegCommands([command], { mode: 'arguments', inputs: fetched.downloads ?? {}, outputs: spec.outputFiles })
+  if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
+  return plan.argvs
+}
+
+async function runFfmpeg(argvs: string[][], { deps, progress }: PhaseContext): Promise<number> {
+  progress.stage('RUNNING')
+  return runFfmpegCommands(argvs, {
+    ffmpegPath: deps.config.ffmpegPath,
+    workDir: deps.workDir,
+    timeoutMs: deps.config.ffmpegTimeoutMs,
+    onProgress: (percent) => progress.percent(percent),
+  })
+}

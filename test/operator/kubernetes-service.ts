@@ -1,0 +1,92 @@
+/**
+ * The whole service with EXECUTOR=kubernetes against the harness's servers:
+ * the API app listening on a loopback port, the outbox dispatcher handing
+ * commands to the KubernetesExecutor, the status projector, the operator, and
+ * the test node agent running each Job's containers with the real runner.
+ * Everything but the kubelet is the product's own code.
+ */
+import type { AddressInfo } from 'node:net'
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
+import { connect, type NatsConnection } from 'nats'
+import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
+import { toolPath } from '../../api/local/tools.js'
+import { createLogger } from '../../api/logger.js'
+import { StatusProjector } from '../../api/projector/status-projector.js'
+import type { Operator } from '../../operator/operator.js'
+import { natsPublisher } from '../../operator/terminal-publisher.js'
+import { Client } from '../e2e/service.js'
+import { startApi, type TestApi } from '../harness/api.js'
+import { startNats } from '../harness/nats.js'
+import { startS3, type TestS3 } from '../harness/s3.js'
+import { scratchDir, type Teardown } from '../harness/scratch.js'
+import { jobConfig } from './fixtures.js'
+import { newNamespace, settings, startOperator } from './kube-setup.js'
+import { NodeAgent, type Outcome } from './node-agent.js'
+import { PodRunner } from './pod-runner.js'
+
+export interface KubernetesService {
+  api: TestApi
+  /** An HTTP client for the listening API, with a business-plan key. */
+  client: Client
+  namespace: string
+  s3: TestS3
+  /** The operator's own NATS connection. */
+  nats: NatsConnection
+  natsUrl: string
+  operator: Operator
+  agent: NodeAgent
+  pods: PodRunner
+}
+
+export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome } = {}): Promise<KubernetesService> {
+  const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffkube-kube-service-')])
+  const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent')
+  const s3Client = s3.client()
+  t.teardown(() => s3Client.destroy())
+  // Acceptance nudges the dispatcher, which needs the app's database: a box filled once both exist.
+  const nudge: { dispatcher?: Dispatcher } = {}
+  const api = await startApi(t, {
+    s3: s3Client, s3Bucket: s3.bucket, allowPrivateNetworks: true, ytdlpAvailable: () => true, onCommandsAccepted: () => nudge.dispatcher?.nudge(),
+  })
+  const namespace = await newNamespace(kc, 'service')
+
+  // API side: its own NATS connection, projector, and the dispatcher creating MediaCommands.
+  const apiNats = await connect({ servers: nats.url, name: 'ffkube-api-test' })
+  t.teardown(() => apiNats.drain())
+  const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, logger })
+  await projector.start()
+  t.teardown(() => projector.stop())
+  const dispatcher = new Dispatcher({ db: api.db, executor: new KubernetesExecutor({ kubeConfig: kc, namespace }), logger, pollIntervalMs: 200 })
+  nudge.dispatcher = dispatcher
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+
+  // Cluster side: the chart's storage Secret, the node, the operator.
+  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+    namespace,
+    body: { metadata: { name: jobConfig.uploadSecretName }, stringData: { [jobConfig.uploadSecretKey]: JSON.stringify({ accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }) } },
+  })
+  const pods = new PodRunner({
+    kubeConfig: kc, namespace, root: dir, imageCommand: jobConfig.runnerCommand,
+    imageEnv: { PATH: process.env.PATH!, LOG_LEVEL: 'warn', FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp') },
+  })
+  const agent = new NodeAgent(kc, namespace, options.outcome ?? 'runner', pods)
+  await agent.start()
+  t.teardown(() => agent.stop())
+  const operatorNats = await connect({ servers: nats.url, name: 'ffkube-operator-test' })
+  t.teardown(() => operatorNats.drain())
+  const operator = await startOperator(t, kc, settings(namespace, {
+    job: {
+      ...jobConfig,
+      natsUrl: nats.url,
+      runnerEnv: { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true', ALLOW_PRIVATE_NETWORKS: '1' },
+    },
+  }), { nats: operatorNats, publisher: natsPublisher(operatorNats) })
+
+  await api.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = api.app.server.address() as AddressInfo
+  const { api_key } = await api.createAccount('business')
+  const client = new Client({ baseUrl: `http://127.0.0.1:${port}`, apiKey: api_key })
+  return { api, client, namespace, s3, nats: operatorNats, natsUrl: nats.url, operator, agent, pods }
+}

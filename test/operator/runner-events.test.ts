@@ -1,0 +1,84 @@
+import t from 'tap'
+import { connect, JSONCodec, type NatsConnection } from 'nats'
+import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
+import { statusSubject, STATUS_STREAM, type OutputFileResult, type StatusEventBody } from '../../contracts/status-events.js'
+import { runnerEventsDurable } from '../../operator/runner-events.js'
+import { natsPublisher } from '../../operator/terminal-publisher.js'
+import { ensureStatusStream } from '../../runner-image/runner/nats-reporter.js'
+import { envelope } from '../../runner-image/runner/reporter.js'
+import { startKube } from '../harness/kube.js'
+import { startNats } from '../harness/nats.js'
+import { commandSpec } from './fixtures.js'
+import { eventually, getMediaCommand, installCrd, newNamespace, settings, startOperator } from './kube-setup.js'
+import { NodeAgent } from './node-agent.js'
+
+const kube = await startKube(t)
+const kc = kube.kubeConfig()
+await installCrd(kc)
+const nats = await startNats(t)
+const nc = await connect({ servers: nats.url })
+t.teardown(() => nc.close())
+await ensureStatusStream(nc)
+const jsm = await nc.jetstreamManager()
+
+const codec = JSONCodec()
+/** Publishes an event as a runner's reporter would (same subject, envelope and Nats-Msg-Id). */
+async function report(natsConnection: NatsConnection, commandId: string, body: StatusEventBody): Promise<void> {
+  const event = envelope(commandId, body, () => new Date())
+  await natsConnection.jetstream().publish(statusSubject(commandId), codec.encode(event), { msgID: event.event_id })
+}
+const file: OutputFileResult = {
+  filename: 'thumb.jpg', storage_location: 'INTERNAL' as const, bucket: 'b', object_key: 'k', size_mbytes: 1, duration: null, width: 2, height: 2,
+  bitrate_video_kb: null, bitrate_audio_kb: null, frame_rate: null, file_type: 'image', file_format: 'image2', codec: 'mjpeg', pixel_format: null, mime_type: 'image/jpeg', sample_rate: null, channels: null,
+}
+const success = (): StatusEventBody => ({ type: 'SUCCESS', output_files: { out_thumb: file }, ffmpeg_command_run_seconds: 0.5, failed_files: null })
+
+t.test('runner events published while no operator runs reach the CR status when one starts again, through its durable consumer', async (t) => {
+  const ns = await newNamespace(kc, 'events-restart')
+  const agent = new NodeAgent(kc, ns, 'hold')
+  await agent.start()
+  t.teardown(() => agent.stop())
+  const first = await startOperator(t, kc, settings(ns, { identity: 'operator-a' }), { nats: nc, publisher: natsPublisher(nc) })
+  const spec = commandSpec()
+  await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
+  await eventually('a Job', () => agent.seen.some((job) => job.metadata?.labels?.['ffkube.io/command-id'] === spec.commandId))
+  await report(nc, spec.commandId, { type: 'PROCESSING', stage: 'RUNNING', progress: 40 })
+  await eventually('progress 40 in the CR', async () => (await getMediaCommand(kc, ns, spec.commandId)).status?.progress === 40)
+  const consumer = await jsm.consumers.info(STATUS_STREAM, runnerEventsDurable(ns))
+  t.equal(consumer.config.ack_policy, 'explicit', 'a durable consumer with explicit acks')
+
+  await first.stop()
+  await report(nc, spec.commandId, { type: 'PROCESSING', stage: 'RUNNING', progress: 70 })
+  await report(nc, spec.commandId, success())
+  const second = await startOperator(t, kc, settings(ns, { identity: 'operator-b' }), { nats: nc, publisher: natsPublisher(nc) })
+  await eventually('the second operator to lead', () => second.isLeader, 15_000)
+  const mc = await eventually('the outputs in the CR', async () => {
+    const current = await getMediaCommand(kc, ns, spec.commandId)
+    return current.status?.outputs ? current : undefined
+  }, 20_000)
+  t.match(mc.status, { progress: 100, outputs: [{ alias: 'out_thumb', filename: 'thumb.jpg', sizeBytes: 1048576 }] })
+  await eventually('every event acknowledged', async () => {
+    const info = await jsm.consumers.info(STATUS_STREAM, runnerEventsDurable(ns))
+    return info.num_ack_pending === 0 && info.num_pending === 0
+  })
+})
+
+t.test('an event that arrives before the operator knows its MediaCommand is redelivered until it applies', async (t) => {
+  const ns = await newNamespace(kc, 'events-early')
+  const agent = new NodeAgent(kc, ns, 'hold')
+  await agent.start()
+  t.teardown(() => agent.stop())
+  const operator = await startOperator(t, kc, settings(ns), { nats: nc, publisher: natsPublisher(nc) })
+  await eventually('leadership', () => operator.isLeader)
+  const spec = commandSpec()
+  await report(nc, spec.commandId, success())
+  // Its first delivery finds no MediaCommand: the event must wait, not be dropped.
+  await eventually('the event delivered once', async () => (await jsm.consumers.info(STATUS_STREAM, runnerEventsDurable(ns))).delivered.stream_seq > 0)
+  await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
+  const mc = await eventually('the outputs in the CR', async () => {
+    const current = await getMediaCommand(kc, ns, spec.commandId)
+    return current.status?.outputs ? current : undefined
+  }, 20_000)
+  t.match(mc.status!.outputs, [{ alias: 'out_thumb' }])
+  t.equal(mc.status!.progress, 100)
+})
