@@ -20,7 +20,17 @@ export interface S3Config {
   forcePathStyle: boolean
 }
 
+/** What one process runs: the chart runs each in its own Deployment, `npm start` all three. */
+export const SERVICE_ROLES = ['api', 'worker', 'webhooks'] as const
+export type ServiceRole = (typeof SERVICE_ROLES)[number]
+
 export interface Config {
+  /**
+   * FFKUBE_ROLES: comma-separated `api` (HTTP API), `worker` (outbox dispatcher,
+   * executor, status projector, file processor), `webhooks` (webhook deliverer);
+   * default all three. Every role serves /healthz and /readyz on PORT.
+   */
+  roles: ServiceRole[]
   /** HTTP port; 0 picks a free one. */
   port: number
   /** Address to bind; loopback by default so a laptop does not expose the API. */
@@ -108,6 +118,29 @@ function optional(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw
 }
 
+function parseRoles(raw: string | undefined): ServiceRole[] {
+  if (raw === undefined || raw.trim() === '') return [...SERVICE_ROLES]
+  const roles = raw.split(',').map((role) => role.trim())
+  for (const role of roles) {
+    if (!SERVICE_ROLES.includes(role as ServiceRole)) {
+      throw new ConfigError(`FFKUBE_ROLES must list roles from ${SERVICE_ROLES.join(', ')}, got "${role}"`)
+    }
+  }
+  return [...new Set(roles as ServiceRole[])]
+}
+
+/**
+ * On a cluster nothing is started locally: the service's servers and keys must
+ * be configured. S3_ENDPOINT may stay unset there (AWS S3 itself).
+ */
+export function requireExternalServices(config: Config, who = 'ffkube outside local mode'): Config {
+  const missing = ([['mongodbUrl', 'MONGODB_URL'], ['natsUrl', 'NATS_URL'], ['encryptionKeys', 'ENCRYPTION_KEYS']] as const)
+    .filter(([name]) => !config[name])
+    .map(([, variable]) => variable)
+  if (missing.length > 0) throw new ConfigError(`${missing.join(', ')} must be set for ${who}`)
+  return config
+}
+
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const s3: S3Config = {
@@ -122,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got "${s3.endpoint}"`)
   }
   return {
+    roles: parseRoles(env.FFKUBE_ROLES),
     port: parsePort(env),
     host: optional(env.HOST) ?? '127.0.0.1',
     mongodbUrl: optional(env.MONGODB_URL),

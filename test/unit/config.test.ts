@@ -1,6 +1,6 @@
 import t from 'tap'
 import { resolve } from 'node:path'
-import { ConfigError, loadConfig } from '../../api/config.js'
+import { ConfigError, loadConfig, requireExternalServices } from '../../api/config.js'
 
 t.test('defaults to local mode on port 8080 with its own services', async (t) => {
   const config = loadConfig({})
@@ -12,6 +12,21 @@ t.test('defaults to local mode on port 8080 with its own services', async (t) =>
   t.equal(config.s3.endpoint, undefined)
   t.equal(config.allowPrivateNetworks, false)
   t.equal(config.dataDir, resolve('.ffkube'))
+  t.same(config.roles, ['api', 'worker', 'webhooks'], 'one process runs every role')
+})
+
+t.test('FFKUBE_ROLES picks the roles one process runs', async (t) => {
+  t.same(loadConfig({ FFKUBE_ROLES: 'worker' }).roles, ['worker'])
+  t.same(loadConfig({ FFKUBE_ROLES: ' api , webhooks,api' }).roles, ['api', 'webhooks'], 'trimmed, each once')
+})
+
+t.test('outside local mode the servers and keys must be configured, and each missing one is named', async (t) => {
+  t.throws(() => requireExternalServices(loadConfig({ EXECUTOR: 'kubernetes', NATS_URL: 'nats://n:4222' })), {
+    name: 'ConfigError',
+    message: 'MONGODB_URL, ENCRYPTION_KEYS must be set for ffkube outside local mode',
+  })
+  const full = loadConfig({ MONGODB_URL: 'mongodb://db', NATS_URL: 'nats://n:4222', ENCRYPTION_KEYS: 'k:AAAA' })
+  t.equal(requireExternalServices(full), full)
 })
 
 t.test('reads every documented variable', async (t) => {
@@ -47,6 +62,7 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['a boolean that is not one', { ALLOW_PRIVATE_NETWORKS: 'maybe' }, /^ALLOW_PRIVATE_NETWORKS must be/],
   ['an S3 endpoint without a scheme', { S3_ENDPOINT: 's3.example.com' }, /^S3_ENDPOINT must be an http/],
   ['an unknown log level', { LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+  ['an unknown role', { FFKUBE_ROLES: 'api,dispatcher' }, /^FFKUBE_ROLES must list roles from api, worker, webhooks, got "dispatcher"/],
 ]
 for (const [what, env, message] of rejected) {
   t.test(`refuses ${what}, naming the variable`, async (t) => {

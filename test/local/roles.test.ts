@@ -1,0 +1,82 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { Client, serviceEnvironment, startService } from '../e2e/service.js'
+import { makeClip, serveFiles } from '../harness/media.js'
+import { scratchDir, type Teardown } from '../harness/scratch.js'
+
+interface RoleProcess {
+  baseUrl: string
+  exited: Promise<number | null>
+}
+
+/** Starts `script` with `env` and waits for its "ffkube started" log line (pino JSON on stdout). */
+async function startRole(t: Teardown, script: string, env: NodeJS.ProcessEnv): Promise<RoleProcess> {
+  const child = spawn(process.execPath, [script], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM')
+      await exited
+    }
+  })
+  let output = ''
+  child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)))
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      output = (output + chunk.toString()).slice(-20_000)
+      const started = /"msg":"ffkube started"/.test(out) ? /"url":"(http:\/\/[^"]+)"/.exec(out) : null
+      if (started) resolve(started[1]!)
+    })
+    child.once('exit', (code) => reject(new Error(`${script} exited ${code} before it started:\n${output}`)))
+  })
+  return { baseUrl, exited }
+}
+
+t.test('the API, the worker and the webhook deliverer run as separate processes, one role each', async (t) => {
+  const dir = await scratchDir(t, 'ffkube-roles-')
+  const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 1 })
+  const files = await serveFiles(t, [clip])
+  const environment = await serviceEnvironment(t)
+
+  const api = await startService(t, { ...environment, env: { ...environment.env, FFKUBE_ROLES: 'api' } })
+  const client = new Client(api)
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: files.url('clip.mp4') },
+    output_files: { out_audio: 'audio.m4a' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -vn -c:a copy {{out_audio}}',
+  })
+  // No worker yet: the API process records the command and hands it to nobody.
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  t.equal((await client.request('GET', `/commands/${command_id}`)).body.status, 'QUEUED', 'the api role runs no dispatcher')
+
+  const worker = await startRole(t, 'dist/api/main.js', { ...environment.env, FFKUBE_ROLES: 'worker' })
+  t.equal((await fetch(`${worker.baseUrl}/healthz`)).status, 200, 'the worker answers /healthz')
+  const ready = await fetch(`${worker.baseUrl}/readyz`)
+  t.equal(ready.status, 200, 'and /readyz')
+  t.same((await ready.json()) as unknown, { status: 'ready', checks: { mongodb: 'ok', nats: 'ok', storage: 'ok' } })
+  t.equal((await fetch(`${worker.baseUrl}/api/v1/commands/${command_id}`, { headers: { 'x-api-key': api.apiKey } })).status, 404, 'but serves no API')
+
+  const done = await client.waitForCommand(command_id)
+  t.equal(done.status, 'SUCCESS', 'the worker process dispatched, ran and projected the command')
+  t.equal(done.output_files.out_audio.status, 'STORED')
+
+  const webhooks = await startRole(t, 'dist/api/webhook-delivery/main.js', { ...environment.env, ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
+  t.equal((await fetch(`${webhooks.baseUrl}/readyz`)).status, 200, 'the webhook deliverer answers /readyz')
+})
+
+t.test('outside local mode nothing is started locally: missing servers and keys are named', async (t) => {
+  const environment = await serviceEnvironment(t)
+  const env: NodeJS.ProcessEnv = { ...environment.env, EXECUTOR: 'kubernetes' }
+  delete env.NATS_URL
+  for (const [script, name] of [['dist/api/main.js', 'ffkube'], ['dist/api/webhook-delivery/main.js', 'ffkube-webhook-deliverer']] as const) {
+    const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    t.equal(code, 2, `${script} exits 2`)
+    t.match(stderr, new RegExp(`^${name}: NATS_URL, ENCRYPTION_KEYS must be set`), `${script} names what is missing`)
+  }
+})
