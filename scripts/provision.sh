@@ -4,7 +4,7 @@
 #
 #   scripts/provision.sh [start|test] [--postgresql]
 #     start  what `npm start` needs: ffmpeg, ffprobe, nats-server, yt-dlp, ferretdb, minio
-#     test   all of the above plus etcd and kube-apiserver (default)
+#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint (default)
 #     --postgresql  opt-in: also Debian's PostgreSQL 15 (postgres, initdb), for
 #                   FerretDB's postgresql backend (api/local/postgres.ts)
 #
@@ -33,6 +33,7 @@ YTDLP_VERSION=2026.10.26
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
+HELM_VERSION=v3.22.0
 
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
@@ -137,6 +138,28 @@ provision_kube() {
   : "$ETCD_VERSION" # pinned in scripts/toolchain/kube/go.mod; named here for the README
 }
 
+# helm for the chart tests (test/chart/): no Debian package, so built from its
+# Go module like MinIO. The ldflags are those of helm's own Makefile: its
+# version, and the Kubernetes version its client-go (v0.37) speaks, which
+# `helm lint` and `.Capabilities` use when no --kube-version is given.
+provision_helm() {
+  local key="$HELM_VERSION $(go env GOVERSION)"
+  if stamp_matches helm "$key" && [[ -x "$bin/helm" ]]; then return 0; fi
+  log "building helm $HELM_VERSION (first time takes minutes; cached in $cache)"
+  local x=helm.sh/helm/v3 ldflags="-s -w"
+  ldflags+=" -X $x/internal/version.version=$HELM_VERSION -X $x/internal/version.gitTreeState=clean"
+  ldflags+=" -X $x/pkg/lint/rules.k8sVersionMajor=1 -X $x/pkg/lint/rules.k8sVersionMinor=37"
+  ldflags+=" -X $x/pkg/chartutil.k8sVersionMajor=1 -X $x/pkg/chartutil.k8sVersionMinor=37"
+  GOBIN="$bin" go install -trimpath -ldflags "$ldflags" "$x/cmd/helm@$HELM_VERSION"
+  write_stamp helm "$key"
+}
+
+# BuildKit's Dockerfile checks (`docker build --check`) without Docker, for
+# test/chart/dockerfiles.test.ts; buildkit is pinned by the wrapper's go.mod.
+provision_dockerfile_lint() {
+  go_build dockerfile-lint "$root/scripts/toolchain/dockerfile-lint" . ""
+}
+
 # Opt-in. As root, api/local/postgres.ts runs these as the package's `postgres` account.
 provision_postgresql() {
   apt_install postgresql
@@ -156,4 +179,6 @@ provision_ferretdb
 provision_minio
 if [[ "$profile" == test ]]; then
   provision_kube
+  provision_helm
+  provision_dockerfile_lint
 fi
