@@ -1,5 +1,7 @@
 import t from 'tap'
 import { join } from 'node:path'
+import { GetObjectCommand } from '@aws-sdk/client-s3'
+import { startS3 } from '../harness/s3.js'
 import { downloadAndProbe } from '../e2e/download.js'
 import { startKube } from '../harness/kube.js'
 import { makeClip, serveFiles } from '../harness/media.js'
@@ -61,3 +63,67 @@ t.test('a command whose ffmpeg fails at run time ends FAILED with the runner\'s 
   t.same(containersRun(done.command_id), [['fetch', 0], ['ffmpeg', 1]], 'the upload container never ran')
 })
 
+
+t.test('chained, multiple and run-ytdlp commands complete through MediaCommands and Jobs too', async (t) => {
+  const chained = await runToEnd('/run-chained-ffmpeg-commands', {
+    input_files: { in_video: media.url(clip) },
+    output_files: { out_gif: 'preview.gif' },
+    ffmpeg_commands: [
+      'ffmpeg -t 1 -i {{in_video}} -vf fps=5,scale=160:-1,palettegen palette.png',
+      'ffmpeg -t 1 -i <<in_video>> -i palette.png -lavfi fps=5,scale=160:-1[x];[x][1:v]paletteuse <<out_gif>>',
+    ],
+  })
+  t.equal(chained.status, 'SUCCESS', JSON.stringify(chained))
+  t.match(chained.output_files.out_gif, { filename: 'preview.gif', width: 160 }, 'the second command read the file the first one wrote in the shared work volume')
+
+  const { command_ids } = await service.client.post('/run-multiple-ffmpeg-commands', {
+    commands: [
+      { input_files: { in_a: media.url(clip) }, output_files: { out_a: 'a.mp3' }, ffmpeg_command: 'ffmpeg -i {{in_a}} -vn -c:a libmp3lame {{out_a}}' },
+      { input_files: { in_b: media.url(clip) }, output_files: { out_b: 'b.jpg' }, ffmpeg_command: 'ffmpeg -i {{in_b}} -frames:v 1 {{out_b}}' },
+    ],
+  })
+  const [a, b] = await Promise.all(command_ids.map((id: string) => service.client.waitForCommand(id, TIMEOUT)))
+  t.match(a.output_files.out_a, { filename: 'a.mp3', codec: 'mp3' })
+  t.match(b.output_files.out_b, { filename: 'b.jpg', file_type: 'image' })
+  for (const id of command_ids) t.same(containersRun(id), [['fetch', 0], ['ffmpeg', 0], ['upload', 0]], `${id}: its own Job`)
+
+  const ytdlp = await runToEnd('/run-ytdlp-command', {
+    input_urls: { in_talk: media.url(clip) },
+    ffmpeg_command: '-i {{in_talk}} -vn -c:a libmp3lame {{out_audio}}',
+    output_files: { out_audio: 'talk.mp3' },
+  })
+  t.equal(ytdlp.status, 'SUCCESS', JSON.stringify(ytdlp))
+  t.match(ytdlp.output_files.out_audio, { filename: 'talk.mp3', file_type: 'audio', codec: 'mp3' })
+})
+
+t.test('a command into a storage destination uploads from the upload container with the per-command Secret', async (t) => {
+  const customer = await startS3(t)
+  const bucket = await customer.createBucket('customer-media')
+  const created = await service.client.request('POST', '/storage-destinations', {
+    name: 'customer',
+    // Raw IP endpoints are refused; a loopback host name is allowed with ALLOW_PRIVATE_NETWORKS.
+    endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
+    region: customer.region,
+    bucket,
+    prefix: 'exports',
+    path_style: true,
+    credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
+  })
+  t.equal(created.status, 201, JSON.stringify(created.body))
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: media.url(clip) },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+    storage_destination_id: created.body.storage_destination_id,
+  })
+  t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+  const key = `exports/${done.command_id}/thumb.jpg`
+  t.match(done.output_files.out_thumb, { storage_location: 'EXTERNAL', external_object_key: key, external_uri: `s3://${bucket}/${key}` })
+  const client = customer.client()
+  t.teardown(() => client.destroy())
+  const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+  t.ok((await object.Body!.transformToByteArray()).length > 0, 'the object is in the customer\'s bucket')
+  const runs = service.pods.runs.filter((r) => r.podEnv.FFKUBE_COMMAND_ID === done.command_id)
+  const withCredentials = runs.filter((r) => r.podEnv.FFKUBE_DESTINATION_CREDENTIALS_FILE !== undefined).map((r) => r.name)
+  t.same(withCredentials, ['upload'], 'only the upload container is told where the destination credentials are')
+})

@@ -13,6 +13,7 @@ import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
+import { StorageDestinationRepository } from '../../api/storage-destinations/storage-destination-repository.js'
 import type { Operator } from '../../operator/operator.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { Client } from '../e2e/service.js'
@@ -57,7 +58,14 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, logger })
   await projector.start()
   t.teardown(() => projector.stop())
-  const dispatcher = new Dispatcher({ db: api.db, executor: new KubernetesExecutor({ kubeConfig: kc, namespace }), logger, pollIntervalMs: 200 })
+  // As the worker wires it (api/background-work.ts): destination credentials go into a per-command Secret.
+  const destinations = new StorageDestinationRepository(api.db, api.secretBox)
+  const executor = new KubernetesExecutor({
+    kubeConfig: kc,
+    namespace,
+    destinationCredentials: async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null),
+  })
+  const dispatcher = new Dispatcher({ db: api.db, executor, logger, pollIntervalMs: 200 })
   nudge.dispatcher = dispatcher
   dispatcher.start()
   t.teardown(() => dispatcher.stop())
