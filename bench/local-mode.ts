@@ -109,7 +109,8 @@ async function phase(api: Client, completions: Completions, dir: string, name: s
 
 async function main(): Promise<void> {
   const dir = await scratchDir(t, 'ffkube-bench-')
-  const environment = await serviceEnvironment(t, { LOG_LEVEL: 'error' })
+  // LOCAL_RUNNER_CONCURRENCY passes through, to compare runner counts.
+  const environment = await serviceEnvironment(t, { LOG_LEVEL: 'error', ...(process.env.LOCAL_RUNNER_CONCURRENCY ? { LOCAL_RUNNER_CONCURRENCY: process.env.LOCAL_RUNNER_CONCURRENCY } : {}) })
   const [service, clip] = await Promise.all([
     startService(t, environment),
     makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 }),
