@@ -19,6 +19,8 @@ import { fileRoutes } from './files/routes.js'
 import { presetRepository } from './presets/preset-repository.js'
 import { presetRoutes } from './presets/routes.js'
 import { systemClock, type Clock } from './clock.js'
+import { metricsRoutes } from './metrics/routes.js'
+import type { ServiceMetrics } from './metrics/service-metrics.js'
 import { openApi } from './openapi/openapi.js'
 import { rateLimiting } from './rate-limit/rate-limiting.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
@@ -49,6 +51,8 @@ export interface AppDependencies {
   onCommandsAccepted?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
   onWebhookRedeliveryQueued?: () => void
+  /** Serves GET /metrics and times every request; unset in most tests. */
+  metrics?: ServiceMetrics
   /** False when this host cannot run yt-dlp: the yt-dlp endpoints answer 501. Unset: available. */
   ytdlpAvailable?: () => boolean
 }
@@ -57,6 +61,7 @@ export interface AppDependencies {
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(errorHandler)
+  if (deps.metrics) await app.register(metricsRoutes, { metrics: deps.metrics })
   // Before every route: @fastify/swagger documents routes as they are added.
   await app.register(openApi)
   const clock = deps.clock ?? systemClock

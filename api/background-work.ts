@@ -14,6 +14,7 @@ import { LocalExecutor } from './executors/local-executor.js'
 import { isExecutable, resolveTool } from './executors/tool-paths.js'
 import { FileProcessor } from './file-processor/file-processor.js'
 import type { Logger } from './logger.js'
+import type { ProjectionRecorder } from './metrics/service-metrics.js'
 import { StatusProjector } from './projector/status-projector.js'
 import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 
@@ -36,9 +37,9 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
  * `secretBox` opens storage-destination credentials (without it, commands
  * with a destination fail their upload).
  */
-export function backgroundWork(config: Config, connections: Connections, logger: Logger, secretBox?: SecretBox): BackgroundWork {
+export function backgroundWork(config: Config, connections: Connections, logger: Logger, secretBox?: SecretBox, metrics?: ProjectionRecorder): BackgroundWork {
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger })
+  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, ...(metrics ? { metrics } : {}) })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,

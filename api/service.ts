@@ -4,8 +4,9 @@
  *   worker   — the outbox dispatcher, the executor, the status projector and the file processor;
  *   webhooks — the webhook deliverer.
  * `npm start` runs all three (and, in local mode, the servers it needs); the
- * chart runs each in its own Deployment. Every role answers /healthz and
- * /readyz, so a process without the API still has kubelet probes.
+ * chart runs each in its own Deployment. Every role answers /healthz,
+ * /readyz and /metrics, so a process without the API still has kubelet
+ * probes and Prometheus metrics.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { ensureLocalBusinessKey } from './accounts/local-business-key.js'
@@ -17,6 +18,8 @@ import { parseEncryptionKeys, SecretBox } from './crypto/secret-box.js'
 import { Dispatcher } from './dispatcher/dispatcher.js'
 import { isExecutable, resolveTool } from './executors/tool-paths.js'
 import { healthRoutes } from './health/routes.js'
+import { metricsRoutes } from './metrics/routes.js'
+import { ServiceMetrics } from './metrics/service-metrics.js'
 import { startLocalServices } from './local/local-services.js'
 import type { Logger } from './logger.js'
 import { listenUntilSignalled } from './server.js'
@@ -49,9 +52,10 @@ export async function runService(config: Config, logger: Logger, options: { loca
     throw err
   }
   const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
-  const work: BackgroundWork | null = roles.has('worker') ? backgroundWork(resolved, connections, logger, secretBox) : null
-  const dispatcher = work ? new Dispatcher({ db: connections.db, executor: work.executor, logger }) : null
-  const deliverer = roles.has('webhooks') ? createWebhookDeliverer(resolved, connections, secretBox, logger) : null
+  const metrics = new ServiceMetrics()
+  const work: BackgroundWork | null = roles.has('worker') ? backgroundWork(resolved, connections, logger, secretBox, metrics) : null
+  const dispatcher = work ? new Dispatcher({ db: connections.db, executor: work.executor, logger, metrics }) : null
+  const deliverer = roles.has('webhooks') ? createWebhookDeliverer(resolved, connections, secretBox, logger, metrics) : null
   let app: FastifyInstance
   if (roles.has('api')) {
     // Without a worker here, yt-dlp runs wherever the workers' runners run: a pod always has it.
@@ -70,9 +74,11 @@ export async function runService(config: Config, logger: Logger, options: { loca
       onCommandsAccepted: () => dispatcher?.nudge(),
       onWebhookRedeliveryQueued: () => deliverer?.nudge(),
       ytdlpAvailable: work ? work.ytdlpAvailable : () => ytdlp,
+      metrics,
     })
   } else {
     app = Fastify({ loggerInstance: logger }) as unknown as FastifyInstance
+    await app.register(metricsRoutes, { metrics })
     await app.register(healthRoutes, { probes: connections.probes })
   }
   // Local mode prints a ready-to-use Business key (DESIGN.md); an API on a cluster never prints a key.

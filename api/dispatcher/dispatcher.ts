@@ -6,6 +6,7 @@ import { toCommandSpec, type CommandDocument } from '../commands/command-documen
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
+import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { dispatchBackoffMs } from './backoff.js'
 import { DispatchQueue, type QueueEntry } from './dispatch-queue.js'
 
@@ -43,6 +44,7 @@ export interface DispatcherOptions {
   backoffMs?: (attempts: number) => number
   /** Hand-offs in flight at once. */
   concurrency?: number
+  metrics?: DispatchRecorder
 }
 
 function isDuplicateKey(err: unknown): boolean {
@@ -74,6 +76,7 @@ export class Dispatcher {
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
+  readonly #metrics: DispatchRecorder | undefined
   #loop: Promise<void> | null = null
   #stopping = new AbortController()
   #wake = new AbortController()
@@ -93,6 +96,7 @@ export class Dispatcher {
     this.#leaseMs = options.leaseMs ?? 60_000
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
     this.#concurrency = options.concurrency ?? 4
+    this.#metrics = options.metrics
   }
 
   /** Starts polling (after a recovery scan); idempotent. */
@@ -247,6 +251,7 @@ export class Dispatcher {
     } catch (err) {
       const retryInMs = this.#backoffMs(entry.attempts)
       log.warn({ err, retry_in_ms: retryInMs }, 'hand-off to executor failed; will retry')
+      this.#metrics?.handOff('retry')
       await this.#queue.reschedule(entry._id, {
         due_at: new Date(this.#now().getTime() + retryInMs),
         last_error: err instanceof Error ? err.message : String(err),
@@ -258,6 +263,7 @@ export class Dispatcher {
     // Its own lease and any a dead holder left behind for earlier attempts (a small collection).
     await this.#leases.deleteMany({ command_id: doc._id })
     log.info('command dispatched')
+    this.#metrics?.handOff('dispatched')
     return true
   }
 }

@@ -19,6 +19,7 @@ import { toPollResponse, type CommandDocument } from '../commands/command-docume
 import { commandsCollection } from '../commands/command-repository.js'
 import type { FileDocument } from '../files/file-document.js'
 import type { Logger } from '../logger.js'
+import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { isTerminal, outputFileDocument, processingUpdate, terminalUpdate } from './projection.js'
 import { ensureCompletionStream, ensureStatusStream } from './streams.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
@@ -38,6 +39,7 @@ export interface StatusProjectorOptions {
   durableName?: string
   /** Events in flight across all commands; one command's are still applied one at a time. */
   maxAckPending?: number
+  metrics?: ProjectionRecorder
 }
 
 /** Presigns a GET of an object in the managed bucket (a local computation, no request). */
@@ -129,6 +131,7 @@ export class StatusProjector {
     try {
       await this.apply(event)
       msg.ack()
+      this.options.metrics?.eventApplied(event.type)
     } catch (err) {
       // MongoDB, S3 signing or NATS unavailable: try again shortly; the event stays unacknowledged.
       log.warn({ err }, 'status event not applied; will retry')
@@ -160,6 +163,7 @@ export class StatusProjector {
     if (!update) return
     await this.#commands.updateOne({ _id: doc._id }, { $set: update })
     log.info({ status: event.type, error_status: event.type === 'FAILED' ? event.error_status : null }, 'command finished')
+    this.options.metrics?.commandFinished(event.type)
     await this.#announce({ ...doc, ...update } as CommandDocument, event.type, now)
   }
 

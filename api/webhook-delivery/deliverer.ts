@@ -11,6 +11,7 @@ import type { JsMsg, NatsConnection } from 'nats'
 import type { Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import type { Logger } from '../logger.js'
+import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
@@ -40,6 +41,7 @@ export interface WebhookDelivererOptions {
   concurrency?: number
   consumerName?: string
   resolve?: Resolver
+  metrics?: WebhookRecorder
 }
 
 /** The delivery id of a command's completion: the same on every retry and every replica. */
@@ -81,6 +83,7 @@ export class WebhookDeliverer {
       clock: this.#clock,
       logger: options.logger,
       leaseMs: this.#leaseMs,
+      metrics: options.metrics,
     })
   }
 

@@ -9,6 +9,7 @@ import type { WebhookConfigRepository } from '../webhooks/webhook-config-reposit
 import { attemptKey, loggedSeq, type AttemptClaim, type AttemptRecord, type DeliveryStore, type WebhookTarget } from './delivery-store.js'
 import { consecutiveFailures, disablesWebhook } from './failure-run.js'
 import { WEBHOOK_FAILURES_BEFORE_DISABLE } from '../webhooks/webhook-config-repository.js'
+import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookSender } from './send-webhook.js'
 import { SingleFlight } from './single-flight.js'
 import { buildWebhookRequest } from './webhook-request.js'
@@ -37,6 +38,7 @@ export interface AttemptRunnerDeps {
   logger: Logger
   /** After this long a claim without a logged end counts as a deliverer that died mid-attempt. */
   leaseMs: number
+  metrics?: WebhookRecorder | undefined
 }
 
 /** The completion event's copy of the command; the first attempt sends it instead of reading MongoDB. */
@@ -119,6 +121,7 @@ export class AttemptRunner {
     const result = await sender.send(claim.url, request)
     const { claimed_at: _claimedAt, ...fields } = claim
     const record = await store.record({ ...fields, ...result, started_at: startedAt, finished_at: clock(), logged_seq: loggedSeq() })
+    this.#deps.metrics?.attempt(record.outcome)
     if (record.outcome === 'success') log.info({ target: claim.target, status_code: record.status_code, duration_ms: record.duration_ms }, 'webhook delivered')
     else log.warn({ target: claim.target, status_code: record.status_code, error: record.error, duration_ms: record.duration_ms }, 'webhook attempt failed')
     await this.#updateFailureRun(record, resolved.recordedRun)

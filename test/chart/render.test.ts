@@ -49,6 +49,10 @@ t.test('every toggle renders its object', async (t) => {
     t.ok(kinds(all!.objects).has(kind), `${kind} with every toggle on`)
   }
   t.equal(ofKind(all!.objects, 'PodDisruptionBudget').length, 4, 'one PodDisruptionBudget per component')
+  const [ingress] = ofKind(all!.objects, 'Ingress') as Array<KubernetesObject & { spec: { rules: Array<{ http: { paths: Array<{ path: string; pathType: string }> } }> } }>
+  for (const rule of ingress!.spec.rules) {
+    t.same(rule.http.paths.map((p) => [p.path, p.pathType]), [['/api/', 'Prefix'], ['/docs', 'Prefix'], ['/openapi.json', 'Exact']], 'the Ingress exposes the API and its docs, never /metrics or the health endpoints')
+  }
   for (const c of COMPONENTS) {
     const { deployment } = deploymentContainer(all!.objects, `ffkube-${c}`)
     t.ok(deployment.spec!.replicas! >= 1, `${c} has its own replica count`)

@@ -63,6 +63,21 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
   t.equal(done.status, 'SUCCESS', 'the worker process dispatched, ran and projected the command')
   t.equal(done.output_files.out_audio.status, 'STORED')
 
+  const metricsOf = async (baseUrl: string) => {
+    const res = await fetch(`${baseUrl}/metrics`)
+    t.match(res.headers.get('content-type'), /^text\/plain/)
+    return res.text()
+  }
+  const workerMetrics = await metricsOf(worker.baseUrl)
+  t.match(workerMetrics, /^ffkube_dispatcher_handoffs_total\{outcome="dispatched"\} 1$/m, 'the worker counts its hand-off')
+  t.match(workerMetrics, /^ffkube_status_events_applied_total\{type="SUCCESS"\} 1$/m, 'and the events it applied')
+  t.match(workerMetrics, /^ffkube_commands_finished_total\{status="SUCCESS"\} 1$/m)
+  t.match(workerMetrics, /^ffkube_process_resident_memory_bytes \d+/m, 'with node\'s process metrics')
+  const apiMetrics = await metricsOf(api.baseUrl)
+  t.match(apiMetrics, /^ffkube_http_requests_total\{method="POST",route="\/api\/v1\/run-ffmpeg-command",status_code="200"\} 1$/m, 'the API counts requests by route')
+  t.match(apiMetrics, /route="\/api\/v1\/commands\/:commandId",status_code="200"/, 'by the route pattern')
+  t.notOk(apiMetrics.includes(command_id), 'never by the raw URL, so ids do not become series')
+
   const webhooks = await startRole(t, 'dist/api/webhook-delivery/main.js', { ...environment.env, ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
   t.equal((await fetch(`${webhooks.baseUrl}/readyz`)).status, 200, 'the webhook deliverer answers /readyz')
 })

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import t from 'tap'
+import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
 import { nextWake, settle, startReceiver, startWorld, until } from './world.js'
 
 const SECRET = 'whsec_test-secret-ünïcode'
@@ -175,4 +176,22 @@ t.test('a completion event without a snapshot is delivered from the stored comma
   await world.complete(commandId, 'SUCCESS', { snapshot: false })
   const got = await until('the webhook', () => receiver.received[0])
   t.equal(got.body.replace(/,"timestamp":\d+\}$/, '}'), `{"data":${await world.poll(api_key, commandId)}}`)
+})
+
+t.test('each attempt is counted in ffkube_webhook_attempts_total by outcome', async (t) => {
+  const world = await startWorld(t)
+  const receiver = await startReceiver(t)
+  receiver.behave((_q, r, n) => r.writeHead(n === 1 ? 500 : 204).end())
+  const { api_key } = await world.api.createAccount('free')
+  await world.putWebhook(api_key, { url: receiver.url })
+  const metrics = new ServiceMetrics()
+  await world.deliverer({ metrics })
+  await world.complete(await world.submit(api_key))
+  await until('attempt 1', () => receiver.received[0])
+  world.time.advanceTo((await nextWake(world, 'the retry')) + 1)
+  await until('attempt 2', () => receiver.received[1])
+  await settle(100)
+  const text = await metrics.registry.metrics()
+  t.match(text, /^ffkube_webhook_attempts_total\{outcome="failure"\} 1$/m)
+  t.match(text, /^ffkube_webhook_attempts_total\{outcome="success"\} 1$/m)
 })

@@ -1,0 +1,64 @@
+/**
+ * The Prometheus metrics of one API-side process (whatever FFKUBE_ROLES it
+ * runs), on prom-client: node's process metrics plus one family per role.
+ * Components get the narrow recorder they need, never the registry.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+
+/** What the dispatcher reports: each hand-off to the executor. */
+export interface DispatchRecorder {
+  handOff(outcome: 'dispatched' | 'retry'): void
+}
+
+/** What the status projector reports: events applied and commands finished. */
+export interface ProjectionRecorder {
+  eventApplied(type: 'PROCESSING' | 'SUCCESS' | 'FAILED'): void
+  commandFinished(status: 'SUCCESS' | 'FAILED'): void
+}
+
+/** What the webhook deliverer reports: each attempt's outcome. */
+export interface WebhookRecorder {
+  attempt(outcome: 'success' | 'failure'): void
+}
+
+export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, WebhookRecorder {
+  readonly registry = new Registry()
+  readonly #requests = new Counter({ name: 'ffkube_http_requests_total', help: 'HTTP requests by method, route pattern and status code.', labelNames: ['method', 'route', 'status_code'] as const, registers: [this.registry] })
+  readonly #duration = new Histogram({
+    name: 'ffkube_http_request_duration_seconds',
+    help: 'Time from request to response, by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  })
+  readonly #handOffs = new Counter({ name: 'ffkube_dispatcher_handoffs_total', help: 'Commands handed to the executor (dispatched) or left for a retry.', labelNames: ['outcome'] as const, registers: [this.registry] })
+  readonly #events = new Counter({ name: 'ffkube_status_events_applied_total', help: 'Runner status events the projector applied, by type.', labelNames: ['type'] as const, registers: [this.registry] })
+  readonly #finished = new Counter({ name: 'ffkube_commands_finished_total', help: 'Commands that reached a terminal status.', labelNames: ['status'] as const, registers: [this.registry] })
+  readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'ffkube_' })
+  }
+
+  /** `route` is the route's pattern (`/api/v1/commands/:commandId`), never the raw URL, so ids do not become series. */
+  httpRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    this.#requests.inc({ method, route, status_code: String(statusCode) })
+    this.#duration.observe({ method, route }, seconds)
+  }
+
+  handOff(outcome: 'dispatched' | 'retry'): void {
+    this.#handOffs.inc({ outcome })
+  }
+
+  eventApplied(type: 'PROCESSING' | 'SUCCESS' | 'FAILED'): void {
+    this.#events.inc({ type })
+  }
+
+  commandFinished(status: 'SUCCESS' | 'FAILED'): void {
+    this.#finished.inc({ status })
+  }
+
+  attempt(outcome: 'success' | 'failure'): void {
+    this.#webhooks.inc({ outcome })
+  }
+}
