@@ -1,0 +1,104 @@
+/**
+ * Runner wrapper memory in a pod's layout (run after `npx tsc`:
+ * `node dist/bench/runner-memory.js`): the runner's three phases as the
+ * operator's Job runs them, each its own process (`--phase fetch|run|upload`,
+ * spec in FFKUBE_COMMAND_SPEC, status over NATS), for a 720p stream-copy remux
+ * and a 720p → 360p transcode. Prints each phase's peak RSS (VmHWM, sampled
+ * every 5 ms; the node process only: ffmpeg and ffprobe are its children).
+ * The `run` phase is the one alive beside ffmpeg. Target (issue 4): < 60 MiB.
+ */
+import { spawn } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { toolPath } from '../api/local/tools.js'
+import type { CommandSpec } from '../contracts/command-spec.js'
+import { makeClip, serveFiles } from '../test/harness/media.js'
+import { startNats } from '../test/harness/nats.js'
+import { startS3 } from '../test/harness/s3.js'
+import { scratchDir } from '../test/harness/scratch.js'
+
+const teardowns: Array<() => unknown> = []
+const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const RUNS = Number(process.env.BENCH_RUNS ?? 5)
+
+/** Runs one phase as its own process; resolves with its exit code and peak RSS in MiB. */
+function runPhase(phase: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; peakMib: number }> {
+  const child = spawn(process.execPath, ['dist/runner-image/runner/main.js', '--phase', phase], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+  let peak = 0
+  const timer = setInterval(() => {
+    readFile(`/proc/${child.pid}/status`, 'utf8').then(
+      (status) => {
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
+        if (hwm) peak = Math.max(peak, Number(hwm[1]) / 1024)
+      },
+      () => undefined,
+    )
+  }, 5)
+  return new Promise((resolve) => child.once('exit', (code) => {
+    clearInterval(timer)
+    resolve({ code, peakMib: peak })
+  }))
+}
+
+async function main(): Promise<void> {
+  const dir = await scratchDir(t, 'ffkube-bench-memory-')
+  const [nats, s3, clip] = await Promise.all([startNats(t), startS3(t), makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 })])
+  const media = await serveFiles(t, [clip])
+  const credentials = join(dir, 'credentials.json')
+  await writeFile(credentials, JSON.stringify({ accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }))
+  const cases: Array<[string, string]> = [
+    ['remux (stream copy)', 'ffmpeg -i {{in_video}} -c copy {{out_video}}'],
+    ['transcode 720p -> 360p', 'ffmpeg -i {{in_video}} -vf scale=-2:360 -c:v libx264 -preset veryfast -c:a copy {{out_video}}'],
+  ]
+  for (const [name, command] of cases) {
+    const peaks: Record<string, number[]> = { fetch: [], run: [], upload: [] }
+    for (let i = 0; i < RUNS; i++) {
+      const spec: CommandSpec = {
+        commandId: randomUUID(),
+        accountId: 'acc_bench',
+        commandType: 'FFMPEG_COMMAND',
+        inputFiles: { in_video: media.url(clip) },
+        outputFiles: { out_video: 'out.mp4' },
+        ffmpegCommands: [command],
+        ytdlp: null,
+        storageDestinationId: null,
+        submittedAt: new Date().toISOString(),
+      }
+      const work = await scratchDir(t, 'ffkube-bench-work-')
+      // What the operator's Job gives each container (operator/job-builder.ts); credentials to upload only.
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        FFMPEG_PATH: toolPath('ffmpeg'),
+        FFPROBE_PATH: toolPath('ffprobe'),
+        FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
+        FFKUBE_WORK_DIR: work,
+        FFKUBE_STATUS_REPORTER: 'nats',
+        NATS_URL: nats.url,
+        TMPDIR: join(work, '.tmp'),
+        HOME: join(work, '.home'),
+        ALLOW_PRIVATE_NETWORKS: '1',
+        S3_ENDPOINT: s3.endpoint,
+        S3_BUCKET: s3.bucket,
+        LOG_LEVEL: 'warn',
+      }
+      for (const phase of ['fetch', 'run', 'upload']) {
+        const { code, peakMib } = await runPhase(phase, phase === 'upload' ? { ...env, S3_CREDENTIALS_FILE: credentials } : env)
+        if (code !== 0) throw new Error(`${name}: phase ${phase} exited ${code}`)
+        peaks[phase]!.push(peakMib)
+      }
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+    const row = Object.fromEntries(Object.entries(peaks).flatMap(([phase, values]) => [[`${phase}_median_mib`, Math.round(median(values))], [`${phase}_max_mib`, Math.round(Math.max(...values))]]))
+    process.stdout.write(`${JSON.stringify({ case: name, runs: RUNS, ...row })}\n`)
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  })
+  .finally(async () => {
+    for (const fn of teardowns.reverse()) await fn()
+  })
