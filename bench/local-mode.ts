@@ -13,6 +13,8 @@
  *      commands/s from the first submit to the last SUCCESS. Target ≥ 20/s.
  *   3. runner wrapper memory: peak RSS (VmHWM) of the node runner processes,
  *      which excludes ffmpeg (its own process). Target < 60 MiB.
+ * Knobs for comparisons: BENCH_SAMPLES, BENCH_BURST, LOCAL_RUNNER_CONCURRENCY,
+ * BENCH_MONGODB_OPTIONS (driver options appended to the service's MONGODB_URL).
  */
 import { execFile } from 'node:child_process'
 import { readFile, rm } from 'node:fs/promises'
@@ -111,6 +113,12 @@ async function main(): Promise<void> {
   const dir = await scratchDir(t, 'ffkube-bench-')
   // LOCAL_RUNNER_CONCURRENCY passes through, to compare runner counts.
   const environment = await serviceEnvironment(t, { LOG_LEVEL: 'error', ...(process.env.LOCAL_RUNNER_CONCURRENCY ? { LOCAL_RUNNER_CONCURRENCY: process.env.LOCAL_RUNNER_CONCURRENCY } : {}) })
+  // Driver options for the service's MongoDB connection (e.g. maxPoolSize=1), to compare.
+  const options = process.env.BENCH_MONGODB_OPTIONS
+  if (options) {
+    const url = environment.env.MONGODB_URL as string
+    environment.env.MONGODB_URL = `${url}${url.includes('?') ? '&' : '?'}${options}`
+  }
   const [service, clip] = await Promise.all([
     startService(t, environment),
     makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 }),
