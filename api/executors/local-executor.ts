@@ -214,6 +214,8 @@ export class LocalExecutor implements Executor {
       const exit = await runner.exited
       clearTimeout(deadline)
       this.#active.delete(run._id)
+      // The runner is gone: the next command may start while this one's bookkeeping is written.
+      release()
       // Killed by stop(): the next start's recovery decides, so the run stays unfinished.
       if (this.#stopping && !timedOut) return
       if (timedOut) {
