@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events'
 import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { describeError, isConflict, isNotFound } from './kube-errors.js'
+import { abortableSleep } from './sleep.js'
 
 export interface LeaderElectorOptions {
   api: CoordinationV1Api
@@ -26,21 +27,6 @@ export interface LeaderElectorOptions {
   clock?: () => number
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
-
-const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const onAbort = (): void => {
-      clearTimeout(timer)
-      resolve()
-    }
-    // Removed when the timer fires, so a long-lived signal does not collect one listener per sleep.
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
 
 /** Emits `started-leading`, `stopped-leading` and `new-leader` (identity). */
 export class LeaderElector extends EventEmitter {

@@ -17,6 +17,7 @@ import { EventEmitter } from 'node:events'
 import { Watch, type KubeConfig } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { jitteredDelay } from './backoff.js'
+import { abortableSleep } from './sleep.js'
 
 export interface ListResult<T> {
   items: T[]
@@ -54,21 +55,6 @@ function statusCode(err: unknown): number | undefined {
   if (typeof e?.code === 'number') return e.code
   return undefined
 }
-
-const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const onAbort = (): void => {
-      clearTimeout(timer)
-      resolve()
-    }
-    // Removed when the timer fires, so a long-lived signal does not collect one listener per sleep.
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
 
 /** What the informer reads of an object: its identity and version. */
 export interface Versioned {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as delay } from 'node:timers/promises'
 import { MongoServerError, type Collection, type Db } from 'mongodb'
-import { systemClock, type Clock } from '../clock.js'
+import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Executor } from '../executors/executor.js'
@@ -23,11 +22,6 @@ interface Claimed {
   entry: QueueEntry
   release(): Promise<unknown>
 }
-
-/** Waits `ms` or until `signal` aborts, whichever comes first; never rejects. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>
-
-const abortableSleep: Sleep = (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined)
 
 export interface DispatcherOptions {
   db: Db
@@ -90,7 +84,7 @@ export class Dispatcher {
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
-    this.#sleep = options.sleep ?? abortableSleep
+    this.#sleep = options.sleep ?? systemSleep
     this.#pollIntervalMs = options.pollIntervalMs ?? 1_000
     this.#recoveryIntervalMs = options.recoveryIntervalMs ?? 300_000
     this.#leaseMs = options.leaseMs ?? 60_000

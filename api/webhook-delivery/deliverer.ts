@@ -9,7 +9,7 @@
  */
 import type { JsMsg, NatsConnection } from 'nats'
 import type { Db } from 'mongodb'
-import { systemClock, type Clock } from '../clock.js'
+import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import type { Logger } from '../logger.js'
 import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
@@ -19,7 +19,6 @@ import { AttemptRunner, type CompletionSnapshot, type DeliveryRef } from './deli
 import { DeliveryStore, type AttemptRecord, type DueDelivery } from './delivery-store.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import { WebhookSender } from './send-webhook.js'
-import { systemSleep, type Sleep } from './timers.js'
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
 
