@@ -1,22 +1,8 @@
+import type { MediaMeta } from '../../contracts/output-file-meta.js'
 import type { FileStatus, StoreType, StoredFileResponse } from './schemas.js'
 
-/** Media facts the runner's probe fills in; all null until then. */
-export interface MediaFacts {
-  size_mbytes: number | null
-  duration: number | null
-  width: number | null
-  height: number | null
-  frame_rate: number | null
-  bitrate_video_kb: number | null
-  bitrate_audio_kb: number | null
-  sample_rate: number | null
-  channels: number | null
-  file_type: string | null
-  file_format: string | null
-  codec: string | null
-  pixel_format: string | null
-  mime_type: string | null
-}
+/** Media facts the runner's probe fills in (contracts' MediaMeta); all null until then. */
+export type MediaFacts = MediaMeta
 
 export const NO_MEDIA_FACTS: MediaFacts = {
   size_mbytes: null,
