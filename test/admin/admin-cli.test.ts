@@ -1,7 +1,8 @@
 import t from 'tap'
+import { processesMentioning } from '../harness/processes.js'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startApi } from '../harness/api.js'
 import { scratchDir } from '../harness/scratch.js'
@@ -22,17 +23,6 @@ function admin(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })))
-}
-
-/** Pids of live processes whose command line mentions `needle`. */
-async function processesMentioning(needle: string): Promise<number[]> {
-  const pids: number[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
-    if (cmdline.includes(needle)) pids.push(Number(entry))
-  }
-  return pids
 }
 
 t.test('admin CLI against MONGODB_URL', async (t) => {

@@ -1,18 +1,7 @@
 import t from 'tap'
+import { processesMentioning } from '../harness/processes.js'
 import { spawn } from 'node:child_process'
-import { readdir, readFile } from 'node:fs/promises'
 import { scratchDir } from '../harness/scratch.js'
-
-/** Pids of live processes whose command line mentions `needle`. */
-async function processesMentioning(needle: string): Promise<number[]> {
-  const pids: number[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
-    if (cmdline.includes(needle)) pids.push(Number(entry))
-  }
-  return pids
-}
 
 t.test('local mode starts its own services, answers health checks and leaves nothing behind on SIGINT', async (t) => {
   const dataDir = await scratchDir(t, 'ffkube-start-')
