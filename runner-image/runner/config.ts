@@ -4,6 +4,7 @@ import {
   parseDestinationCredentials,
   type DestinationCredentials,
 } from '../../contracts/destination-credentials.js'
+import { PROGRESS_INTERVAL_MS } from './progress-throttle.js'
 
 /**
  * The runner's configuration, from its environment, read in one place. Storage
@@ -20,6 +21,8 @@ export interface RunnerConfig {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
+  /** The least time between two PROCESSING events (progress-throttle.ts); 0 sends each at once. */
+  progressIntervalMs: number
   /** `stdout`: JSON lines (local executor); `nats`: JetStream at natsUrl. */
   reporter: 'stdout' | 'nats'
   natsUrl: string | null
@@ -46,6 +49,14 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return parsed
 }
 
+function nonNegative(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name]
+  if (value === undefined || value === '') return fallback
+  const parsed = Number(value)
+  if (!Number.isFinite(parsed) || parsed < 0) throw new RunnerConfigError(`${name} must be a number of 0 or more, got "${value}"`)
+  return parsed
+}
+
 const GIB = 1024 ** 3
 
 export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
@@ -63,6 +74,7 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     ffmpegPath: env.FFMPEG_PATH ?? 'ffmpeg',
     ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
     ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
+    progressIntervalMs: nonNegative(env, 'FFKUBE_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS),
     reporter,
     natsUrl,
     storage: {

@@ -41,7 +41,7 @@ export async function reportOutcome(
   work: (context: PhaseContext) => Promise<SuccessBody | null>,
 ): Promise<'SUCCESS' | 'FAILED' | 'DONE'> {
   const log = deps.logger.child({ command_id: spec.commandId })
-  const progress = new ProgressThrottle(deps.reporter, log)
+  const progress = new ProgressThrottle(deps.reporter, log, deps.config.progressIntervalMs)
   let terminal: StatusEventBody | null
   try {
     terminal = await work({ deps, progress, log })
@@ -55,7 +55,8 @@ export async function reportOutcome(
       log.error({ err: error }, 'runner failed unexpectedly')
     }
   }
-  await progress.flush()
+  // A SUCCESS supersedes any stage still waiting for its interval.
+  await progress.flush(terminal?.type === 'SUCCESS' ? 'drop' : 'send')
   if (!terminal) return 'DONE'
   await deps.reporter.report(terminal)
   return terminal.type === 'SUCCESS' ? 'SUCCESS' : 'FAILED'

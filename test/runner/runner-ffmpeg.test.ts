@@ -56,7 +56,8 @@ t.test('the runner, end to end on real ffmpeg and MinIO', async (t) => {
       outputFiles: { out_small: 'small.mp4' },
       ffmpegCommands: ['ffmpeg -i {{in_video}} -vf scale=-2:360 -c:v libx264 -preset ultrafast -c:a copy {{out_small}}'],
     })
-    const run = await runRunner(dir, spec, s3, PRIVATE_OK)
+    // Every stage as its own event (progress-throttle.ts merges those within 250 ms by default).
+    const run = await runRunner(dir, spec, s3, { ...PRIVATE_OK, FFKUBE_PROGRESS_INTERVAL_MS: '0' })
     t.equal(run.terminal.type, 'SUCCESS', JSON.stringify(run.terminal))
     if (run.terminal.type !== 'SUCCESS') return
     const small = run.terminal.output_files.out_small

@@ -28,7 +28,8 @@ async function phase(name: string, spec: CommandSpec, workDir: string, env: Node
   const exitCode = await main({
     argv: ['--phase', name, '--work-dir', workDir],
     env: {
-      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
+      // Every stage as its own event, so the test sees each phase's stages (progress-throttle.ts merges them by default).
+      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_PROGRESS_INTERVAL_MS: '0', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
       FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp'),
       ...env,
     },
