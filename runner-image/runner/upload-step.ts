@@ -5,11 +5,12 @@
  * and yt-dlp run with PATH only).
  */
 import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { pinnedLookup, systemResolver, UrlGuardError } from '../../contracts/url-guard-fetch.js'
 import { RunnerFailure } from './failure.js'
@@ -36,8 +37,14 @@ export interface FileToUpload {
   contentType: string | null
 }
 
-/** Parts of a multipart upload; files up to one part go up in a single PUT. */
-export const PART_SIZE_BYTES = 16 * 1024 * 1024
+/**
+ * Parts of a multipart upload; files up to one part go up in a single PUT
+ * streamed from disk. lib-storage holds each part in memory, and the runner
+ * sits beside ffmpeg: PARTS_IN_FLIGHT × PART_SIZE_BYTES bounds what an upload
+ * adds to its memory, whatever the file's size.
+ */
+export const PART_SIZE_BYTES = 8 * 1024 * 1024
+const PARTS_IN_FLIGHT = 2
 
 /** `{prefix}/{command_id}/{filename}`, the spec's layout; no leading slash when the prefix is empty. */
 export function objectKey(prefix: string, commandId: string, filename: string): string {
@@ -58,7 +65,7 @@ export async function putObject(
   await new Upload({
     client,
     partSize,
-    queueSize: 4,
+    queueSize: PARTS_IN_FLIGHT,
     leavePartsOnError: false,
     params: { Bucket: object.bucket, Key: object.key, Body: object.body, ...(object.contentType ? { ContentType: object.contentType } : {}) },
   }).done()
@@ -68,6 +75,17 @@ export async function putObject(
  * A customer bucket's failure, told without the SDK's text: only the S3 error
  * code, or what kind of network failure it was. Credentials never appear.
  */
+/** Writes one file: a single PUT streamed from disk when it fits in a part, else putObject's multipart upload. */
+async function putFile(client: S3Client, file: { bucket: string; key: string; path: string; contentType: string | null }): Promise<void> {
+  const { size } = await stat(file.path)
+  const contentType = file.contentType ? { ContentType: file.contentType } : {}
+  if (size > PART_SIZE_BYTES) {
+    await putObject(client, { bucket: file.bucket, key: file.key, body: createReadStream(file.path), contentType: file.contentType })
+    return
+  }
+  await client.send(new PutObjectCommand({ Bucket: file.bucket, Key: file.key, Body: createReadStream(file.path), ContentLength: size, ...contentType }))
+}
+
 function destinationFailureReason(error: unknown): string {
   if (error instanceof UrlGuardError) {
     return error.code === 'FORBIDDEN_ADDRESS' ? 'the endpoint resolves to a private or reserved address' : 'the endpoint host name does not resolve'
@@ -91,6 +109,9 @@ function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadT
       })()
     : null
   const client = new S3Client({
+    // No trailing CRC32 on streamed bodies (the SDK's default since 3.729): S3-compatible stores that predate
+    // aws-chunked trailers refuse them, and TCP (TLS for https) already guards the bytes in flight.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
     region: target.region,
     forcePathStyle: target.forcePathStyle,
     ...(target.endpoint ? { endpoint: target.endpoint } : {}),
@@ -128,7 +149,7 @@ export async function uploadOutputs(
     for (const file of files) {
       const key = objectKey(target.prefix, commandId, file.filename)
       try {
-        await putObject(client, { bucket: target.bucket, key, body: createReadStream(join(workDir, file.path)), contentType: file.contentType })
+        await putFile(client, { bucket: target.bucket, key, path: join(workDir, file.path), contentType: file.contentType })
       } catch (error) {
         throw failure(target, `upload of ${file.filename}`, error)
       }
