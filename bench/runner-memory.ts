@@ -4,7 +4,8 @@
  * operator's Job runs them, each its own process (`--phase fetch|run|upload`,
  * spec in FFKUBE_COMMAND_SPEC, status over NATS), for a 720p stream-copy remux
  * and a 720p → 360p transcode. Prints each phase's peak RSS (VmHWM, sampled
- * every 5 ms; the node process only: ffmpeg and ffprobe are its children).
+ * every 5 ms; the node process only: ffmpeg and ffprobe are its children),
+ * started with the image's node flags (contracts/runner-node-flags.ts).
  * The `run` phase is the one alive beside ffmpeg. Target (issue 4): < 60 MiB.
  */
 import { spawn } from 'node:child_process'
@@ -13,6 +14,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { toolPath } from '../api/local/tools.js'
 import type { CommandSpec } from '../contracts/command-spec.js'
+import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
@@ -22,22 +24,29 @@ const teardowns: Array<() => unknown> = []
 const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 
-/** Runs one phase as its own process; resolves with its exit code and peak RSS in MiB. */
-function runPhase(phase: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; peakMib: number }> {
-  const child = spawn(process.execPath, ['dist/runner-image/runner/main.js', '--phase', phase], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+/**
+ * Runs one phase as its own process; resolves with its exit code, peak RSS and
+ * sampled peak private memory (RssAnon: RSS less node's binary, which every
+ * node process on the node shares through the page cache), in MiB.
+ */
+function runPhase(phase: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; peakMib: number; privateMib: number }> {
+  const child = spawn(process.execPath, [...RUNNER_NODE_FLAGS, 'dist/runner-image/runner/main.js', '--phase', phase], { env, stdio: ['ignore', 'ignore', 'inherit'] })
   let peak = 0
+  let own = 0
   const timer = setInterval(() => {
     readFile(`/proc/${child.pid}/status`, 'utf8').then(
       (status) => {
         const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
+        const anon = /RssAnon:\s+(\d+) kB/.exec(status)
         if (hwm) peak = Math.max(peak, Number(hwm[1]) / 1024)
+        if (anon) own = Math.max(own, Number(anon[1]) / 1024)
       },
       () => undefined,
     )
   }, 5)
   return new Promise((resolve) => child.once('exit', (code) => {
     clearInterval(timer)
-    resolve({ code, peakMib: peak })
+    resolve({ code, peakMib: peak, privateMib: own })
   }))
 }
 
@@ -53,6 +62,7 @@ async function main(): Promise<void> {
   ]
   for (const [name, command] of cases) {
     const peaks: Record<string, number[]> = { fetch: [], run: [], upload: [] }
+    const privatePeaks: Record<string, number[]> = { fetch: [], run: [], upload: [] }
     for (let i = 0; i < RUNS; i++) {
       const spec: CommandSpec = {
         commandId: randomUUID(),
@@ -83,13 +93,20 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
       }
       for (const phase of ['fetch', 'run', 'upload']) {
-        const { code, peakMib } = await runPhase(phase, phase === 'upload' ? { ...env, S3_CREDENTIALS_FILE: credentials } : env)
+        const { code, peakMib, privateMib } = await runPhase(phase, phase === 'upload' ? { ...env, S3_CREDENTIALS_FILE: credentials } : env)
         if (code !== 0) throw new Error(`${name}: phase ${phase} exited ${code}`)
         peaks[phase]!.push(peakMib)
+        privatePeaks[phase]!.push(privateMib)
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-    const row = Object.fromEntries(Object.entries(peaks).flatMap(([phase, values]) => [[`${phase}_median_mib`, Math.round(median(values))], [`${phase}_max_mib`, Math.round(Math.max(...values))]]))
+    const row = Object.fromEntries(
+      Object.entries(peaks).flatMap(([phase, values]) => [
+        [`${phase}_median_mib`, Math.round(median(values))],
+        [`${phase}_max_mib`, Math.round(Math.max(...values))],
+        [`${phase}_private_max_mib`, Math.round(Math.max(...privatePeaks[phase]!))],
+      ]),
+    )
     process.stdout.write(`${JSON.stringify({ case: name, runs: RUNS, ...row })}\n`)
   }
 }

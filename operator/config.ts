@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os'
 import type { V1Toleration } from '@kubernetes/client-node'
+import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
 
 /** Requests and limits of the Job pod's containers, as Kubernetes quantities. */
 export interface JobResources {
@@ -126,7 +127,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
   }
   const runnerCommand = json<string[]>(
     env, 'RUNNER_COMMAND', (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), 'a non-empty array of strings',
-  ) ?? ['node', '/app/dist/runner-image/runner/main.js']
+  ) ?? ['node', ...RUNNER_NODE_FLAGS, '/app/dist/runner-image/runner/main.js']
   const natsUrl = optional(env, 'NATS_URL')
   const leaseDurationSeconds = int(env, 'LEASE_DURATION_SECONDS', 15, 2, 600)
   const renewDeadlineSeconds = int(env, 'LEASE_RENEW_DEADLINE_SECONDS', 10, 1, 600)

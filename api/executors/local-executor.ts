@@ -30,6 +30,7 @@ import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
+import { statusRelay } from './status-relay.js'
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -116,7 +117,7 @@ export class LocalExecutor implements Executor {
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
     if (this.options.warmPool ?? true) {
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir)
+      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, statusRelay(this.#js, this.#log))
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
     await this.recover()

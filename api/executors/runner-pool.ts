@@ -1,10 +1,14 @@
 /**
  * Warm runners for local mode: long-lived pool-worker processes, each running
- * one command at a time, so a command does not pay node's start, the AWS
- * SDK's load and a NATS connection (~300 ms measured). Each worker is its
- * own process group (killing it on a deadline takes its ffmpeg too) and dies
- * with this process (its stdin closes). A worker is retired after
- * `maxJobs` commands to bound any leak, and replaced when it dies.
+ * one command at a time, so a command does not pay node's start and the AWS
+ * SDK's load (~300 ms measured). Each worker is its own process group
+ * (killing it on a deadline takes its ffmpeg too) and dies with this process
+ * (its stdin closes). A worker is retired after `maxJobs` commands to bound
+ * any leak, and replaced when it dies.
+ * Workers hold no NATS connection (7 MiB each, beside ffmpeg): they write
+ * their status events to stdout and this pool relays them through `publish`,
+ * in order. A job ends only after its events were published, so the executor
+ * never marks a run finished whose terminal event is still in this process.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -13,6 +17,8 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
+import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
+import type { StatusEvent } from '../../contracts/status-events.js'
 import type { RunnerExit, RunnerProcess } from './runner-process.js'
 
 /** The built pool worker (beside this file under dist/, or dist/ of the checkout from source). */
@@ -29,6 +35,19 @@ interface Worker {
   settle: ((exit: RunnerExit) => void) | null
   dead: boolean
   stderrTail: string
+  /** The worker's events published so far, in order. */
+  published: Promise<void>
+  /** A terminal event of the running job could not be published. */
+  unreported: boolean
+}
+
+/** Publishes one status event (with retries); rejects when it gives up. */
+export type StatusPublisher = (event: StatusEvent) => Promise<void>
+
+/** A line of the worker: one of its job's status events, else the job's end. */
+function statusEventIn(message: unknown): StatusEvent | null {
+  const event = message as Partial<StatusEvent> | null
+  return typeof event?.event_id === 'string' && typeof event.command_id === 'string' && typeof event.type === 'string' ? (event as StatusEvent) : null
 }
 
 const EXIT_BY_STATUS: Record<string, number> = { SUCCESS: 0, FAILED: 1 }
@@ -42,6 +61,7 @@ export class RunnerPool {
     private readonly workerMain: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly cwd: string,
+    private readonly publish: StatusPublisher,
     private readonly maxJobs = 200,
   ) {}
 
@@ -83,9 +103,8 @@ export class RunnerPool {
   }
 
   #spawn(): Worker {
-    // A small young generation: the worker streams media and holds little, and V8's default (16 MiB semi-spaces) is most of its RSS.
-    const child = spawn(process.execPath, ['--max-semi-space-size=2', this.workerMain], { env: this.env, cwd: this.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
-    const worker: Worker = { child, jobs: 0, settle: null, dead: false, stderrTail: '' }
+    const child = spawn(process.execPath, [...RUNNER_NODE_FLAGS, this.workerMain], { env: this.env, cwd: this.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+    const worker: Worker = { child, jobs: 0, settle: null, dead: false, stderrTail: '', published: Promise.resolve(), unreported: false }
     this.#all.add(worker)
     child.stderr.setEncoding('utf8')
     child.stderr.on('data', (chunk: string) => {
@@ -93,19 +112,35 @@ export class RunnerPool {
     })
     child.stdin.on('error', () => undefined)
     createInterface({ input: child.stdout }).on('line', (line) => {
-      let status = 'UNREPORTED'
+      let message: unknown = null
       try {
-        status = (JSON.parse(line) as { status: string }).status
+        message = JSON.parse(line)
       } catch {
-        // Not a reply: treated as a job that could not report.
+        // Not JSON: treated as the end of a job that could not report.
       }
-      worker.settle?.({ code: EXIT_BY_STATUS[status] ?? 2, signal: null, stderrTail: worker.stderrTail })
+      const event = statusEventIn(message)
+      if (event) {
+        worker.published = worker.published.then(() =>
+          this.publish(event).catch(() => {
+            // Given up on: a lost progress event is replaced by the next; a lost terminal one means the job did not report.
+            if (event.type !== 'PROCESSING') worker.unreported = true
+          }),
+        )
+        return
+      }
+      const status = (message as { status?: unknown } | null)?.status
+      const code = typeof status === 'string' ? (EXIT_BY_STATUS[status] ?? 2) : 2
+      void worker.published.then(() => {
+        worker.settle?.({ code: worker.unreported ? 2 : code, signal: null, stderrTail: worker.stderrTail })
+        worker.unreported = false
+      })
     })
     const died = (code: number | null, signal: NodeJS.Signals | null) => {
       if (worker.dead) return
       worker.dead = true
       this.#all.delete(worker)
-      worker.settle?.({ code, signal, stderrTail: worker.stderrTail })
+      // What it wrote before dying still goes out first: its terminal event wins over the executor's RUNNER_FAILED.
+      void worker.published.then(() => worker.settle?.({ code, signal, stderrTail: worker.stderrTail }))
     }
     child.once('exit', died)
     child.once('error', () => died(null, null))

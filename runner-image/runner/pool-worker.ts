@@ -1,15 +1,17 @@
 /**
  * Local mode's warm runner: the same runCommand as main.ts, but one process
- * runs many commands, one at a time, so node's start, module loading (the AWS
- * SDK, nats) and the NATS connection are paid once instead of per command.
+ * runs many commands, one at a time, so node's start and module loading (the
+ * AWS SDK) are paid once instead of per command.
  *
  *   node dist/runner-image/runner/pool-worker.js
  *
  * stdin: one JSON line per job, `{"spec": CommandSpec, "workDir": DIR,
- * "destinationCredentials"?: {...}}`; stdout: one JSON line per finished job,
- * `{"commandId", "status"}`. A storage destination's credentials come beside
- * the spec, never in it: held in memory for that one job and handed only to
- * its upload step.
+ * "destinationCredentials"?: {...}}`; stdout: the job's status events, one
+ * JSON line each (JsonLinesReporter), then `{"commandId", "status"}` when it
+ * ended. The parent (api/executors/runner-pool.ts) publishes the events to
+ * JetStream: a worker holds no NATS connection. A storage destination's
+ * credentials come beside the spec, never in it: held in memory for that one
+ * job and handed only to its upload step.
  * ffmpeg, ffprobe and yt-dlp still run as their own processes with PATH and
  * LANG only (child-process.ts); storage credentials are read from
  * S3_CREDENTIALS_FILE by the upload step, as in main.ts. When stdin closes
@@ -18,52 +20,18 @@
  */
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
-import { connect, JSONCodec, type JetStreamClient } from 'nats'
-import { pino, type Logger } from 'pino'
+import { pino } from 'pino'
 import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
-import { statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
 import { readRunnerConfig } from './config.js'
-import { ensureStatusStream } from './nats-reporter.js'
 import { preloadUploader } from './outputs-step.js'
-import { envelope, type StatusReporter } from './reporter.js'
+import { JsonLinesReporter } from './reporter.js'
 import { runCommand } from './run-command.js'
 import { parseCommandSpec } from './spec.js'
 import { uploadTargetFor } from './upload-target.js'
 
-const codec = JSONCodec()
-
-/** Publishes one command's events on a shared connection, retrying like NatsReporter. */
-class SharedNatsReporter implements StatusReporter {
-  constructor(
-    private readonly js: JetStreamClient,
-    private readonly commandId: string,
-    private readonly log: Logger,
-  ) {}
-
-  async report(body: StatusEventBody): Promise<void> {
-    const event = envelope(this.commandId, body, () => new Date())
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.js.publish(statusSubject(this.commandId), codec.encode(event), { msgID: event.event_id })
-        return
-      } catch (error) {
-        if (attempt >= 6) throw error
-        this.log.warn({ command_id: this.commandId, err: error, attempt }, 'status publish failed, retrying')
-        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 5000)))
-      }
-    }
-  }
-
-  async close(): Promise<void> {}
-}
-
 async function main(): Promise<void> {
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'runner-pool-worker' } }, pino.destination(2))
   const config = readRunnerConfig(process.env)
-  if (config.reporter !== 'nats' || !config.natsUrl) throw new Error('the pool worker reports over NATS: set FFKUBE_STATUS_REPORTER=nats and NATS_URL')
-  const nc = await connect({ servers: config.natsUrl, name: `ffkube-runner-pool-${process.pid}`, maxReconnectAttempts: -1 })
-  await ensureStatusStream(nc)
-  const js = nc.jetstream()
   // Loaded now, while idle, rather than during a command's fetch.
   preloadUploader()
   const lines = createInterface({ input: process.stdin })
@@ -88,7 +56,7 @@ async function main(): Promise<void> {
       status = await runCommand(spec, {
         config,
         workDir: job.workDir,
-        reporter: new SharedNatsReporter(js, spec.commandId, log),
+        reporter: new JsonLinesReporter(spec.commandId, process.stdout),
         logger,
         uploadTarget: () => uploadTargetFor(spec, config, process.env, destinationCredentials),
       })

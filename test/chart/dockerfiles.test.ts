@@ -14,6 +14,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { loadYaml } from '@kubernetes/client-node'
 import { toolCacheDir } from '../../api/local/tools.js'
+import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
+import { loadOperatorConfig } from '../../operator/config.js'
 
 interface Instruction {
   keyword: string
@@ -126,10 +128,12 @@ t.test('runner image: yt-dlp pinned to the version the tests run, installed wher
   t.ok(pinned, 'scripts/provision.sh pins yt-dlp')
   t.match(dockerfile, new RegExp(`^ARG YTDLP_VERSION=${pinned!.replace(/\./g, '\\.')}$`, 'm'), `the image installs yt-dlp ${pinned}`)
   t.match(dockerfile, /"yt-dlp==\$\{YTDLP_VERSION\}"/, 'from PyPI at exactly that version')
-  // operator/config.ts's default RUNNER_COMMAND and the chart's runners.command name this path.
+  // operator/config.ts's default RUNNER_COMMAND, the chart's runners.command and the image's entrypoint: one command.
+  const command = ['node', ...RUNNER_NODE_FLAGS, '/app/dist/runner-image/runner/main.js']
   const values = loadYaml<{ runners: { command: string[]; uid: number } }>(await readFile('charts/ffkube/values.yaml', 'utf8'))
-  t.same(values.runners.command, ['node', '/app/dist/runner-image/runner/main.js'])
-  t.match(await readFile('operator/config.ts', 'utf8'), /\['node', '\/app\/dist\/runner-image\/runner\/main\.js'\]/, "the operator's default is the same path")
+  t.same(values.runners.command, command, "the chart's runners.command")
+  t.same(loadOperatorConfig({}).job.runnerCommand, command, "the operator's default")
+  t.match(dockerfile, new RegExp(`^ENTRYPOINT ${JSON.stringify(command).replace(/[[\]]/g, '\\$&').replace(/,/g, ', ')}$`, 'm'), "the image's entrypoint")
   t.match(dockerfile, /^WORKDIR \/app$/m)
   t.match(dockerfile, /^COPY --from=build \/src\/dist\/runner-image \.\/dist\/runner-image$/m, 'the compiled runner lands in /app/dist/runner-image')
   t.equal(values.runners.uid, 65532)
