@@ -10,7 +10,7 @@ import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
 import { ApiError, ForbiddenError } from '../errors/api-errors.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
-import { newCommandDocument } from './command-document.js'
+import { newCommandDocument, toCommandSpec } from './command-document.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
 
@@ -50,7 +50,7 @@ export class CommandSubmission {
       log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
     }
     try {
-      await this.queue.enqueue(docs.map((doc) => doc._id), now)
+      await this.queue.enqueue(docs.map(toCommandSpec), now)
     } catch (err) {
       // Accepted all the same: the dispatcher's recovery scan finds pending commands without an entry.
       log.warn({ err, command_ids: docs.map((doc) => doc._id) }, 'dispatch queue entry not written; left to recovery')

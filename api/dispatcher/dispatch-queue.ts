@@ -1,4 +1,5 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { CommandSpec } from '../../contracts/command-spec.js'
 
 /** When a pending command is next due for a hand-off, and how many it has had. */
 export interface QueueEntry {
@@ -9,6 +10,17 @@ export interface QueueEntry {
   last_error: string | null
   /** Written by the recovery scan: dropped, not run, if the command turns out claimed already. */
   recovered: boolean
+  /**
+   * The command's spec, copied at acceptance (the fields it is built from never
+   * change), so a hand-off need not read the record; absent on entries the
+   * recovery scan wrote and on entries older than this field.
+   */
+  spec?: CommandSpec
+  /**
+   * Set with a failed attempt's backoff: that attempt marked the record
+   * claimed, so later ones need not read it. Absent is "not known".
+   */
+  claimed?: boolean
 }
 
 function isDuplicateKey(err: unknown): boolean {
@@ -36,10 +48,10 @@ export class DispatchQueue {
     await this.#entries.createIndex({ due_at: 1 })
   }
 
-  /** Entries for freshly accepted commands, due at once. */
-  async enqueue(commandIds: readonly string[], now: Date): Promise<void> {
-    if (commandIds.length === 0) return
-    await this.#entries.insertMany(commandIds.map((id) => ({ _id: id, due_at: now, attempts: 0, last_error: null, recovered: false })), { ordered: false })
+  /** Entries for freshly accepted commands, due at once, each carrying its spec. */
+  async enqueue(specs: readonly CommandSpec[], now: Date): Promise<void> {
+    if (specs.length === 0) return
+    await this.#entries.insertMany(specs.map((spec) => ({ _id: spec.commandId, due_at: now, attempts: 0, last_error: null, recovered: false, spec })), { ordered: false })
   }
 
   /** An entry for a pending command found by the recovery scan; false when it has one already. */
@@ -53,8 +65,20 @@ export class DispatchQueue {
     }
   }
 
-  async due(now: Date, limit: number): Promise<QueueEntry[]> {
-    return this.#entries.find({ due_at: { $lte: now } }).sort({ due_at: 1 }).limit(limit).toArray()
+  /**
+   * The first `limit` due entries but those in `excluding` (the ones this
+   * process is on or knows another dispatcher holds), so they do not crowd
+   * the rest out. A scan on FerretDB 1.x however it is filtered.
+   */
+  async due(now: Date, limit: number, excluding: readonly string[] = []): Promise<QueueEntry[]> {
+    const filter = excluding.length > 0 ? { due_at: { $lte: now }, _id: { $nin: [...excluding] } } : { due_at: { $lte: now } }
+    return this.#entries.find(filter).sort({ due_at: 1 }).limit(limit).toArray()
+  }
+
+  /** Every command id in the queue (a full scan: the recovery scan's lease pruning only). */
+  async ids(): Promise<Set<string>> {
+    const entries = await this.#entries.find({}, { projection: { _id: 1 } }).toArray()
+    return new Set(entries.map((entry) => entry._id))
   }
 
   async get(commandId: string): Promise<QueueEntry | null> {

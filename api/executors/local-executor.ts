@@ -42,6 +42,7 @@ interface RunDocument {
   attempt: number
   /** Which start of this service owns the run: another boot's unfinished run was interrupted. */
   boot_id: string
+  /** 'running' (with its pid) is written for a fresh runner only: see #run. */
   state: 'queued' | 'running' | 'finished'
   pid: number | null
   work_dir: string
@@ -205,7 +206,10 @@ export class LocalExecutor implements Executor {
         ? this.#pool.run(spec, run.work_dir, credentials)
         : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.work_dir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run._id, credentials))
       this.#active.set(run._id, runner)
-      await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
+      // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
+      // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
+      // when this process dies (its stdin closes), so a pooled run skips the write and stays 'queued'.
+      if (!this.#pool) await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
       let timedOut = false
       const deadlineMs = this.options.deadlineMs ?? 2 * 3600_000
       const deadline = setTimeout(() => {
@@ -248,6 +252,13 @@ export class LocalExecutor implements Executor {
     }
   }
 
+  /**
+   * Written, not skipped: the next start's recovery must not run again a run
+   * whose runner ended but whose report the projector may not have applied
+   * yet. Kept, not deleted: the document is the run-once guard, and the
+   * dispatcher may hand the command over again after the run ended (its queue
+   * entry outlived a crash or a failed removal).
+   */
   async #finish(run: RunDocument): Promise<void> {
     await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'finished' } })
   }

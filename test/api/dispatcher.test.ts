@@ -101,7 +101,7 @@ t.test('outbox dispatch', async (t) => {
 
   t.test('a command claimed by a dispatcher that died is taken over when the lease ends', async (t) => {
     const [commandId] = await submit(api, api_key)
-    // What a dispatcher that crashed right after its claim leaves behind.
+    // What a dispatcher of the previous layout that crashed right after its claim left: attempts moved on, record not marked.
     await api.db.collection('dispatch_leases').insertOne({ _id: `${commandId}:0` as never, command_id: commandId, token: 'dead', expires_at: new Date(now.getTime() + 60_000) })
     await queue.updateOne({ _id: commandId as never }, { $set: { attempts: 1, due_at: new Date(now.getTime() + 60_000) } })
     const executor = new RecordingExecutor()
@@ -121,7 +121,7 @@ t.test('outbox dispatch', async (t) => {
     now = new Date(now.getTime() + 60_000)
     t.equal(await survivor.drain(), 1)
     t.same(executor.handed.map((s) => s.commandId), [commandId])
-    t.equal(await api.db.collection('dispatch_leases').countDocuments(), 0, 'leases are released after the hand-off')
+    t.equal(await api.db.collection('dispatch_leases').countDocuments({ command_id: commandId }), 2, 'the dead lease and its successor are kept after the hand-off')
   })
 
   t.test('a command whose queue entry a crash kept from being written is recovered', async (t) => {
@@ -154,7 +154,10 @@ t.test('outbox dispatch', async (t) => {
     t.equal(await dispatcher(first).drain(), 1)
     await queue.insertOne({ _id: commandId as never, due_at: now, attempts: 0, last_error: null, recovered: true })
     const second = new RecordingExecutor()
-    t.equal(await dispatcher(second).drain(), 0)
+    const late = dispatcher(second, { leaseMs: 60_000 })
+    t.equal(await late.drain(), 0, 'the first hand-off\'s lease still holds the attempt')
+    now = new Date(now.getTime() + 60_000)
+    t.equal(await late.drain(), 0, 'taken over once the lease ends, and found claimed')
     t.equal(second.calls, 0)
     t.equal(await queue.countDocuments({ _id: commandId as never }), 0)
   })
