@@ -135,3 +135,44 @@ export function terminalUpdate(
   const results = Object.fromEntries(Object.entries(outputs).map(([alias, file]) => [alias, outputFileMeta(file)]))
   return { ...common, error_status: null, error_message: null, output_results: results }
 }
+
+type TerminalEvent = StatusEvent & { type: 'SUCCESS' | 'FAILED' }
+
+export function isTerminalEvent(event: StatusEvent): event is TerminalEvent {
+  return event.type !== 'PROCESSING'
+}
+
+/**
+ * The terminal event that ends the command among `events` (in stream order):
+ * the first one, unless the record is terminal already. Its outputs are what
+ * foldEvents needs for a SUCCESS.
+ */
+export function endingEvent(doc: CommandDocument, events: readonly StatusEvent[]): TerminalEvent | null {
+  if (isTerminal(doc.status)) return null
+  return events.find(isTerminalEvent) ?? null
+}
+
+/** The record after a run of events, and the fields to `$set` to get there (null when nothing changed). */
+export interface Folded {
+  doc: CommandDocument
+  set: Record<string, unknown> | null
+}
+
+/**
+ * Several events of one command, in stream order, as one write: each is
+ * applied by processingUpdate or terminalUpdate to the record as the ones
+ * before it left it, exactly as one write per event would, so a stage event
+ * without progress still keeps the progress an earlier event set. `outputs`
+ * are the files of endingEvent(doc, events) when it is a SUCCESS.
+ */
+export function foldEvents(doc: CommandDocument, events: readonly StatusEvent[], outputs: Record<string, FileDocument>, now: Date): Folded {
+  let current = doc
+  let set: Record<string, unknown> | null = null
+  for (const event of events) {
+    const update = event.type === 'PROCESSING' ? processingUpdate(current, event, now) : terminalUpdate(current, event, outputs, now)
+    if (!update) continue
+    current = { ...current, ...update } as CommandDocument
+    set = { ...(set ?? {}), ...update }
+  }
+  return { doc: current, set }
+}

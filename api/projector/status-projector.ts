@@ -3,10 +3,25 @@
  * applies runners' events to the command records, forward only. After
  * dispatch a record has no other writer (FerretDB 1.x updates are
  * read-modify-write, so two writers could undo each other), and the events of
- * one command are applied one at a time, in stream order, by a per-command
- * chain. A terminal event is acknowledged only after its write and its
- * CompletionEvent's publish, so a crash in between replays it: the write is
- * then a no-op and the publish is de-duplicated by its Nats-Msg-Id.
+ * one command are applied in stream order, one round at a time, by a
+ * per-command work list. A round reads the record, then takes every event of
+ * the command that has arrived by then (a backlog is applied together, a lone
+ * event at once: nothing waits for more), folds them through the pure
+ * functions of projection.ts and writes once; it acknowledges its events only
+ * after that write and, when one is terminal, after the CompletionEvent's
+ * publish, so a crash in between replays them: the write is then a no-op and
+ * the publish is de-duplicated by its Nats-Msg-Id. A round that fails
+ * naks all its events.
+ *
+ * Every round reads the record, even when this process wrote it last (the
+ * dispatcher writes before the runner starts; the files routes only after the
+ * terminal state): with several worker replicas sharing the durable consumer,
+ * NATS may hand a command's later events, its terminal one included, to
+ * another replica between two of this one's rounds, and a write computed from
+ * a remembered copy would then set PROCESSING over that replica's SUCCESS.
+ * The read narrows this to the read-modify-write window that remains. A write
+ * guarded by the expected status would close it, but FerretDB 1.x answers any
+ * filter beyond `{_id}` with a scan of the collection, dearer than the read.
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
@@ -20,7 +35,8 @@ import { commandsCollection } from '../commands/command-repository.js'
 import type { FileDocument } from '../files/file-document.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
-import { isTerminal, outputFileDocument, processingUpdate, terminalUpdate } from './projection.js'
+import { CoalescingQueues } from './coalescing-queues.js'
+import { endingEvent, foldEvents, isTerminal, isTerminalEvent, outputFileDocument } from './projection.js'
 import { ensureCompletionStream, ensureStatusStream } from './streams.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 
@@ -37,7 +53,7 @@ export interface StatusProjectorOptions {
   logger: Logger
   now?: Clock
   durableName?: string
-  /** Events in flight across all commands; one command's are still applied one at a time. */
+  /** Events in flight across all commands; one command's are still applied one round at a time. */
   maxAckPending?: number
   metrics?: ProjectionRecorder
 }
@@ -47,12 +63,18 @@ export function presignGet(s3: S3Client, bucket: string, key: string): Promise<s
   return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: STORAGE_URL_TTL_SECONDS })
 }
 
+/** An event and the message it came in, acknowledged once the event is applied. */
+interface Delivery {
+  event: StatusEvent
+  msg: JsMsg
+}
+
 export class StatusProjector {
   readonly #commands: Collection<CommandDocument>
   readonly #files: Collection<FileDocument>
   readonly #log: Logger
   readonly #now: Clock
-  readonly #chains = new Map<string, Promise<void>>()
+  readonly #queues: CoalescingQueues<Delivery>
   #js: JetStreamClient | null = null
   #messages: ConsumerMessages | null = null
   #loop: Promise<void> | null = null
@@ -62,6 +84,11 @@ export class StatusProjector {
     this.#files = options.db.collection<FileDocument>('files')
     this.#log = options.logger.child({ component: 'status-projector' })
     this.#now = options.now ?? systemClock
+    this.#queues = new CoalescingQueues<Delivery>(
+      (commandId, take) => this.#round(commandId, take),
+      // #round settles its events itself; this is a bug, and its events come back after ack_wait.
+      (err, commandId) => this.#log.error({ err, command_id: commandId }, 'status projection round failed'),
+    )
   }
 
   /** Creates the streams and the durable consumer when missing, then consumes until stop(). */
@@ -94,7 +121,7 @@ export class StatusProjector {
     if (!this.#messages) return
     this.#messages.stop()
     await this.#loop
-    await Promise.all(this.#chains.values())
+    await this.#queues.idle()
     this.#messages = null
     this.#log.info('status projector stopped')
   }
@@ -111,60 +138,61 @@ export class StatusProjector {
         msg.ack()
         continue
       }
-      this.#enqueue(event, msg)
+      this.#queues.push(event.command_id, { event, msg })
     }
   }
 
-  /** Chains the event after its command's earlier ones, so one command's events never race. */
-  #enqueue(event: StatusEvent, msg: JsMsg): void {
-    const id = event.command_id
-    const previous = this.#chains.get(id) ?? Promise.resolve()
-    const next = previous.then(() => this.#handle(event, msg))
-    this.#chains.set(id, next)
-    void next.finally(() => {
-      if (this.#chains.get(id) === next) this.#chains.delete(id)
-    })
-  }
-
-  async #handle(event: StatusEvent, msg: JsMsg): Promise<void> {
-    const log = this.#log.child({ command_id: event.command_id, event_id: event.event_id })
+  /**
+   * One round for a command: reads the record, then takes every event waiting
+   * for it (those that arrived during the read included), applies them with at
+   * most one write, and acknowledges them all, or naks them all.
+   */
+  async #round(commandId: string, take: () => Delivery[]): Promise<void> {
+    const read = await this.#commands.findOne({ _id: commandId }).then(
+      (doc) => ({ doc, err: null }),
+      (err: unknown) => ({ doc: null, err }),
+    )
+    const batch = take()
     try {
-      await this.apply(event)
+      if (read.err) throw read.err
+      await this.#project(commandId, read.doc, batch.map((d) => d.event))
+    } catch (err) {
+      // MongoDB, S3 signing or NATS unavailable: try again shortly; the events stay unacknowledged.
+      this.#log.warn({ err, command_id: commandId, events: batch.length }, 'status events not applied; will retry')
+      for (const { msg } of batch) msg.nak(2_000)
+      return
+    }
+    for (const { event, msg } of batch) {
       msg.ack()
       this.options.metrics?.eventApplied(event.type)
-    } catch (err) {
-      // MongoDB, S3 signing or NATS unavailable: try again shortly; the event stays unacknowledged.
-      log.warn({ err }, 'status event not applied; will retry')
-      msg.nak(2_000)
     }
   }
 
   /** Applies one event; safe to call again with the same event. */
   async apply(event: StatusEvent): Promise<void> {
-    const doc = await this.#commands.findOne({ _id: event.command_id })
-    const log = this.#log.child({ command_id: event.command_id })
+    await this.#project(event.command_id, await this.#commands.findOne({ _id: event.command_id }), [event])
+  }
+
+  /** Applies events of one command, in stream order, to its record as read: one write at most, then the completion event if one is terminal. */
+  async #project(commandId: string, doc: CommandDocument | null, events: readonly StatusEvent[]): Promise<void> {
+    const log = this.#log.child({ command_id: commandId })
     if (!doc) {
-      log.warn({ event_id: event.event_id }, 'status event for an unknown command dropped')
+      log.warn({ event_ids: events.map((e) => e.event_id) }, 'status events for an unknown command dropped')
       return
     }
     const now = this.#now()
-    if (event.type === 'PROCESSING') {
-      const update = processingUpdate(doc, event, now)
-      if (update) await this.#commands.updateOne({ _id: doc._id }, { $set: update })
-      return
+    const ending = endingEvent(doc, events)
+    const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
+    const { doc: after, set } = foldEvents(doc, events, outputs, now)
+    if (set) await this.#commands.updateOne({ _id: doc._id }, { $set: set })
+    if (ending) {
+      log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
+      this.options.metrics?.commandFinished(ending.type)
     }
-    if (isTerminal(doc.status)) {
-      // A replay after a crash between the write and the ack: announce again (de-duplicated by msgID).
-      await this.#announce(doc, doc.status as 'SUCCESS' | 'FAILED', doc.completed_at ?? doc.updated_at)
-      return
+    // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
+    if (events.some(isTerminalEvent) && isTerminal(after.status)) {
+      await this.#announce(after, after.status as 'SUCCESS' | 'FAILED', after.completed_at ?? after.updated_at)
     }
-    const outputs = event.type === 'SUCCESS' ? await this.#storeOutputs(doc, event, now) : {}
-    const update = terminalUpdate(doc, event, outputs, now)
-    if (!update) return
-    await this.#commands.updateOne({ _id: doc._id }, { $set: update })
-    log.info({ status: event.type, error_status: event.type === 'FAILED' ? event.error_status : null }, 'command finished')
-    this.options.metrics?.commandFinished(event.type)
-    await this.#announce({ ...doc, ...update } as CommandDocument, event.type, now)
   }
 
   /** Inserts a files record per output (deterministic ids: a replay inserts nothing new). */

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
-import { outputFileDocument, outputFileId, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
+import { endingEvent, foldEvents, outputFileDocument, outputFileId, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
 
 const created = new Date('2026-01-01T00:00:00Z')
 const now = new Date('2026-01-01T00:00:02.5Z')
@@ -48,4 +48,61 @@ t.test('a SUCCESS event records each output as an OUTPUT file with a stable id',
   const success = { ...envelope, type: 'SUCCESS', output_files: { out_x: result }, ffmpeg_command_run_seconds: 1, failed_files: {} } as StatusEvent & { type: 'SUCCESS' }
   const update = terminalUpdate(doc({ status: 'PROCESSING' }), success, { out_x: file }, now)
   t.match(update, { status: 'SUCCESS', progress: 100, failed_files: null, output_results: { out_x: { file_id: file._id, storage_url: 'https://signed', width: 320, is_deleted: false } } })
+})
+
+const stages = ['FETCHING', 'RUNNING', 'PROBING', 'UPLOADING'] as const
+const stage = (name: (typeof stages)[number], progress: number | null) => ({ ...envelope, type: 'PROCESSING', stage: name, progress }) as StatusEvent & { type: 'PROCESSING' }
+const succeeded = { ...envelope, type: 'SUCCESS', output_files: {}, ffmpeg_command_run_seconds: 1, failed_files: null } as StatusEvent & { type: 'SUCCESS' }
+
+/** The record after one read and one write per event: how the projector applied events before it folded them. */
+function oneWriteEach(start: CommandDocument, events: StatusEvent[]): CommandDocument {
+  let current = start
+  for (const event of events) {
+    const update = event.type === 'PROCESSING' ? processingUpdate(current, event, now) : terminalUpdate(current, event, {}, now)
+    if (update) current = { ...current, ...update } as CommandDocument
+  }
+  return current
+}
+
+/** A small deterministic generator (mulberry32), so a failing sequence can be replayed from its seed. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+t.test('folding a run of events into one write leaves the record as one write per event would', async (t) => {
+  for (let seed = 1; seed <= 300; seed++) {
+    const next = random(seed)
+    const events: StatusEvent[] = Array.from({ length: 1 + Math.floor(next() * 10) }, () => {
+      const roll = next()
+      if (roll < 0.08) return failed
+      if (roll < 0.16) return succeeded
+      return stage(stages[Math.floor(next() * stages.length)]!, next() < 0.4 ? null : Math.floor(next() * 120))
+    })
+    const start = next() < 0.3 ? doc({}) : doc({ status: 'PROCESSING', progress: Math.floor(next() * 100), processing_stage: 'RUNNING', started_at: created })
+    const folded = foldEvents(start, events, {}, now)
+    t.same(folded.doc, oneWriteEach(start, events), `seed ${seed}`)
+    t.same({ ...start, ...folded.set }, folded.doc, `seed ${seed}: the one $set reaches the same record`)
+    if (folded.set === null) t.same(folded.doc, start, `seed ${seed}: nothing to write only when nothing changed`)
+  }
+})
+
+t.test('a stage event without progress, folded after a progress event, keeps the progress', async (t) => {
+  const folded = foldEvents(doc({ status: 'PROCESSING', progress: 10, processing_stage: 'RUNNING' }), [stage('RUNNING', 90), stage('PROBING', null)], {}, now)
+  t.match(folded.set, { progress: 90, processing_stage: 'PROBING' })
+  const ended = foldEvents(doc({}), [stage('RUNNING', 55), stage('UPLOADING', null), failed], {}, now)
+  t.match(ended.set, { status: 'FAILED', progress: 55, processing_stage: null, started_at: now })
+})
+
+t.test('the first terminal event ends the command; what follows it changes nothing', async (t) => {
+  const events = [stage('RUNNING', 40), failed, succeeded, stage('UPLOADING', 99)]
+  t.equal(endingEvent(doc({ status: 'PROCESSING' }), events), failed)
+  t.equal(endingEvent(doc({ status: 'SUCCESS' }), events), null, 'a replay: the record ended already')
+  t.equal(endingEvent(doc({ status: 'PROCESSING' }), [stage('RUNNING', 40)]), null)
+  t.match(foldEvents(doc({ status: 'PROCESSING' }), events, {}, now).doc, { status: 'FAILED', progress: 40, processing_stage: null, error_status: 'FFMPEG_FAILED' })
+  t.same(foldEvents(doc({ status: 'SUCCESS', progress: 100 }), events, {}, now), { doc: doc({ status: 'SUCCESS', progress: 100 }), set: null }, 'a terminal record is never written again')
 })
