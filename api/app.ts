@@ -49,6 +49,8 @@ export interface AppDependencies {
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
   onCommandsAccepted?: () => void
+  /** Called after an upload or store-file request is queued: the in-process file processor's nudge. */
+  onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
   onWebhookRedeliveryQueued?: () => void
   /** Serves GET /metrics and times every request; unset in most tests. */
@@ -74,7 +76,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
   await app.register(commandRepository, { db: deps.db })
   await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted })
-  await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock })
+  await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
   await app.register(presetRepository, { db: deps.db, now: clock })
 
   await app.register(healthRoutes, { probes: deps.probes })

@@ -22,6 +22,8 @@ export interface BackgroundWork {
   executor: Executor
   /** Local mode runs yt-dlp on this host: without the binary the yt-dlp endpoints answer 501. */
   ytdlpAvailable: () => boolean
+  /** The API queued a file: the file processor looks now instead of at its next poll. */
+  nudgeFileProcessor(): void
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -80,6 +82,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
   return {
     executor,
     ytdlpAvailable: () => ytdlp,
+    nudgeFileProcessor: () => files.nudge(),
     async start() {
       await projector.start()
       await local?.start()

@@ -72,6 +72,7 @@ export async function runService(config: Config, logger: Logger, options: { loca
       s3Bucket: connections.s3Bucket,
       // In-process nudges; a worker or deliverer in another process finds the work by polling.
       onCommandsAccepted: () => dispatcher?.nudge(),
+      onFilesQueued: () => work?.nudgeFileProcessor(),
       onWebhookRedeliveryQueued: () => deliverer?.nudge(),
       ytdlpAvailable: work ? work.ytdlpAvailable : () => ytdlp,
       metrics,

@@ -6,11 +6,16 @@
  * error_message). A file is claimed with a lease inserted under a unique _id
  * (FerretDB 1.x's one atomic write), so two processors never work on one
  * file; the claim holder is the record's only writer until it is done.
+ *
+ * It finds work in a small queue collection (file-queue.ts), not in `files`:
+ * a query on `files` scans every record ever written on FerretDB 1.x, one per
+ * output included. A recovery scan of `files` (at start, then every
+ * `recoveryIntervalMs`) queues any pending file without an entry, so a file
+ * whose entry was never written, or whose processor died, is still finished.
  */
 import { createReadStream } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { MongoServerError, type Collection, type Db } from 'mongodb'
 import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
@@ -18,11 +23,12 @@ import { mediaMetaFromProbe, mimeTypeForFilename, type FfprobeOutput, type Media
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
 import { runTool } from '../../runner-image/runner/child-process.js'
 import { probeFile } from '../../runner-image/runner/probe-step.js'
-import { systemClock, type Clock } from '../clock.js'
+import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import type { FileDocument } from '../files/file-document.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import type { Logger } from '../logger.js'
 import { presignGet } from '../projector/status-projector.js'
+import { FileQueue } from './file-queue.js'
 
 interface FileLease {
   _id: string
@@ -41,10 +47,22 @@ export interface FileProcessorOptions {
   allowPrivateNetworks: boolean
   maxBytes?: number
   timeoutMs?: number
+  /** How often to look at the queue when nothing nudges it (a small collection). */
   pollIntervalMs?: number
+  /**
+   * How often to scan `files` for pending files without a queue entry (and
+   * once at start); a full scan on FerretDB 1.x. Five minutes by default:
+   * the API queues every file it accepts (and nudges an in-process
+   * processor), so the scan only finds entries a crash kept from being written.
+   */
+  recoveryIntervalMs?: number
   leaseMs?: number
   now?: Clock
+  sleep?: Sleep
 }
+
+/** A claim attempt: won, or held by another processor until `until`. */
+type Claim = { won: true } | { won: false; until: Date }
 
 /** A failure with the error_status the file record gets. */
 class FileFailure extends Error {
@@ -56,82 +74,138 @@ class FileFailure extends Error {
 export class FileProcessor {
   readonly #files: Collection<FileDocument>
   readonly #leases: Collection<FileLease>
+  readonly #queue: FileQueue
   readonly #storage: ManagedStorage
   readonly #log: Logger
   readonly #now: Clock
+  readonly #sleep: Sleep
   #stopping = new AbortController()
+  #wake = new AbortController()
+  #nudged = false
+  #lastRecovery = -Infinity
   #loop: Promise<void> | null = null
 
   constructor(private readonly options: FileProcessorOptions) {
     this.#files = options.db.collection<FileDocument>('files')
     this.#leases = options.db.collection<FileLease>('file_leases')
+    this.#queue = new FileQueue(options.db)
     this.#storage = new ManagedStorage(options.s3, options.bucket)
     this.#log = options.logger.child({ component: 'file-processor' })
     this.#now = options.now ?? systemClock
+    this.#sleep = options.sleep ?? systemSleep
   }
 
+  /** Starts polling (after a recovery scan); idempotent. */
   start(): void {
     if (this.#loop) return
     this.#stopping = new AbortController()
+    this.#lastRecovery = -Infinity
     this.#loop = this.#run()
   }
 
+  /** Stops polling and waits for the files in hand; one it leaves unfinished is retaken after its lease. */
   async stop(): Promise<void> {
     this.#stopping.abort()
+    this.#wake.abort()
     await this.#loop
     this.#loop = null
   }
 
-  /** Processes every due pending file once; returns how many it finished. */
+  /** Tells a running processor that a file was just queued, so it looks now instead of at its next poll. */
+  nudge(): void {
+    this.#nudged = true
+    this.#wake.abort()
+  }
+
+  /**
+   * Queues every pending file that has no entry (its entry's write was lost
+   * to a crash, or the API wrote none). A full scan of `files` on FerretDB
+   * 1.x, an index scan on MongoDB. Returns how many entries it created.
+   */
+  async recover(): Promise<number> {
+    const now = this.#now()
+    let created = 0
+    for await (const { _id } of this.#files.find({ 'processing.state': 'pending' }, { projection: { _id: 1 } })) {
+      if (await this.#queue.enqueue(_id, now)) created += 1
+    }
+    if (created > 0) this.#log.debug({ created }, 'queued pending files found by the recovery scan')
+    return created
+  }
+
+  /** Processes every due queued file once (up to 32 side by side); returns how many it finished. */
   async drain(): Promise<number> {
-    // A scan of `files` on FerretDB 1.x (indexed on MongoDB); the pending ones are few.
-    const pending = await this.#files.find({ 'processing.state': 'pending' }, { projection: { _id: 1 } }).limit(32).toArray()
-    let done = 0
-    await Promise.all(
-      pending.map(async ({ _id }) => {
-        if (await this.#claim(_id)) {
-          await this.#process(_id)
-          done += 1
-        }
-      }),
-    )
-    return done
+    const now = this.#now()
+    const entries = await this.#queue.due(now, 32)
+    const results = await Promise.allSettled(entries.map(({ _id }) => this.#take(_id)))
+    for (const result of results) {
+      // The record and its entry stay as they were: retried once the lease ends.
+      if (result.status === 'rejected') this.#log.error({ err: result.reason }, 'file processing failed')
+    }
+    return results.filter((r) => r.status === 'fulfilled' && r.value).length
   }
 
   async #run(): Promise<void> {
     const signal = this.#stopping.signal
+    await this.#queue.ensureIndexes().catch((err: unknown) => this.#log.warn({ err }, 'file queue index not created'))
     while (!signal.aborted) {
+      this.#nudged = false
       try {
+        const started = performance.now()
+        if (started - this.#lastRecovery >= (this.options.recoveryIntervalMs ?? 300_000)) {
+          this.#lastRecovery = started
+          await this.recover()
+        }
         await this.drain()
       } catch (err) {
         this.#log.error({ err }, 'file processing round failed')
       }
-      await delay(this.options.pollIntervalMs ?? 500, undefined, { signal }).catch(() => undefined)
+      if (this.#nudged || signal.aborted) continue
+      this.#wake = new AbortController()
+      await this.#sleep(this.options.pollIntervalMs ?? 500, this.#wake.signal)
     }
   }
 
+  /**
+   * One queued file: claimed, processed, dequeued, its leases dropped (the
+   * record is done first, so a later claim finds nothing to do). When another
+   * processor holds it, its entry waits until that lease ends. True when this
+   * call finished the file.
+   */
+  async #take(fileId: string): Promise<boolean> {
+    const claim = await this.#claim(fileId)
+    if (!claim.won) {
+      await this.#queue.reschedule(fileId, claim.until)
+      return false
+    }
+    const finished = await this.#process(fileId)
+    await this.#queue.remove(fileId)
+    await this.#leases.deleteMany({ file_id: fileId })
+    return finished
+  }
+
   /** A lease on the file; an expired lease (its holder died) is taken over under a successor key. */
-  async #claim(fileId: string): Promise<boolean> {
+  async #claim(fileId: string): Promise<Claim> {
     const now = this.#now()
     const expires_at = new Date(now.getTime() + (this.options.leaseMs ?? 15 * 60_000))
     let key = fileId
     for (let depth = 0; depth < 8; depth++) {
       try {
         await this.#leases.insertOne({ _id: key, file_id: fileId, expires_at })
-        return true
+        return { won: true }
       } catch (err) {
         if (!(err instanceof MongoServerError && err.code === 11000)) throw err
       }
       const held = await this.#leases.findOne({ _id: key })
-      if (held && held.expires_at > now) return false
+      if (held && held.expires_at > now) return { won: false, until: held.expires_at }
       key = `${key}~`
     }
-    return false
+    return { won: false, until: expires_at }
   }
 
-  async #process(fileId: string): Promise<void> {
+  /** Finishes a pending file (STORED or FAILED); false when it was not pending (done already, or gone). */
+  async #process(fileId: string): Promise<boolean> {
     const file = await this.#files.findOne({ _id: fileId })
-    if (!file || file.processing?.state !== 'pending') return
+    if (!file || file.processing?.state !== 'pending') return false
     const log = this.#log.child({ file_id: fileId, account_id: file.account_id, kind: file.processing.kind })
     let update: Partial<FileDocument>
     try {
@@ -147,6 +221,7 @@ export class FileProcessor {
     }
     const now = this.#now()
     await this.#files.updateOne({ _id: fileId }, { $set: { ...update, updated_at: now, processing: { ...file.processing, state: 'done', claim: null } } })
+    return true
   }
 
   /** store-file: the guarded fetch to a temporary file, then the bucket, then ffprobe on the local copy. */

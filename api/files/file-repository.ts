@@ -4,31 +4,49 @@ import type { Collection, Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
+import { FileQueue } from '../file-processor/file-queue.js'
 import type { FileDocument } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
   readonly #files: Collection<FileDocument>
+  readonly #queue: FileQueue
 
   constructor(
     db: Db,
     readonly storage: ManagedStorage,
     private readonly commands: CommandRepository,
     private readonly now: Clock,
+    private readonly onQueued: () => void,
   ) {
     this.#files = db.collection<FileDocument>('files')
+    this.#queue = new FileQueue(db)
   }
 
-  /** The list, a command's outputs, and the file processor's claim (runner issue). */
+  /** The list, a command's outputs, the file processor's recovery scan, and its queue. */
   async ensureIndexes(): Promise<void> {
     await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
     await this.#files.createIndex({ command_id: 1 })
     await this.#files.createIndex({ 'processing.state': 1, 'processing.due_at': 1 })
+    await this.#queue.ensureIndexes()
   }
 
-  async insert(doc: FileDocument): Promise<void> {
+  /**
+   * Records a pending file (an upload or a store-file URL), queues it for the
+   * file processor and nudges an in-process one. The record is the intent:
+   * a processor in another process finds the entry at its next poll, and one
+   * whose entry is lost is found by the processor's recovery scan.
+   */
+  async insertPending(doc: FileDocument, log: FastifyBaseLogger): Promise<void> {
     await this.#files.insertOne(doc)
+    try {
+      await this.#queue.enqueue(doc._id, doc.created_at)
+    } catch (err) {
+      // Accepted all the same: the processor's recovery scan queues pending files without an entry.
+      log.warn({ err, file_id: doc._id, account_id: doc.account_id }, 'file queue entry not written; left to recovery')
+    }
+    this.onQueued()
   }
 
   /** The file, deleted or not, if it is the account's. */
@@ -84,10 +102,18 @@ declare module 'fastify' {
   }
 }
 
+export interface FileRepositoryOptions {
+  db: Db
+  storage: ManagedStorage
+  now?: Clock | undefined
+  /** Called after a pending file is queued; the in-process file processor's nudge. */
+  onQueued?: (() => void) | undefined
+}
+
 /** Decorates the app with `files`; needs `commands` (an output's deletion shows in its command). */
 export const fileRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; storage: ManagedStorage; now?: Clock | undefined }) => {
-    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock)
+  async (app: FastifyInstance, options: FileRepositoryOptions) => {
+    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock, options.onQueued ?? (() => {}))
     await repository.ensureIndexes()
     app.decorate('files', repository)
   },

@@ -46,11 +46,12 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
         throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
       }
       // Bytes first, then the record: a crash in between leaves an unreferenced object, never a record without bytes.
-      await app.files.insert(
+      await app.files.insertPending(
         newPendingFile(
           { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
           now(),
         ),
+        request.log,
       )
       request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
       return { file_id: fileId }
@@ -63,9 +64,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     if (problem) throw new ValidationError(`file_url: ${problem}`)
     const fileId = newId('file')
     const filename = safeFilename(decodeURIComponent(new URL(file_url).pathname), 'file')
-    // The fetch is the runner issue's file processor: it claims `processing: {kind: 'fetch'}` records.
-    await app.files.insert(
+    // The file processor fetches it: `processing: {kind: 'fetch'}`.
+    await app.files.insertPending(
       newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null }, now()),
+      request.log,
     )
     request.log.info({ file_id: fileId, account_id: request.account.id }, 'store-file accepted')
     return { file_id: fileId }

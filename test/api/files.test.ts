@@ -19,7 +19,9 @@ function multipart(parts: { name: string; filename?: string; type?: string; data
 
 t.test('file endpoints', async (t) => {
   let now = new Date('2026-02-01T00:00:00Z')
-  const api = await startApi(t, { clock: () => now })
+  let nudges = 0
+  const api = await startApi(t, { clock: () => now, onFilesQueued: () => (nudges += 1) })
+  const queueEntry = (fileId: string) => api.db.collection('file_queue').findOne({ _id: fileId as never })
   const mine = await api.createAccount('free')
   const other = await api.createAccount('free')
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, options: { key?: string; payload?: object | Buffer | string; contentType?: string } = {}) =>
@@ -50,6 +52,8 @@ t.test('file endpoints', async (t) => {
     const object = await api.s3.send(new GetObjectCommand({ Bucket: api.s3Bucket, Key: stored!.object_key }))
     t.ok(Buffer.from(await object.Body!.transformToByteArray()).equals(video), 'the bytes arrived whole')
     t.equal(object.ContentType, 'video/mp4')
+    t.same(await queueEntry(uploadedId), { _id: uploadedId, due_at: now }, 'queued for the file processor, due at once')
+    t.equal(nudges, 1, 'which is nudged')
   })
 
   t.test('GET /files/:id returns the StoredFileResponse', async (t) => {
@@ -111,6 +115,8 @@ t.test('file endpoints', async (t) => {
     t.match(file, { status: 'PROCESSING', service_store_type: 'STORED_FILE', original_file_url: 'https://media.example.com/path/talk%20final.mp4?sig=1', storage_url: null })
     const stored = await api.db.collection('files').findOne({ _id: res.json().file_id })
     t.match(stored, { filename: 'talk_final.mp4', processing: { state: 'pending', kind: 'fetch' } })
+    t.same(await queueEntry(res.json().file_id), { _id: res.json().file_id, due_at: now }, 'queued for the file processor, due at once')
+    t.equal(nudges, 2, 'which is nudged')
   })
 
   t.test('store-file answers 400 for a missing or mistyped file_url and 422 for a malformed one', async (t) => {
