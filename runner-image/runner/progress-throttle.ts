@@ -1,13 +1,15 @@
 /**
  * Sends a command's PROCESSING events in order without making a step wait for
- * NATS: at most one per 5 % of progress, and at most one per `intervalMs`.
- * The first event goes out at once (the record turns PROCESSING); what
- * arrives within the interval after a send is merged into one event carrying
- * the newest stage and the highest progress, sent when the interval ends.
- * Every event is a MongoDB read and write for the status projector, and a
- * short command passes through four stages in a few milliseconds: without
- * the interval a remux cost six events, with it two. A lost progress event is
- * only logged: the next one, or the terminal event, replaces it.
+ * NATS: at most one per 5 % of progress, and at most one per `intervalMs`,
+ * counted from the throttle's creation (the runner's start). What arrives
+ * within an interval is merged into one event carrying the newest stage and
+ * the highest progress, sent when the interval ends; a SUCCESS supersedes
+ * what is still waiting. Every event is a MongoDB read and write for the
+ * status projector, and a short command passes through four stages in a few
+ * milliseconds: a remux that used to send six events now sends its SUCCESS
+ * alone, and a long command shows PROCESSING within one interval, then at
+ * most one update per interval. A lost progress event is only logged: the
+ * next one, or the terminal event, replaces it.
  */
 import type { Logger } from 'pino'
 import type { ProcessingStage, StatusEventBody } from '../../contracts/status-events.js'
@@ -39,14 +41,16 @@ export class ProgressThrottle {
   private last = -1
   private pending: ProcessingBody | null = null
   private cancelTimer: (() => void) | null = null
-  private lastSentAt = -Infinity
+  private lastSentAt: number
 
   constructor(
     private readonly reporter: StatusReporter,
     private readonly log: Logger,
     private readonly intervalMs = PROGRESS_INTERVAL_MS,
     private readonly clock: ThrottleClock = systemThrottleClock,
-  ) {}
+  ) {
+    this.lastSentAt = clock.now()
+  }
 
   stage(stage: ProcessingStage): void {
     this.current = stage

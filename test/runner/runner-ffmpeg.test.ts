@@ -26,7 +26,8 @@ t.test('the runner, end to end on real ffmpeg and MinIO', async (t) => {
     t.equal(run.exitCode, 0)
     t.equal(run.terminal.type, 'SUCCESS', JSON.stringify(run.terminal))
     if (run.terminal.type !== 'SUCCESS') return
-    t.equal(run.events[0]?.type, 'PROCESSING')
+    t.equal(run.events.at(-1)?.type, 'SUCCESS', 'the terminal event comes last')
+    t.ok(run.events.slice(0, -1).every((e) => e.type === 'PROCESSING'), 'anything before it is progress (none when the remux ends within 250 ms)')
     t.ok(run.events.every((e) => e.command_id === spec.commandId && e.event_id.startsWith(spec.commandId)))
     t.equal(new Set(run.events.map((e) => e.event_id)).size, run.events.length, 'event ids are unique')
     const out = run.terminal.output_files.out_video

@@ -46,7 +46,7 @@ t.test('the warm pool relays its workers’ status events', async (t) => {
     t.equal(published.at(-1)?.type, 'SUCCESS', 'the terminal event was published')
     t.ok(endedAt >= lastPublishedAt, 'the job ended after its last event was acknowledged, not when the worker wrote it')
     t.ok(published.every((event) => event.command_id === spec.commandId && event.event_id.startsWith(spec.commandId)))
-    t.equal(published[0]?.type === 'PROCESSING' && published[0].stage, 'FETCHING', 'the first stage comes first')
+    t.ok(published.slice(0, -1).every((event) => event.type === 'PROCESSING'), 'progress before the end, never after')
     t.ok(published.length <= 3, `stages within 250 ms are merged: ${published.map((e) => (e.type === 'PROCESSING' ? e.stage : e.type)).join(', ')}`)
 
     // The same worker takes the next job (warm), with its own events.

@@ -34,14 +34,7 @@ function throttled(intervalMs = 250) {
 
 const stagesOf = (sent: StatusEventBody[]) => sent.map((e) => (e.type === 'PROCESSING' ? `${e.stage}:${e.progress}` : e.type))
 
-t.test('sends the first stage at once and merges what follows within the interval into one event', async (t) => {
-  const { sent, throttle } = throttled()
-  throttle.stage('FETCHING')
-  await throttle.flush('drop')
-  t.same(stagesOf(sent), ['FETCHING:null'], 'the record turns PROCESSING without waiting')
-})
-
-t.test('keeps the newest stage and the highest progress when it merges', async (t) => {
+t.test('merges the stages of the first interval into one event, sent when it ends', async (t) => {
   const { sent, clock, throttle } = throttled()
   throttle.stage('FETCHING')
   clock.advance(30)
@@ -52,14 +45,26 @@ t.test('keeps the newest stage and the highest progress when it merges', async (
   throttle.stage('UPLOADING')
   clock.advance(219)
   await Promise.resolve()
-  t.same(stagesOf(sent), ['FETCHING:null'], 'nothing more before the interval ends')
+  t.same(stagesOf(sent), [], 'nothing before the interval ends')
   clock.advance(1)
   await throttle.flush('send')
-  t.same(stagesOf(sent), ['FETCHING:null', 'UPLOADING:99'], 'one event: the last stage, with the progress a stage event would have kept')
+  t.same(stagesOf(sent), ['UPLOADING:99'], 'one event: the last stage, with the progress a stage event would have kept')
+})
+
+t.test('a command shorter than the interval reports nothing but its end', async (t) => {
+  const { sent, clock, throttle } = throttled()
+  throttle.stage('FETCHING')
+  clock.advance(100)
+  throttle.stage('RUNNING')
+  throttle.percent(99)
+  await throttle.flush('drop')
+  clock.advance(1000)
+  t.same(stagesOf(sent), [], 'the SUCCESS that follows says it all')
 })
 
 t.test('drops what waits when a SUCCESS follows, and sends it before anything else', async (t) => {
   const dropped = throttled()
+  dropped.clock.advance(300)
   dropped.throttle.stage('FETCHING')
   dropped.throttle.stage('RUNNING')
   dropped.throttle.percent(50)
@@ -68,6 +73,7 @@ t.test('drops what waits when a SUCCESS follows, and sends it before anything el
   t.same(stagesOf(dropped.sent), ['FETCHING:null'], 'the waiting RUNNING:50 never goes out, not even when its timer would have fired')
 
   const kept = throttled()
+  kept.clock.advance(300)
   kept.throttle.stage('FETCHING')
   kept.throttle.stage('RUNNING')
   kept.throttle.percent(50)
