@@ -5,7 +5,8 @@ import type { CommandSpec } from '../../contracts/command-spec.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
-import { startApi, type TestApi } from '../harness/api.js'
+import { startApi } from '../harness/api.js'
+import { submit, until } from './dispatch-fixtures.js'
 
 /**
  * An Executor (our own interface) shared by several dispatchers: counts each
@@ -34,30 +35,7 @@ class SharedExecutor implements Executor {
   }
 }
 
-const BODY = {
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}',
-}
-
 const quiet = createLogger('test', 'silent')
-
-async function submit(api: TestApi, key: string, count = 1): Promise<string[]> {
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const res = await api.app.inject({ method: 'POST', url: '/api/v1/run-ffmpeg-command', headers: { 'x-api-key': key }, payload: BODY })
-    ids.push(res.json().command_id)
-  }
-  return ids
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await delay(5)
-  }
-}
 
 /** `db`, except that each read of the dispatch queue waits for `hold()` before it returns: a dispatcher that reads and then stalls. */
 function stallingQueueReads(db: Db, hold: () => Promise<void>): Db {

@@ -4,7 +4,8 @@ import type { CommandSpec } from '../../contracts/command-spec.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
-import { startApi, type TestApi } from '../harness/api.js'
+import { startApi } from '../harness/api.js'
+import { COMMAND_BODY, submit, until } from './dispatch-fixtures.js'
 
 /** An Executor (our own interface) that records what it is handed and fails the first `failures` calls. */
 class RecordingExecutor implements Executor {
@@ -22,30 +23,7 @@ class RecordingExecutor implements Executor {
   }
 }
 
-const BODY = {
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}',
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await delay(10)
-  }
-}
-
 const quiet = createLogger('test', 'silent')
-
-async function submit(api: TestApi, key: string, count = 1): Promise<string[]> {
-  const ids: string[] = []
-  for (let i = 0; i < count; i++) {
-    const res = await api.app.inject({ method: 'POST', url: '/api/v1/run-ffmpeg-command', headers: { 'x-api-key': key }, payload: BODY })
-    ids.push(res.json().command_id)
-  }
-  return ids
-}
 
 t.test('outbox dispatch', async (t) => {
   let now = new Date('2026-01-01T00:00:00Z')
@@ -73,9 +51,9 @@ t.test('outbox dispatch', async (t) => {
       commandId,
       accountId: account_id,
       commandType: 'FFMPEG_COMMAND',
-      inputFiles: BODY.input_files,
-      outputFiles: BODY.output_files,
-      ffmpegCommands: [BODY.ffmpeg_command],
+      inputFiles: COMMAND_BODY.input_files,
+      outputFiles: COMMAND_BODY.output_files,
+      ffmpegCommands: [COMMAND_BODY.ffmpeg_command],
       ytdlp: null,
       storageDestinationId: null,
       submittedAt: now.toISOString(),

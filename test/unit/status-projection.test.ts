@@ -2,6 +2,7 @@ import t from 'tap'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { endingEvent, foldEvents, outputFileDocument, outputFileId, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
+import { seededRandom } from '../harness/random.js'
 
 const created = new Date('2026-01-01T00:00:00Z')
 const now = new Date('2026-01-01T00:00:02.5Z')
@@ -64,19 +65,9 @@ function oneWriteEach(start: CommandDocument, events: StatusEvent[]): CommandDoc
   return current
 }
 
-/** A small deterministic generator (mulberry32), so a failing sequence can be replayed from its seed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 t.test('folding a run of events into one write leaves the record as one write per event would', async (t) => {
   for (let seed = 1; seed <= 300; seed++) {
-    const next = random(seed)
+    const next = seededRandom(seed)
     const events: StatusEvent[] = Array.from({ length: 1 + Math.floor(next() * 10) }, () => {
       const roll = next()
       if (roll < 0.08) return failed

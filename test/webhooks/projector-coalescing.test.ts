@@ -11,19 +11,10 @@ import { StatusProjector } from '../../api/projector/status-projector.js'
 import { ensureCompletionStream, ensureStatusStream, publishFailure } from '../../api/projector/streams.js'
 import type { Teardown } from '../harness/scratch.js'
 import { settle, startWorld, until, type World } from './world.js'
+import { seededRandom } from '../harness/random.js'
 
 const codec = JSONCodec()
 const DURABLE = 'ffkube-status-projector'
-
-/** A small deterministic generator (mulberry32): a failing backlog can be replayed from its seed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const OUTPUT: Omit<OutputFileResult, 'object_key'> = {
   filename: 'small.mp4', storage_location: 'INTERNAL', bucket: 'ffkube', size_mbytes: 1, duration: 2, file_type: 'video', file_format: 'mp4', codec: 'h264',
@@ -121,7 +112,7 @@ t.test('a backlog of many commands\' events ends with each record as one write p
   const world = await startWorld(t)
   const { api_key } = await world.api.createAccount('business')
   const commands = commandsCollection(world.api.db)
-  const next = random(20260301)
+  const next = seededRandom(20260301)
   const plans: { id: string; before: CommandDocument; events: StatusEvent[] }[] = []
   for (let i = 0; i < 10; i++) {
     const id = await world.submit(api_key)
