@@ -11,7 +11,7 @@ import type { SecretBox } from './crypto/secret-box.js'
 import type { DestinationCredentialSource, Executor } from './executors/executor.js'
 import { KubernetesExecutor } from './executors/kubernetes-executor.js'
 import { LocalExecutor } from './executors/local-executor.js'
-import { isExecutable, resolveTool } from './executors/tool-paths.js'
+import { isExecutable, resolveStartGate, resolveTool } from './executors/tool-paths.js'
 import { FileProcessor } from './file-processor/file-processor.js'
 import type { Logger } from './logger.js'
 import type { ProjectionRecorder } from './metrics/service-metrics.js'
@@ -69,6 +69,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
         ffmpegPath: resolveTool('ffmpeg'),
         ffprobePath: resolveTool('ffprobe'),
         ytdlpPath: resolveTool('yt-dlp'),
+        startGate: resolveStartGate(),
       },
     })
     executor = local

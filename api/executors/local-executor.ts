@@ -57,6 +57,8 @@ export interface RunnerSettings {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
+  /** runner-image/start-gate's library, preloaded into ffprobe; null: probes start when needed. */
+  startGate?: string | null
   logLevel?: string
 }
 
@@ -280,6 +282,7 @@ export class LocalExecutor implements Executor {
       FFMPEG_PATH: runner.ffmpegPath,
       FFPROBE_PATH: runner.ffprobePath,
       YTDLP_PATH: runner.ytdlpPath,
+      ...(runner.startGate ? { FFKUBE_START_GATE: runner.startGate } : {}),
       S3_BUCKET: runner.s3.bucket,
       S3_REGION: runner.s3.region,
       S3_FORCE_PATH_STYLE: runner.s3.forcePathStyle ? 'true' : 'false',

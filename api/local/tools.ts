@@ -17,6 +17,11 @@ export type ToolName =
   | 'etcd'
   | 'kube-apiserver'
 
+/** Where scripts/provision.sh builds the start gate (runner-image/start-gate). */
+export function startGatePath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(toolCacheDir(env), 'lib', 'ffkube-start-gate.so')
+}
+
 /** Absolute path of a provisioned tool. */
 export function toolPath(name: ToolName, env: NodeJS.ProcessEnv = process.env): string {
   return join(toolCacheDir(env), 'bin', name)

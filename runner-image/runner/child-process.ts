@@ -5,6 +5,7 @@
  * the tool is killed.
  */
 import { spawn } from 'node:child_process'
+import type { Duplex, Readable } from 'node:stream'
 
 export interface ToolRun {
   code: number | null
@@ -65,4 +66,69 @@ export function runTool(program: string, args: readonly string[], options: ToolO
       resolve({ code, signal, timedOut, stdout, stderr, seconds: (now() - started) / 1000 })
     })
   })
+}
+
+/** A tool started ahead of its input and held by the start gate (runner-image/start-gate) until opened. */
+export interface GatedTool {
+  /**
+   * Lets the tool run; resolves with its run (seconds counted from here), or
+   * with null when the gate never held it (its library did not load, so the
+   * tool ran at once, before its input was there): the caller then runs it
+   * the ordinary way and ignores whatever this one did.
+   */
+  open(): Promise<ToolRun | null>
+  /** Ends it unopened. */
+  cancel(): void
+  pid: number | undefined
+}
+
+/**
+ * Starts `program` now with the start gate preloaded: it links its libraries
+ * (most of an ffprobe's cost) and then waits before main() for open(). The
+ * gate talks over descriptor 3: one byte "ready" from the tool, one byte "go"
+ * to it. The environment is toolEnvironment()'s plus the two variables the
+ * gate reads, which it removes before main().
+ */
+export function startGatedTool(program: string, args: readonly string[], options: ToolOptions & { gateLibrary: string }): GatedTool {
+  const now = options.now ?? (() => performance.now())
+  const limit = options.stderrLimit ?? 8000
+  const env = { ...toolEnvironment(), LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' }
+  const child = spawn(program, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], shell: false })
+  // Piped, per stdio above: the typings cannot tell from a four-element array.
+  const [, out, err, gate] = child.stdio as unknown as [null, Readable, Readable, Duplex]
+  let stdout = ''
+  let stderr = ''
+  let timedOut = false
+  let timer: NodeJS.Timeout | null = null
+  out.setEncoding('utf8')
+  err.setEncoding('utf8')
+  out.on('data', (chunk: string) => (stdout += chunk))
+  err.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-limit)))
+  gate.on('error', () => undefined)
+  const ready = new Promise<boolean>((resolve) => gate.once('data', () => resolve(true)))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('error', () => resolve({ code: null, signal: null }))
+    child.once('close', (code, signal) => resolve({ code, signal }))
+  })
+  const held = Promise.race([ready, exited.then(() => false)])
+  return {
+    async open() {
+      if (!(await held)) return null
+      const started = now()
+      timer = setTimeout(() => {
+        timedOut = true
+        child.kill('SIGKILL')
+      }, options.timeoutMs)
+      gate.end('g')
+      const { code, signal } = await exited
+      clearTimeout(timer)
+      return { code, signal, timedOut, stdout, stderr, seconds: (now() - started) / 1000 }
+    },
+    cancel() {
+      if (timer) clearTimeout(timer)
+      child.kill('SIGKILL')
+      gate.destroy()
+    },
+    pid: child.pid,
+  }
 }

@@ -21,6 +21,8 @@ export interface RunnerConfig {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
+  /** The start gate's library (runner-image/start-gate), preloaded into ffprobe so it links while ffmpeg runs; null: none. */
+  startGate: string | null
   /** The least time between two PROCESSING events (progress-throttle.ts); 0 sends each at once. */
   progressIntervalMs: number
   /** `stdout`: JSON lines (local executor); `nats`: JetStream at natsUrl. */
@@ -74,6 +76,7 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     ffmpegPath: env.FFMPEG_PATH ?? 'ffmpeg',
     ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
     ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
+    startGate: env.FFKUBE_START_GATE || null,
     progressIntervalMs: nonNegative(env, 'FFKUBE_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS),
     reporter,
     natsUrl,

@@ -7,7 +7,7 @@ import { join, normalize } from 'node:path'
 import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { RunnerFailure } from './failure.js'
-import { probeFile } from './probe-step.js'
+import { startProbe } from './probe-step.js'
 import type { UploadTarget } from './upload-step.js'
 
 /**
@@ -53,10 +53,25 @@ export async function assertWritten(workDir: string, files: readonly ProducedFil
   }
 }
 
-/** Probes every file (ffprobe, the same sandbox rules as ffmpeg); alias → media facts. */
-export async function probeOutputs(files: readonly ProducedFile[], context: { workDir: string; ffprobePath: string }): Promise<Record<string, MediaMeta>> {
-  const probed = await Promise.all(files.map((file) => probeFile(context.ffprobePath, context.workDir, file.path)))
-  return Object.fromEntries(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+/** At most this many probes wait at the gate at once (each holds an idle ffprobe); more outputs are probed when needed. */
+const GATED_PROBES = 4
+
+/**
+ * Starts the probes of files ffmpeg has yet to write (see startProbe):
+ * results() once every file is complete, or cancel() when ffmpeg failed.
+ */
+export function startProbes(
+  files: readonly ProducedFile[],
+  context: { workDir: string; ffprobePath: string; startGate: string | null },
+): { results(): Promise<Record<string, MediaMeta>>; cancel(): void } {
+  const probes = files.map((file, index) => startProbe(context.ffprobePath, context.workDir, file.path, index < GATED_PROBES ? context.startGate : null))
+  return {
+    async results() {
+      const probed = await Promise.all(probes.map((probe) => probe.result()))
+      return Object.fromEntries(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+    },
+    cancel: () => probes.forEach((probe) => probe.cancel()),
+  }
 }
 
 /**

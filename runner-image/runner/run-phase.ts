@@ -12,7 +12,7 @@ import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
 import type { MediaMeta } from '../../contracts/output-file-meta.js'
 import { RunnerFailure } from './failure.js'
 import { runFfmpegCommands } from './ffmpeg-step.js'
-import { assertWritten, probeOutputs } from './outputs-step.js'
+import { assertWritten, startProbes } from './outputs-step.js'
 import type { PhaseContext } from './phase-context.js'
 import type { Fetched } from './phase-state.js'
 import { producedFiles } from './produced-files.js'
@@ -27,12 +27,20 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
   const argvs = plannedArgvs(spec, fetched)
-  const runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
-  progress.stage('PROBING')
   const files = producedFiles(spec, fetched)
-  // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
-  await assertWritten(deps.workDir, files)
-  const metas = probeOutputs(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath })
+  // Started before ffmpeg, so ffprobe's start (mostly linking its libraries) overlaps ffmpeg's run.
+  const probes = startProbes(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, startGate: deps.config.startGate })
+  let runSeconds: number | null
+  try {
+    runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
+    progress.stage('PROBING')
+    // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
+    await assertWritten(deps.workDir, files)
+  } catch (error) {
+    probes.cancel()
+    throw error
+  }
+  const metas = probes.results()
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }

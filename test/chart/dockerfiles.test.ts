@@ -134,6 +134,13 @@ t.test('runner image: yt-dlp pinned to the version the tests run, installed wher
   t.same(values.runners.command, command, "the chart's runners.command")
   t.same(loadOperatorConfig({}).job.runnerCommand, command, "the operator's default")
   t.match(dockerfile, new RegExp(`^ENTRYPOINT ${JSON.stringify(command).replace(/[[\]]/g, '\\$&').replace(/,/g, ', ')}$`, 'm'), "the image's entrypoint")
+  // The start gate: built from the source scripts/provision.sh builds, with the same flags, where the runner looks for it.
+  const compile = /cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "\$out\.tmp" "\$src"/
+  t.match(provision, compile, 'provision.sh compiles the gate')
+  t.match(dockerfile, /^RUN cc -O2 -Wall -Wextra -Werror -shared -fPIC -o \/src\/ffkube-start-gate\.so \/src\/start-gate\.c$/m, 'the image compiles it the same way')
+  t.match(dockerfile, /^COPY runner-image\/start-gate\/start-gate\.c \/src\/start-gate\.c$/m)
+  t.match(dockerfile, /^COPY --from=gate \/src\/ffkube-start-gate\.so \/usr\/local\/lib\/ffkube\/ffkube-start-gate\.so$/m)
+  t.match(dockerfile, /FFKUBE_START_GATE=\/usr\/local\/lib\/ffkube\/ffkube-start-gate\.so$/m, 'and tells the runner where it is')
   t.match(dockerfile, /^WORKDIR \/app$/m)
   t.match(dockerfile, /^COPY --from=build \/src\/dist\/runner-image \.\/dist\/runner-image$/m, 'the compiled runner lands in /app/dist/runner-image')
   t.equal(values.runners.uid, 65532)
