@@ -1,10 +1,11 @@
 import type { Collection, Db } from 'mongodb'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
+import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
+import { PollingLoop } from '../polling-loop.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { dispatchBackoffMs } from './backoff.js'
 import { DispatchLeases } from './dispatch-leases.js'
@@ -64,9 +65,7 @@ export class Dispatcher {
   readonly #executor: Executor
   readonly #log: Logger
   readonly #now: Clock
-  readonly #sleep: Sleep
-  readonly #pollIntervalMs: number
-  readonly #recoveryIntervalMs: number
+  readonly #polling: PollingLoop
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
@@ -75,11 +74,6 @@ export class Dispatcher {
   readonly #inFlight = new Set<string>()
   /** Command id → when the lease another dispatcher (or a dead one) holds on it ends: not tried before. */
   readonly #heldElsewhere = new Map<string, number>()
-  #loop: Promise<void> | null = null
-  #stopping = new AbortController()
-  #wake = new AbortController()
-  #nudged = false
-  #lastRecovery = -Infinity
 
   constructor(options: DispatcherOptions) {
     this.#commands = commandsCollection(options.db)
@@ -88,9 +82,14 @@ export class Dispatcher {
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
-    this.#sleep = options.sleep ?? systemSleep
-    this.#pollIntervalMs = options.pollIntervalMs ?? 1_000
-    this.#recoveryIntervalMs = options.recoveryIntervalMs ?? 300_000
+    this.#polling = new PollingLoop(this, {
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      recoveryIntervalMs: options.recoveryIntervalMs ?? 300_000,
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      log: this.#log,
+      // MongoDB unreachable: the next poll retries.
+      roundFailed: 'dispatch round failed',
+    })
     this.#leaseMs = options.leaseMs ?? 60_000
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
     this.#concurrency = options.concurrency ?? 4
@@ -99,25 +98,21 @@ export class Dispatcher {
 
   /** Starts polling (after a recovery scan); idempotent. */
   start(): void {
-    if (this.#loop) return
-    this.#stopping = new AbortController()
-    this.#lastRecovery = -Infinity
-    this.#loop = this.#run()
+    if (this.#polling.running) return
+    this.#polling.start()
+    this.#log.info('dispatcher started')
   }
 
   /** Stops polling and waits for hand-offs in flight; a command it leaves claimed is retaken after its lease. */
   async stop(): Promise<void> {
-    if (!this.#loop) return
-    this.#stopping.abort()
-    this.#wake.abort()
-    await this.#loop
-    this.#loop = null
+    if (!this.#polling.running) return
+    await this.#polling.stop()
+    this.#log.info('dispatcher stopped')
   }
 
   /** Tells a running dispatcher that work was just recorded, so it looks now instead of at its next poll. */
   nudge(): void {
-    this.#nudged = true
-    this.#wake.abort()
+    this.#polling.nudge()
   }
 
   /**
@@ -145,7 +140,7 @@ export class Dispatcher {
     const workers = Array.from({ length: this.#concurrency }, async () => {
       let handed = 0
       for (;;) {
-        if (this.#stopping.signal.aborted && this.#loop) return handed
+        if (this.#polling.stopping && this.#polling.running) return handed
         const candidate = await round.next()
         if (!candidate) return handed
         try {
@@ -158,28 +153,6 @@ export class Dispatcher {
       }
     })
     return (await Promise.all(workers)).reduce((a, b) => a + b, 0)
-  }
-
-  async #run(): Promise<void> {
-    this.#log.info('dispatcher started')
-    while (!this.#stopping.signal.aborted) {
-      this.#nudged = false
-      try {
-        const started = performance.now()
-        if (started - this.#lastRecovery >= this.#recoveryIntervalMs) {
-          this.#lastRecovery = started
-          await this.recover()
-        }
-        await this.drain()
-      } catch (err) {
-        // MongoDB unreachable: keep polling, the next round retries.
-        this.#log.error({ err }, 'dispatch round failed')
-      }
-      if (this.#nudged || this.#stopping.signal.aborted) continue
-      this.#wake = new AbortController()
-      await this.#sleep(this.#pollIntervalMs, this.#wake.signal)
-    }
-    this.#log.info('dispatcher stopped')
   }
 
   /**

@@ -23,10 +23,11 @@ import { mediaMetaFromProbe, mimeTypeForFilename, type FfprobeOutput, type Media
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
 import { runTool } from '../../runner-image/runner/child-process.js'
 import { probeFile } from '../../runner-image/runner/probe-step.js'
-import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
+import { systemClock, type Clock, type Sleep } from '../clock.js'
 import type { FileDocument } from '../files/file-document.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import type { Logger } from '../logger.js'
+import { PollingLoop } from '../polling-loop.js'
 import { presignGet } from '../projector/status-projector.js'
 import { FileQueue } from './file-queue.js'
 
@@ -78,12 +79,7 @@ export class FileProcessor {
   readonly #storage: ManagedStorage
   readonly #log: Logger
   readonly #now: Clock
-  readonly #sleep: Sleep
-  #stopping = new AbortController()
-  #wake = new AbortController()
-  #nudged = false
-  #lastRecovery = -Infinity
-  #loop: Promise<void> | null = null
+  readonly #polling: PollingLoop
 
   constructor(private readonly options: FileProcessorOptions) {
     this.#files = options.db.collection<FileDocument>('files')
@@ -92,29 +88,29 @@ export class FileProcessor {
     this.#storage = new ManagedStorage(options.s3, options.bucket)
     this.#log = options.logger.child({ component: 'file-processor' })
     this.#now = options.now ?? systemClock
-    this.#sleep = options.sleep ?? systemSleep
+    this.#polling = new PollingLoop(this, {
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      recoveryIntervalMs: options.recoveryIntervalMs ?? 300_000,
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      log: this.#log,
+      roundFailed: 'file processing round failed',
+      prepare: () => this.#queue.ensureIndexes(),
+    })
   }
 
   /** Starts polling (after a recovery scan); idempotent. */
   start(): void {
-    if (this.#loop) return
-    this.#stopping = new AbortController()
-    this.#lastRecovery = -Infinity
-    this.#loop = this.#run()
+    this.#polling.start()
   }
 
   /** Stops polling and waits for the files in hand; one it leaves unfinished is retaken after its lease. */
-  async stop(): Promise<void> {
-    this.#stopping.abort()
-    this.#wake.abort()
-    await this.#loop
-    this.#loop = null
+  stop(): Promise<void> {
+    return this.#polling.stop()
   }
 
   /** Tells a running processor that a file was just queued, so it looks now instead of at its next poll. */
   nudge(): void {
-    this.#nudged = true
-    this.#wake.abort()
+    this.#polling.nudge()
   }
 
   /**
@@ -142,27 +138,6 @@ export class FileProcessor {
       if (result.status === 'rejected') this.#log.error({ err: result.reason }, 'file processing failed')
     }
     return results.filter((r) => r.status === 'fulfilled' && r.value).length
-  }
-
-  async #run(): Promise<void> {
-    const signal = this.#stopping.signal
-    await this.#queue.ensureIndexes().catch((err: unknown) => this.#log.warn({ err }, 'file queue index not created'))
-    while (!signal.aborted) {
-      this.#nudged = false
-      try {
-        const started = performance.now()
-        if (started - this.#lastRecovery >= (this.options.recoveryIntervalMs ?? 300_000)) {
-          this.#lastRecovery = started
-          await this.recover()
-        }
-        await this.drain()
-      } catch (err) {
-        this.#log.error({ err }, 'file processing round failed')
-      }
-      if (this.#nudged || signal.aborted) continue
-      this.#wake = new AbortController()
-      await this.#sleep(this.options.pollIntervalMs ?? 500, this.#wake.signal)
-    }
   }
 
   /**
