@@ -4,7 +4,7 @@
  * or proxy setting of the runner reaches the tool — and a deadline after which
  * the tool is killed.
  */
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import type { Duplex, Readable } from 'node:stream'
 
 export interface ToolRun {
@@ -34,36 +34,48 @@ export function toolEnvironment(): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' }
 }
 
+/** Gathers a tool's stdout (unless onStdout takes it) and the last `stderrLimit` characters of its stderr. */
+function collectOutput(out: Readable, err: Readable, options: ToolOptions): { stdout(): string; stderr(): string } {
+  const limit = options.stderrLimit ?? 8000
+  let stdout = ''
+  let stderr = ''
+  out.setEncoding('utf8')
+  err.setEncoding('utf8')
+  out.on('data', (chunk: string) => {
+    if (options.onStdout) options.onStdout(chunk)
+    else stdout += chunk
+  })
+  err.on('data', (chunk: string) => {
+    options.onStderr?.(chunk)
+    stderr = (stderr + chunk).slice(-limit)
+  })
+  return { stdout: () => stdout, stderr: () => stderr }
+}
+
+/** Kills the tool when `ms` have passed. */
+function killAfter(child: ChildProcess, ms: number): { timedOut(): boolean; clear(): void } {
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    child.kill('SIGKILL')
+  }, ms)
+  return { timedOut: () => timedOut, clear: () => clearTimeout(timer) }
+}
+
 export function runTool(program: string, args: readonly string[], options: ToolOptions): Promise<ToolRun> {
   const now = options.now ?? (() => performance.now())
-  const limit = options.stderrLimit ?? 8000
   const started = now()
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd: options.cwd, env: toolEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], shell: false })
-    let stdout = ''
-    let stderr = ''
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      child.kill('SIGKILL')
-    }, options.timeoutMs)
-    child.stdout.setEncoding('utf8')
-    child.stderr.setEncoding('utf8')
-    child.stdout.on('data', (chunk: string) => {
-      if (options.onStdout) options.onStdout(chunk)
-      else stdout += chunk
-    })
-    child.stderr.on('data', (chunk: string) => {
-      options.onStderr?.(chunk)
-      stderr = (stderr + chunk).slice(-limit)
-    })
+    const output = collectOutput(child.stdout, child.stderr, options)
+    const deadline = killAfter(child, options.timeoutMs)
     child.once('error', (error) => {
-      clearTimeout(timer)
+      deadline.clear()
       reject(error)
     })
     child.once('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code, signal, timedOut, stdout, stderr, seconds: (now() - started) / 1000 })
+      deadline.clear()
+      resolve({ code, signal, timedOut: deadline.timedOut(), stdout: output.stdout(), stderr: output.stderr(), seconds: (now() - started) / 1000 })
     })
   })
 }
@@ -91,19 +103,12 @@ export interface GatedTool {
  */
 export function startGatedTool(program: string, args: readonly string[], options: ToolOptions & { gateLibrary: string }): GatedTool {
   const now = options.now ?? (() => performance.now())
-  const limit = options.stderrLimit ?? 8000
   const env = { ...toolEnvironment(), LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' }
   const child = spawn(program, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], shell: false })
   // Piped, per stdio above: the typings cannot tell from a four-element array.
   const [, out, err, gate] = child.stdio as unknown as [null, Readable, Readable, Duplex]
-  let stdout = ''
-  let stderr = ''
-  let timedOut = false
-  let timer: NodeJS.Timeout | null = null
-  out.setEncoding('utf8')
-  err.setEncoding('utf8')
-  out.on('data', (chunk: string) => (stdout += chunk))
-  err.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-limit)))
+  const output = collectOutput(out, err, options)
+  let deadline: ReturnType<typeof killAfter> | null = null
   gate.on('error', () => undefined)
   const ready = new Promise<boolean>((resolve) => gate.once('data', () => resolve(true)))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
@@ -115,17 +120,14 @@ export function startGatedTool(program: string, args: readonly string[], options
     async open() {
       if (!(await held)) return null
       const started = now()
-      timer = setTimeout(() => {
-        timedOut = true
-        child.kill('SIGKILL')
-      }, options.timeoutMs)
+      deadline = killAfter(child, options.timeoutMs)
       gate.end('g')
       const { code, signal } = await exited
-      clearTimeout(timer)
-      return { code, signal, timedOut, stdout, stderr, seconds: (now() - started) / 1000 }
+      deadline.clear()
+      return { code, signal, timedOut: deadline.timedOut(), stdout: output.stdout(), stderr: output.stderr(), seconds: (now() - started) / 1000 }
     },
     cancel() {
-      if (timer) clearTimeout(timer)
+      deadline?.clear()
       child.kill('SIGKILL')
       gate.destroy()
     },
