@@ -35,6 +35,14 @@ import { statusRelay } from './status-relay.js'
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
 
+/**
+ * How long a finished run's document is kept. It guards against running a
+ * command twice when the dispatcher hands it over again, which can only
+ * happen within minutes (a queue entry that outlived a crash, retaken after
+ * its lease); a day is far beyond that, and keeps `runs` from growing forever.
+ */
+const FINISHED_RUN_RETENTION_MS = 24 * 3600_000
+
 interface RunDocument {
   /** The command id for the first attempt, `<command id>#2` for the retry after an interruption. */
   _id: string
@@ -152,15 +160,20 @@ export class LocalExecutor implements Executor {
    * Every run another boot of this service left unfinished: its runner is
    * killed if it survived its parent, then the command is run again once
    * (attempt 2, taken with a unique insert) or, when that was the retry,
-   * FAILED with INTERRUPTED. A full scan of `runs` on FerretDB, at start only.
+   * FAILED with INTERRUPTED; its work dir is removed either way. Finished
+   * runs older than a day are deleted first. Full scans of `runs` on
+   * FerretDB, at start only.
    * Assumes one local-mode process per database, as `npm start` is.
    */
   async recover(): Promise<void> {
+    await this.#runs.deleteMany({ state: 'finished', created_at: { $lt: new Date(this.#now().getTime() - FINISHED_RUN_RETENTION_MS) } })
     const unfinished = await this.#runs.find({ state: { $in: ['queued', 'running'] } }).toArray()
     for (const run of unfinished) {
       if (run.boot_id === this.#bootId) continue
       const log = this.#log.child({ command_id: run.command_id, attempt: run.attempt })
       await killOrphan(run)
+      // Nothing works in it any more (a warm worker died with its parent, a fresh runner was just killed); a retry gets its own.
+      await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
       const doc = await this.#commands.findOne({ _id: run.command_id })
       if (!doc || isTerminal(doc.status)) {
         await this.#finish(run)
@@ -311,5 +324,4 @@ async function killOrphan(run: RunDocument): Promise<void> {
   } catch {
     // Gone in between.
   }
-  await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
 }
