@@ -69,13 +69,22 @@ const SERVICE_MONITOR_CRD: V1CustomResourceDefinition = {
   },
 }
 
+/** Likewise for the chart's PodMonitor (the API-side processes' /metrics). */
+const POD_MONITOR_CRD: V1CustomResourceDefinition = {
+  ...SERVICE_MONITOR_CRD,
+  metadata: { name: 'podmonitors.monitoring.coreos.com' },
+  spec: { ...SERVICE_MONITOR_CRD.spec, names: { kind: 'PodMonitor', listKind: 'PodMonitorList', plural: 'podmonitors', singular: 'podmonitor' } },
+}
+
 /** The release namespace, enforcing Pod Security `restricted` so the Deployments' pods are admitted under it. */
 await apply({
   apiVersion: 'v1', kind: 'Namespace',
   metadata: { name: RELEASE_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } },
 }, false)
 await apply(SERVICE_MONITOR_CRD, false)
+await apply(POD_MONITOR_CRD, false)
 await established(SERVICE_MONITOR_CRD.metadata!.name!)
+await established(POD_MONITOR_CRD.metadata!.name!)
 
 // First, before any of the chart's objects exist: helm refuses to install over objects it does not own.
 t.test('helm install --dry-run=server against the apiserver renders NOTES that say how to start', async (t) => {

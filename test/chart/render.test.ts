@@ -40,12 +40,38 @@ t.test('helm lint passes with default values and with every toggle on', async (t
   t.match(await helm.run(['lint', '--strict', 'charts/ffkube', '--values', VALUES_ALL_TOGGLES]), /0 chart\(s\) failed/)
 })
 
+t.test('the PodMonitor scrapes /metrics of the api, worker and webhook-deliverer pods on the port each names', async (t) => {
+  const [, all] = renders
+  type PodMonitor = KubernetesObject & {
+    spec: {
+      selector: { matchLabels: Record<string, string>; matchExpressions: Array<{ key: string; operator: string; values: string[] }> }
+      podMetricsEndpoints: Array<{ port: string; path: string; interval: string }>
+    }
+  }
+  const [monitor] = ofKind<PodMonitor>(all!.objects, 'PodMonitor')
+  t.ok(monitor)
+  if (!monitor) return
+  t.equal(monitor.metadata?.labels?.release, 'kube-prometheus-stack', 'the labels Prometheus selects by')
+  const scraped = ['api', 'worker', 'webhook-deliverer']
+  t.same(monitor.spec.selector.matchExpressions, [{ key: 'app.kubernetes.io/component', operator: 'In', values: scraped }], 'the three API-side components, not the operator (its ServiceMonitor) nor runners')
+  for (const component of scraped) {
+    const { deployment, container } = deploymentContainer(all!.objects, `ffkube-${component}`)
+    const labels = deployment.spec!.template.metadata!.labels!
+    t.ok(Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => labels[k] === v), `${component}'s pods match the selector`)
+    const ports = (container.ports ?? []).map((p) => p.name)
+    const endpoints = monitor.spec.podMetricsEndpoints.filter((e) => ports.includes(e.port))
+    t.equal(endpoints.length, 1, `one endpoint for ${component}'s port (${ports.join(', ')})`)
+    t.match(endpoints[0], { path: '/metrics', interval: '20s' })
+  }
+})
+
 t.test('every toggle renders its object', async (t) => {
   const [defaults, all] = renders
   const kinds = (objects: KubernetesObject[]) => new Set(objects.map((o) => o.kind))
   t.notOk(kinds(defaults!.objects).has('Ingress'), 'no Ingress by default')
   t.notOk(kinds(defaults!.objects).has('ServiceMonitor'), 'no ServiceMonitor by default')
-  for (const kind of ['Ingress', 'ServiceMonitor', 'CustomResourceDefinition', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget']) {
+  t.notOk(kinds(defaults!.objects).has('PodMonitor'), 'no PodMonitor by default')
+  for (const kind of ['Ingress', 'ServiceMonitor', 'PodMonitor', 'CustomResourceDefinition', 'Namespace', 'NetworkPolicy', 'PodDisruptionBudget']) {
     t.ok(kinds(all!.objects).has(kind), `${kind} with every toggle on`)
   }
   t.equal(ofKind(all!.objects, 'PodDisruptionBudget').length, 4, 'one PodDisruptionBudget per component')
