@@ -1,4 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /**
  * One attempt's lease, keyed `<command id>:<attempts>` (a takeover appends
@@ -22,10 +23,6 @@ export interface TakenLease {
 export interface HeldLease {
   taken: false
   until: Date
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return err instanceof MongoServerError && err.code === 11000
 }
 
 /**

@@ -1,5 +1,6 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /** When a pending command is next due for a hand-off, and how many it has had. */
 export interface QueueEntry {
@@ -21,10 +22,6 @@ export interface QueueEntry {
    * claimed, so later ones need not read it. Absent is "not known".
    */
   claimed?: boolean
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return err instanceof MongoServerError && err.code === 11000
 }
 
 /**

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto'
 import { readFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
@@ -31,6 +31,7 @@ import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-pro
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
 import { statusRelay } from './status-relay.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -93,10 +94,6 @@ export interface LocalExecutorOptions {
    * DESTINATION_UPLOAD_FAILED.
    */
   destinationCredentials?: DestinationCredentialSource
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return err instanceof MongoServerError && err.code === 11000
 }
 
 export class LocalExecutor implements Executor {

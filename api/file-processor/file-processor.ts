@@ -17,7 +17,7 @@ import { createReadStream } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
 import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
 import { mediaMetaFromProbe, mimeTypeForFilename, type FfprobeOutput, type MediaMeta } from '../../contracts/output-file-meta.js'
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
@@ -30,6 +30,7 @@ import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
 import { presignGet } from '../projector/status-projector.js'
 import { FileQueue } from './file-queue.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 interface FileLease {
   _id: string
@@ -168,7 +169,7 @@ export class FileProcessor {
         await this.#leases.insertOne({ _id: key, file_id: fileId, expires_at })
         return { won: true }
       } catch (err) {
-        if (!(err instanceof MongoServerError && err.code === 11000)) throw err
+        if (!isDuplicateKey(err)) throw err
       }
       const held = await this.#leases.findOne({ _id: key })
       if (held && held.expires_at > now) return { won: false, until: held.expires_at }

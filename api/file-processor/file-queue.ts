@@ -1,4 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /** A file waiting for the processor, and when it is next due. */
 export interface FileQueueEntry {
@@ -34,7 +35,7 @@ export class FileQueue {
       await this.#entries.insertOne({ _id: fileId, due_at: now })
       return true
     } catch (err) {
-      if (err instanceof MongoServerError && err.code === 11000) return false
+      if (isDuplicateKey(err)) return false
       throw err
     }
   }

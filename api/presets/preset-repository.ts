@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import { newId } from '../ids.js'
 import { checkPresetDefinition, type PresetDefinition } from './preset-rules.js'
 import type { PresetResponse } from './schemas.js'
 import { SYSTEM_PRESETS, systemPresetId } from './system-presets.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /** The owner of system presets: an account id no account has, so one indexed `$in` lists both kinds. */
 const SYSTEM_OWNER = 'system'
@@ -66,7 +67,7 @@ export class PresetRepository {
         )
       } catch (err) {
         // Another replica inserted it first; its definition is the same code's.
-        if (!(err instanceof MongoServerError && err.code === 11000)) throw err
+        if (!isDuplicateKey(err)) throw err
       }
     }
   }

@@ -25,7 +25,7 @@
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
 import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
@@ -39,6 +39,7 @@ import { CoalescingQueues } from './coalescing-queues.js'
 import { endingEvent, foldEvents, isTerminal, isTerminalEvent, outputFileDocument } from './projection.js'
 import { ensureCompletionStream, ensureStatusStream } from './streams.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 const codec = JSONCodec()
 
@@ -208,7 +209,7 @@ export class StatusProjector {
       try {
         await this.#files.insertOne(file)
       } catch (err) {
-        if (!(err instanceof MongoServerError && err.code === 11000)) throw err
+        if (!isDuplicateKey(err)) throw err
       }
       outputs[alias] = file
     }

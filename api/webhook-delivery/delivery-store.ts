@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { BatchedInserter } from './batched-inserts.js'
-import { MongoServerError, type Collection, type Db, type Filter } from 'mongodb'
+import type { Collection, Db, Filter } from 'mongodb'
+import { isDuplicateKey } from '../duplicate-key.js'
 
 /**
  * The deliverer's three collections. FerretDB 1.x performs exactly one write
@@ -60,10 +61,6 @@ export function loggedSeq(): number {
 
 export function attemptKey(deliveryId: string, attempt: number): string {
   return `${deliveryId}:${attempt}`
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === 11000
 }
 
 export class DeliveryStore {
