@@ -76,6 +76,17 @@ t.test('dispatch claims', async (t) => {
   const dispatcher = (executor: Executor, options: { db?: Db; leaseMs?: number; concurrency?: number } = {}) =>
     new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, leaseMs: 60_000, ...options })
 
+  /** A dispatcher's round that has read its candidate and stalls until release(): its executor and its drain(). */
+  const stalledRound = async () => {
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    let stalled = false
+    const slow = new SharedExecutor()
+    const lateRound = dispatcher(slow, { db: stallingQueueReads(api.db, async () => ((stalled = true), await gate)) }).drain()
+    await until(() => stalled)
+    return { slow, lateRound, release }
+  }
+
   t.test('three dispatchers racing over many commands, with failing hand-offs, hand each command over once and never twice at a time', async (t) => {
     const ids = await submit(api, api_key, 60)
     const executor = new SharedExecutor(7)
@@ -94,13 +105,7 @@ t.test('dispatch claims', async (t) => {
 
   t.test('a candidate read before another dispatcher handed the command off is not handed off again', async (t) => {
     const [commandId] = await submit(api, api_key)
-    let release = () => {}
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    let stalled = false
-    const slow = new SharedExecutor()
-    const late = dispatcher(slow, { db: stallingQueueReads(api.db, async () => ((stalled = true), await gate)) })
-    const lateRound = late.drain()
-    await until(() => stalled)
+    const { slow, lateRound, release } = await stalledRound()
     const fast = new SharedExecutor()
     t.equal(await dispatcher(fast).drain(), 1, 'the other dispatcher hands it off meanwhile')
     release()
@@ -111,13 +116,7 @@ t.test('dispatch claims', async (t) => {
 
   t.test('a candidate that stalled past its lease and the pruning of its leases is re-read, not trusted', async (t) => {
     const [commandId] = await submit(api, api_key)
-    let release = () => {}
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    let stalled = false
-    const slow = new SharedExecutor()
-    const late = dispatcher(slow, { db: stallingQueueReads(api.db, async () => ((stalled = true), await gate)) })
-    const lateRound = late.drain()
-    await until(() => stalled)
+    const { slow, lateRound, release } = await stalledRound()
     const fast = dispatcher(new SharedExecutor())
     t.equal(await fast.drain(), 1)
     now = new Date(now.getTime() + 4 * 60_000)
