@@ -2,23 +2,19 @@
 # Provisions the real servers and tools that ffkube's tests and `npm start` use,
 # into a cache outside the checkout. Idempotent: a second run only checks stamps.
 #
-#   scripts/provision.sh [start|test] [--postgresql]
+#   scripts/provision.sh [start|test]
 #     start  what `npm start` needs: ffmpeg, ffprobe, nats-server, yt-dlp, ferretdb, minio
 #     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint (default)
-#     --postgresql  opt-in: also Debian's PostgreSQL 15 (postgres, initdb), for
-#                   FerretDB's postgresql backend (api/local/postgres.ts)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
 set -euo pipefail
 
 profile=test
-with_postgresql=false
 for arg in "$@"; do
   case "$arg" in
     start | test) profile="$arg" ;;
-    --postgresql) with_postgresql=true ;;
-    *) printf 'provision: unknown argument %s (usage: provision.sh [start|test] [--postgresql])\n' "$arg" >&2; exit 2 ;;
+    *) printf 'provision: unknown argument %s (usage: provision.sh [start|test])\n' "$arg" >&2; exit 2 ;;
   esac
 done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,9 +51,9 @@ write_stamp() {
   printf '%s' "$*" >"$stamps/$name"
 }
 
-# Files of a wrapper module, hashed, so an edited go.mod rebuilds.
+# Files of a wrapper module, hashed, so an edited go.mod or patch rebuilds.
 tree_hash() {
-  (cd "$1" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+  (cd "$1" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.patch' \) -print0 |
     sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
 }
 
@@ -118,8 +114,28 @@ go_build() {
   write_stamp "$name" "$key"
 }
 
+# FerretDB with ffkube's patches (docs/adr/0001-patched-ferretdb.md): the
+# module exactly as published, taken from the Go module cache (where go has
+# checked it against go.sum), copied, patched with git apply, and built through
+# a copy of the wrapper with a `replace` pointing at the patched copy.
 provision_ferretdb() {
-  go_build ferretdb "$root/scripts/toolchain/ferretdb" . ""
+  local dir="$root/scripts/toolchain/ferretdb" key
+  key="$(tree_hash "$dir") $(go env GOVERSION)"
+  if stamp_matches ferretdb "$key" && [[ -x "$bin/ferretdb" ]]; then return 0; fi
+  log "building ferretdb with ffkube's patches (first time takes minutes; cached in $cache)"
+  local module=github.com/FerretDB/FerretDB published src="$cache/src/ferretdb"
+  published="$(cd "$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")"
+  rm -rf "$src"
+  mkdir -p "$src"
+  cp -R "$published" "$src/module"
+  chmod -R u+w "$src/module"
+  local patch
+  for patch in "$dir"/patches/*.patch; do
+    (cd "$src/module" && git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module"; exit 1; }
+  done
+  cp "$dir/main.go" "$dir/go.mod" "$dir/go.sum" "$src/"
+  (cd "$src" && go mod edit -replace "$module=./module" && go build -trimpath -ldflags "-s -w" -o "$bin/ferretdb" .)
+  write_stamp ferretdb "$key"
 }
 
 provision_minio() {
@@ -176,20 +192,7 @@ provision_start_gate() {
   write_stamp start-gate "$key"
 }
 
-# Opt-in. As root, api/local/postgres.ts runs these as the package's `postgres` account.
-provision_postgresql() {
-  apt_install postgresql
-  local dir
-  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
-  [[ -n "$dir" ]] || { log "postgresql is installed but /usr/lib/postgresql/*/bin is missing"; exit 1; }
-  link_system postgres "$dir/postgres"
-  link_system initdb "$dir/initdb"
-}
-
 provision_debian
-if [[ "$with_postgresql" == true ]]; then
-  provision_postgresql
-fi
 provision_ytdlp
 provision_start_gate
 provision_ferretdb

@@ -1,7 +1,8 @@
-// Builds FerretDB 1.x as one binary for the test harness and `npm start`: the
-// SQLite backend by default, PostgreSQL with -postgresql-url. A plain
-// `go install .../cmd/ferretdb` panics at start because the generated
-// build/version/version.txt is missing; embedding the library avoids it.
+// Builds FerretDB 1.x (SQLite backend) as one binary for the test harness and
+// `npm start`. A plain `go install .../cmd/ferretdb` panics at start because
+// the generated build/version/version.txt is missing; embedding the library
+// avoids it. scripts/provision.sh builds it against a copy of this exact
+// module version with patches/ applied (a `replace` added at build time).
 module ffkube.io/toolchain/ferretdb
 
 go 1.26.0

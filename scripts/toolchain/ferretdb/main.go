@@ -1,7 +1,9 @@
 // Command ferretdb serves the MongoDB wire protocol on a loopback port, storing
-// data in SQLite files under -data (the default), or in the PostgreSQL database
-// named by -postgresql-url. It prints the chosen address as a MongoDB URI on
-// stdout (and into -uri-file), so callers can listen on port 0.
+// data in SQLite files under -data. It prints the chosen address as a MongoDB
+// URI on stdout (and into -uri-file), so callers can listen on port 0.
+//
+// It is built against FerretDB with ffkube's patches applied (patches/, and
+// docs/adr/0001-patched-ferretdb.md for why).
 package main
 
 import (
@@ -19,27 +21,19 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
-	data := flag.String("data", "", "directory for the SQLite databases (required unless -postgresql-url is set)")
-	pgURL := flag.String("postgresql-url", "", "PostgreSQL connection string: use the postgresql backend instead of SQLite")
+	data := flag.String("data", "", "directory for the SQLite databases (required)")
 	uriFile := flag.String("uri-file", "", "file to write the MongoDB URI to once listening")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	flag.Parse()
 	config := ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}}
-	switch {
-	case *pgURL != "" && *data != "":
-		log.Fatal("-data and -postgresql-url are exclusive")
-	case *pgURL != "":
-		config.Handler = "postgresql"
-		config.PostgreSQLURL = *pgURL
-	case *data != "":
-		if err := os.MkdirAll(*data, 0o700); err != nil {
-			log.Fatal(err)
-		}
-		config.Handler = "sqlite"
-		config.SQLiteURL = "file:" + *data + "/"
-	default:
-		log.Fatal("-data (SQLite) or -postgresql-url is required")
+	if *data == "" {
+		log.Fatal("-data is required")
 	}
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		log.Fatal(err)
+	}
+	config.Handler = "sqlite"
+	config.SQLiteURL = "file:" + *data + "/"
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
