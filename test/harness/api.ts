@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { FastifyInstance } from 'fastify'
-import { MongoClient, type Db } from 'mongodb'
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb'
 import type { Plan } from '../../api/accounts/plans.js'
 import { buildApp, type AppDependencies } from '../../api/app.js'
 import { SecretBox } from '../../api/crypto/secret-box.js'
@@ -33,9 +33,10 @@ export type ApiOverrides = Partial<Omit<AppDependencies, 'db' | 'secretBox'>>
 
 const UNLIMITED = { free: 0, trial: 0, growth: 0, business: 0 }
 
-export async function startApi(t: Teardown, overrides: ApiOverrides = {}): Promise<TestApi> {
+/** `clientOptions` go to the app's MongoClient, e.g. `{ monitorCommands: true }` to see its queries. */
+export async function startApi(t: Teardown, overrides: ApiOverrides = {}, clientOptions: MongoClientOptions = {}): Promise<TestApi & { client: MongoClient }> {
   const mongo = await startMongo(t)
-  const client = await MongoClient.connect(mongo.url)
+  const client = await MongoClient.connect(mongo.url, clientOptions)
   t.teardown(() => client.close())
   const db = client.db(mongo.dbName)
   const secretBox = new SecretBox([['test', randomBytes(32)]])
@@ -48,5 +49,5 @@ export async function startApi(t: Teardown, overrides: ApiOverrides = {}): Promi
   }
   const app = await buildApp({ logger: createLogger('test', 'silent'), probes: [], rateLimits: UNLIMITED, ...overrides, ...storage, db, secretBox })
   t.teardown(() => app.close())
-  return { app, db, mongo, secretBox, ...storage, createAccount: (plan = 'business') => app.accounts.createAccount(plan) }
+  return { app, db, client, mongo, secretBox, ...storage, createAccount: (plan = 'business') => app.accounts.createAccount(plan) }
 }
