@@ -7,8 +7,6 @@ import { commandsCollection } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import { attemptKey, loggedSeq, type AttemptClaim, type AttemptRecord, type DeliveryStore, type WebhookTarget } from './delivery-store.js'
-import { consecutiveFailures, disablesWebhook } from './failure-run.js'
-import { WEBHOOK_FAILURES_BEFORE_DISABLE } from '../webhooks/webhook-config-repository.js'
 import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookSender } from './send-webhook.js'
 import { SingleFlight } from './single-flight.js'
@@ -50,7 +48,6 @@ interface ResolvedTarget {
   url: string
   secret: string | null
   revision: string | null
-  recordedRun: number
 }
 
 /** Makes attempt n of a delivery at most once across every deliverer replica. */
@@ -80,7 +77,7 @@ export class AttemptRunner {
       claimed_at: clock(),
     }
     // A repeated event or a stale due entry finds the claim taken and the end in the log.
-    if (!(await store.claim(claim))) return this.#claimedElsewhere(key, resolved)
+    if (!(await store.claim(claim))) return this.#claimedElsewhere(key)
     return { kind: 'recorded', record: await this.#send(claim, resolved) }
   }
 
@@ -93,10 +90,10 @@ export class AttemptRunner {
     const config = await this.#targets.get(ref.accountId)
     // Per-command URLs are signed with the account's secret too (spec: same payload and signature).
     if (webhookUrl) {
-      return { poll, target: 'command', url: webhookUrl, secret: config?.secret ?? null, revision: null, recordedRun: 0 }
+      return { poll, target: 'command', url: webhookUrl, secret: config?.secret ?? null, revision: null }
     }
     if (!config || !config.is_active) return 'the account has no active webhook'
-    return { poll, target: 'account', url: config.url, secret: config.secret, revision: config.revision, recordedRun: config.consecutive_failures }
+    return { poll, target: 'account', url: config.url, secret: config.secret, revision: config.revision }
   }
 
   /** Retries and redeliveries send the command as it is now (deleted files show as deleted). */
@@ -124,12 +121,12 @@ export class AttemptRunner {
     this.#deps.metrics?.attempt(record.outcome)
     if (record.outcome === 'success') log.info({ target: claim.target, status_code: record.status_code, duration_ms: record.duration_ms }, 'webhook delivered')
     else log.warn({ target: claim.target, status_code: record.status_code, error: record.error, duration_ms: record.duration_ms }, 'webhook attempt failed')
-    await this.#updateFailureRun(record, resolved.recordedRun)
+    await this.#updateFailureRun(record)
     return record
   }
 
   /** Someone else claimed the attempt: it is either being sent now or its sender died. */
-  async #claimedElsewhere(key: string, resolved: ResolvedTarget): Promise<AttemptOutcome> {
+  async #claimedElsewhere(key: string): Promise<AttemptOutcome> {
     const { store, clock, leaseMs } = this.#deps
     const logged = await store.findRecord(key)
     if (logged) return { kind: 'recorded', record: logged }
@@ -149,22 +146,18 @@ export class AttemptRunner {
       logged_seq: loggedSeq(),
     })
     this.#deps.logger.warn({ command_id: claim.command_id, account_id: claim.account_id, delivery_id: claim.delivery_id, attempt: claim.attempt }, 'webhook attempt abandoned by a stopped deliverer')
-    await this.#updateFailureRun(record, resolved.recordedRun)
+    await this.#updateFailureRun(record)
     return { kind: 'recorded', record }
   }
 
   /** Account-level attempts only (spec: per-command URLs never touch the counter). */
-  async #updateFailureRun(record: AttemptRecord, recordedRun: number): Promise<void> {
+  async #updateFailureRun(record: AttemptRecord): Promise<void> {
     if (record.target !== 'account') return
-    // The common case costs no log query. A failure logged meanwhile by another replica
-    // recounts itself, so only the displayed count can lag, never the disable decision.
-    if (record.outcome === 'success' && recordedRun === 0) return
-    const recent = await this.#deps.store.recentAccountAttempts(record.account_id, record.config_revision, WEBHOOK_FAILURES_BEFORE_DISABLE)
-    const run = consecutiveFailures(recent)
-    if (run === recordedRun && !disablesWebhook(run)) return
-    const disabled = await this.#deps.configs.recordFailureRun(record.account_id, record.config_revision, run)
+    const { configs } = this.#deps
+    if (record.outcome === 'success') return configs.recordSuccess(record.account_id, record.config_revision)
+    const { config, disabled } = await configs.recordFailure(record.account_id, record.config_revision)
     if (disabled) {
-      this.#deps.logger.warn({ account_id: record.account_id, command_id: record.command_id, consecutive_failures: run }, 'account webhook disabled after consecutive failures')
+      this.#deps.logger.warn({ account_id: record.account_id, command_id: record.command_id, consecutive_failures: config?.consecutive_failures }, 'account webhook disabled after consecutive failures')
     }
   }
 }

@@ -82,7 +82,6 @@ export class DeliveryStore {
   async ensureIndexes(): Promise<void> {
     await this.#due.createIndex({ due_at: 1 })
     await this.#attempts.createIndex({ account_id: 1, finished_at: -1, logged_seq: -1 })
-    await this.#attempts.createIndex({ account_id: 1, target: 1, config_revision: 1, finished_at: -1 })
   }
 
   /** True when this caller won the right to send the attempt. */
@@ -136,15 +135,6 @@ export class DeliveryStore {
   async nextDueAfter(now: Date): Promise<Date | null> {
     const [next] = await this.#due.find({ due_at: { $gt: now } }).sort({ due_at: 1 }).limit(1).toArray()
     return next?.due_at ?? null
-  }
-
-  /** The newest `limit` finished account-level attempts under one configuration revision. */
-  async recentAccountAttempts(accountId: string, revision: string | null, limit: number): Promise<AttemptRecord[]> {
-    return this.#attempts
-      .find({ account_id: accountId, target: 'account', config_revision: revision })
-      .sort({ finished_at: -1, logged_seq: -1 })
-      .limit(limit)
-      .toArray()
   }
 
   /** The account's attempts, newest first. */

@@ -109,50 +109,45 @@ export class WebhookConfigRepository {
   }
 
   /**
-   * The webhook deliverer's write: the failure run it derived from its attempt
-   * log for `revision` (see failure-run.ts), disabling the webhook at 8. A
-   * `$set` of a derived value, so concurrent deliverers converge where `$inc`s
-   * would lose counts on FerretDB; the revision filter keeps a count of the
-   * previous configuration off a freshly PUT one. Returns whether it disabled.
+   * A delivery to the account-level URL succeeded: the failure run is over.
+   * With `revision`, only while that configuration is current, so an attempt
+   * made under the previous one never touches a freshly PUT configuration.
    */
-  async recordFailureRun(accountId: string, revision: string | null, run: number): Promise<boolean> {
-    const now = this.#now()
-    const disable = run >= WEBHOOK_FAILURES_BEFORE_DISABLE
-    const result = await this.#configs.updateOne(
-      { _id: accountId, is_active: true, revision: revision ?? { $exists: false } },
-      { $set: disable ? { consecutive_failures: run, is_active: false, disabled_at: now } : { consecutive_failures: run } },
-    )
-    return disable && result.modifiedCount === 1
-  }
-
-  /** A delivery to the account-level URL succeeded: the failure run is over. */
-  async recordSuccess(accountId: string): Promise<void> {
-    await this.#configs.updateOne({ _id: accountId, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } })
+  async recordSuccess(accountId: string, revision?: string | null): Promise<void> {
+    await this.#configs.updateOne({ _id: accountId, ...revisionFilter(revision), consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } })
   }
 
   /**
-   * A delivery to the account-level URL failed. The eighth consecutive failure
-   * disables the webhook. Per-command webhook URLs must not call this (spec).
-   * Returns the configuration after the change. Single writer only: on
-   * FerretDB 1.x concurrent `$inc`s lose counts, so the webhook deliverer
-   * (several replicas) uses recordFailureRun with a count from its log.
+   * A delivery to the account-level URL failed: one more in the failure run,
+   * counted with `$inc` (atomic on any number of deliverer replicas); the
+   * eighth disables the webhook. Per-command webhook URLs must not call this
+   * (spec). Returns the configuration after the change and whether this call
+   * disabled it.
    */
-  async recordFailure(accountId: string): Promise<WebhookConfigDocument | null> {
+  async recordFailure(accountId: string, revision?: string | null): Promise<{ config: WebhookConfigDocument | null; disabled: boolean }> {
     const now = this.#now()
+    const active = { _id: accountId, is_active: true, ...revisionFilter(revision) }
+    // The count stops at the limit, so failures racing the disable below do not run it past.
     const after = await this.#configs.findOneAndUpdate(
-      { _id: accountId, is_active: true },
+      { ...active, consecutive_failures: { $lt: WEBHOOK_FAILURES_BEFORE_DISABLE } },
       { $inc: { consecutive_failures: 1 }, $set: { updated_at: now } },
       { returnDocument: 'after' },
     )
-    if (after && after.consecutive_failures >= WEBHOOK_FAILURES_BEFORE_DISABLE) {
-      return this.#configs.findOneAndUpdate(
-        { _id: accountId, is_active: true },
-        { $set: { is_active: false, disabled_at: now } },
-        { returnDocument: 'after' },
-      )
-    }
-    return after
+    if (after && after.consecutive_failures < WEBHOOK_FAILURES_BEFORE_DISABLE) return { config: after, disabled: false }
+    // At the limit, reached now or by a deliverer that stopped before turning it off: off, once.
+    const disabled = await this.#configs.findOneAndUpdate(
+      { ...active, consecutive_failures: { $gte: WEBHOOK_FAILURES_BEFORE_DISABLE } },
+      { $set: { is_active: false, disabled_at: now } },
+      { returnDocument: 'after' },
+    )
+    return disabled ? { config: disabled, disabled: true } : { config: after, disabled: false }
   }
+}
+
+/** Matches the configuration `revision` names (none: a configuration from before revisions); undefined: any. */
+function revisionFilter(revision: string | null | undefined): { revision?: string | { $exists: false } } {
+  if (revision === undefined) return {}
+  return { revision: revision ?? { $exists: false } }
 }
 
 declare module 'fastify' {

@@ -2,7 +2,6 @@ import t from 'tap'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CommandPollResponse } from '../../api/commands/schemas.js'
-import { consecutiveFailures, disablesWebhook } from '../../api/webhook-delivery/failure-run.js'
 import { stringifyBySchema } from '../../api/webhook-delivery/schema-ordered-json.js'
 import { buildWebhookRequest } from '../../api/webhook-delivery/webhook-request.js'
 import { verifyWebhookSignature } from '../../api/webhook-delivery/signature.js'
@@ -79,21 +78,4 @@ t.test('the body wraps that text and the signature covers the exact bytes', asyn
   t.match(request.headers, { 'Content-Type': 'application/json', 'User-Agent': 'ffkube-Webhook/1.0', 'X-Webhook-Id': 'whd_c2', 'X-Webhook-Timestamp': '1700000000123', 'X-Webhook-Attempt': '3' })
   const unsigned = buildWebhookRequest({ poll: polls[1] as never, timestampMs: 1, deliveryId: 'd', attempt: 1, secret: null })
   t.notOk('X-Webhook-Signature' in unsigned.headers)
-})
-
-t.test('consecutive failures count back from the newest attempt to the last success', async (t) => {
-  const f = { outcome: 'failure' as const }
-  const s = { outcome: 'success' as const }
-  for (const [attempts, run] of [
-    [[], 0],
-    [[s], 0],
-    [[f], 1],
-    [[f, f, s, f], 2],
-    [[s, f, f], 0],
-    [[f, f, f, f, f, f, f, f], 8],
-  ] as const) {
-    t.equal(consecutiveFailures(attempts), run, JSON.stringify(attempts))
-  }
-  t.notOk(disablesWebhook(7))
-  t.ok(disablesWebhook(8))
 })
