@@ -2,11 +2,13 @@
  * Submit and poll latency of the API against a bare Fastify route with the
  * same schemas, measured in one run on this host:
  *
- *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32] [--backend sqlite|postgresql]
+ *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32] [--stored 1000,100000]
  *
- * Starts its own FerretDB and NATS (rate-limit counters) on loopback (SQLite backend; `--backend postgresql`
- * also starts a throwaway PostgreSQL for it; BENCH_MONGODB_URL uses a running
- * server instead), runs each server in a child process
+ * Starts its own FerretDB and NATS (rate-limit counters) on loopback
+ * (BENCH_MONGODB_URL uses a running server instead). Each ffkube variant is
+ * measured once per --stored size: the database first holds that many command
+ * records of other accounts and of the benchmark's own, as a service that has
+ * run for a while does. Each server runs in a child process
  * (so the load generator does not share its event loop), and drives it over
  * loopback HTTP with keep-alive: a fixed-rate phase (latency measured from the
  * intended send time, so queueing counts) and a closed-loop saturation phase.
@@ -14,7 +16,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +24,7 @@ import { parseArgs } from 'node:util'
 import { S3Client } from '@aws-sdk/client-s3'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify from 'fastify'
-import { MongoClient } from 'mongodb'
+import { MongoClient, type Db, type Document } from 'mongodb'
 import { connect } from 'nats'
 import { buildApp } from '../api/app.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
@@ -30,7 +32,6 @@ import { SecretBox } from '../api/crypto/secret-box.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
 import { startNatsServer } from '../api/local/nats-server.js'
-import { startPostgres } from '../api/local/postgres.js'
 import { createLogger } from '../api/logger.js'
 
 const BODY = JSON.stringify({
@@ -47,13 +48,16 @@ const BODY = JSON.stringify({
  */
 type Variant = 'bare' | 'ffkube' | 'ffkube-nolimit' | 'ffkube-dispatcher'
 
+/** Command records stored before a variant is measured. */
+const SEED_BATCH = 1000
+
 interface Ready {
   port: number
   apiKey: string
 }
 
 /** Child process: one server variant, listening on a free loopback port. */
-async function serve(variant: Variant): Promise<void> {
+async function serve(variant: Variant, stored: number): Promise<void> {
   let port: number
   let apiKey = 'none'
   if (variant === 'bare') {
@@ -75,7 +79,7 @@ async function serve(variant: Variant): Promise<void> {
     port = (app.server.address() as { port: number }).port
   } else {
     const mongo = await MongoClient.connect(process.env.BENCH_MONGODB_URL!)
-    const db = mongo.db(`bench_${variant.replaceAll('-', '_')}`)
+    const db = mongo.db(databaseName(variant, stored))
     await db.dropDatabase()
     // Never called by these two routes; the files routes would need a real bucket.
     const s3 = new S3Client({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } })
@@ -100,8 +104,43 @@ async function serve(variant: Variant): Promise<void> {
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = (app.server.address() as { port: number }).port
     apiKey = (await app.accounts.createAccount('business')).api_key
+    await seedCommands(app, db, apiKey, stored)
   }
   process.send!({ port, apiKey } satisfies Ready)
+}
+
+function databaseName(variant: Variant, stored: number): string {
+  return `bench_${variant.replaceAll('-', '_')}_${stored}`
+}
+
+/**
+ * Stores `count` finished command records before the measurement: one in ten
+ * the benchmark account's own, the rest spread over 100 other accounts. Each
+ * is a copy of a record the API itself wrote, with its own id and time.
+ */
+async function seedCommands(app: Awaited<ReturnType<typeof buildApp>>, db: Db, apiKey: string, count: number): Promise<void> {
+  if (count === 0) return
+  const submitted = await app.inject({ method: 'POST', url: '/api/v1/run-ffmpeg-command', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, payload: BODY })
+  const { command_id: templateId } = submitted.json<{ command_id: string }>()
+  const commands = db.collection<Document & { _id: string }>('commands')
+  const template = await commands.findOne({ _id: templateId })
+  if (!template) throw new Error('the seed template was not stored')
+  const started = Date.now() - count * 1000
+  for (let i = 0; i < count; i += SEED_BATCH) {
+    const batch = Array.from({ length: Math.min(SEED_BATCH, count - i) }, (_, k) => {
+      const n = i + k
+      return {
+        ...template,
+        _id: randomUUID(),
+        account_id: n % 10 === 0 ? template.account_id : `acc_seed_${n % 100}`,
+        status: 'SUCCESS',
+        created_at: new Date(started + n * 1000),
+        dispatch: { state: 'claimed', claimed_at: new Date(started + n * 1000) },
+      }
+    })
+    await commands.insertMany(batch)
+  }
+  await db.collection('dispatch_queue').deleteMany({})
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 })
@@ -201,10 +240,10 @@ async function saturate(concurrency: number, seconds: number, call: () => Promis
  * a time: a findOne by _id (the GET's lookup; FerretDB 1.x scans the table for
  * it) and an insertOne of a command-sized document.
  */
-async function databaseFloor(mongoUrl: string, variant: Variant, commandId: string): Promise<{ stored: number; findMs: number; insertMs: number }> {
+async function databaseFloor(mongoUrl: string, database: string, commandId: string): Promise<{ stored: number; findMs: number; insertMs: number }> {
   const client = await MongoClient.connect(mongoUrl)
   try {
-    const db = client.db(`bench_${variant.replaceAll('-', '_')}`)
+    const db = client.db(database)
     const commands = db.collection<{ _id: string }>('commands')
     const stored = await commands.countDocuments()
     const sample = await commands.findOne({ _id: commandId })
@@ -221,8 +260,8 @@ async function databaseFloor(mongoUrl: string, variant: Variant, commandId: stri
   }
 }
 
-async function startServer(variant: Variant, mongoUrl: string, natsUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = fork(process.argv[1]!, ['--serve', variant], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl, BENCH_NATS_URL: natsUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+async function startServer(variant: Variant, stored: number, mongoUrl: string, natsUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = fork(process.argv[1]!, ['--serve', variant, '--stored', String(stored)], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl, BENCH_NATS_URL: natsUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Ready))
     child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)))
@@ -230,8 +269,8 @@ async function startServer(variant: Variant, mongoUrl: string, natsUrl: string):
   return { child, ready }
 }
 
-async function measure(variant: Variant, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
-  const { child, ready } = await startServer(variant, mongoUrl, natsUrl)
+async function measure(variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
+  const { child, ready } = await startServer(variant, stored, mongoUrl, natsUrl)
   try {
     const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
     await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
@@ -243,7 +282,7 @@ async function measure(variant: Variant, mongoUrl: string, natsUrl: string, opti
     await saturate(8, 1, poll)
     const getAtRate = await fixedRate(options.rate, options.seconds, poll)
     const getMax = await saturate(options.concurrency, options.seconds, poll)
-    const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, variant, commandId)
+    const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, databaseName(variant, stored), commandId)
     return { submitAtRate, submitMax, getAtRate, getMax, ...floor }
   } finally {
     child.kill('SIGTERM')
@@ -258,38 +297,34 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '500' },
       concurrency: { type: 'string', default: '32' },
       variants: { type: 'string', default: 'bare,ffkube,ffkube-nolimit,ffkube-dispatcher' },
-      backend: { type: 'string', default: 'sqlite' },
+      stored: { type: 'string', default: '1000,100000' },
     },
   })
-  if (values.serve) return serve(values.serve as Variant)
+  if (values.serve) return serve(values.serve as Variant, Number(values.stored))
   const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
-  if (values.backend !== 'sqlite' && values.backend !== 'postgresql') throw new Error('--backend is sqlite or postgresql')
+  const sizes = values.stored.split(',').map(Number)
+  if (sizes.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new Error('--stored is a comma-separated list of whole numbers')
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
-  // Stopped in reverse order of start: FerretDB before the PostgreSQL under it.
   const stops: (() => Promise<void>)[] = []
   try {
     let mongoUrl = process.env.BENCH_MONGODB_URL
     let described = `MongoDB at ${mongoUrl?.replace(/\/\/.*@/, '//')}`
     if (!mongoUrl) {
-      let backend = { kind: 'sqlite' } as Parameters<typeof startFerretDB>[1]
-      if (values.backend === 'postgresql') {
-        await chmod(dir, 0o711) // as root, PostgreSQL runs as the postgres account and must reach its folder
-        const pg = await startPostgres(join(dir, 'postgres'), { fast: true })
-        stops.unshift(pg.stop)
-        backend = { kind: 'postgresql', url: pg.url }
-      }
-      const ferret = await startFerretDB(dir, backend)
+      const ferret = await startFerretDB(dir)
       stops.unshift(() => ferret.server.stop())
       mongoUrl = ferret.url
-      described = `FerretDB (${values.backend} backend${values.backend === 'postgresql' ? ', fsync and synchronous_commit off' : ''}) on this host`
+      described = 'FerretDB (SQLite, with ffkube\'s patches) on this host'
     }
     // The rate-limit counters live in NATS KV, as in production.
     const nats = await startNatsServer(join(dir, 'nats'))
     stops.unshift(() => nats.server.stop())
     const results: Record<string, Awaited<ReturnType<typeof measure>>> = {}
     for (const variant of values.variants.split(',') as Variant[]) {
-      process.stderr.write(`measuring ${variant}…\n`)
-      results[variant] = await measure(variant, mongoUrl, nats.url, options)
+      for (const stored of variant === 'bare' ? [0] : sizes) {
+        const name = variant === 'bare' ? variant : `${variant}@${stored}`
+        process.stderr.write(`measuring ${name}…\n`)
+        results[name] = await measure(variant, stored, mongoUrl, nats.url, options)
+      }
     }
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
     const rows: [string, (r: (typeof results)[string]) => number][] = [
@@ -307,11 +342,16 @@ async function main(): Promise<void> {
       ['driver insertOne, ms', (r) => r.insertMs],
     ]
     const names = Object.keys(results)
-    const lines = [`| measure | ${names.join(' | ')} |${results.bare ? ' ratio ffkube / bare |' : ''}`, `|---|${names.map(() => '---:').join('|')}|${results.bare ? '---:|' : ''}`]
-    for (const [label, pick] of rows) {
-      const cells = names.map((name) => fmt(pick(results[name]!)))
-      const ratio = results.bare && results.ffkube ? ` ${fmt(pick(results.ffkube) / pick(results.bare))} |` : ''
-      lines.push(`| ${label} | ${cells.join(' | ')} |${ratio}`)
+    const lines = [`| measure | ${names.join(' | ')} |`, `|---|${names.map(() => '---:').join('|')}|`]
+    for (const [label, pick] of rows) lines.push(`| ${label} | ${names.map((name) => fmt(pick(results[name]!))).join(' | ')} |`)
+    // How the API degrades with what it has stored: the same variant at the largest size over the smallest.
+    const [fewest, most] = [Math.min(...sizes), Math.max(...sizes)]
+    const small = results[`ffkube@${fewest}`]
+    const large = results[`ffkube@${most}`]
+    if (small && large && fewest !== most) {
+      lines.push('', `ffkube with ${most} stored over ffkube with ${fewest} stored:`)
+      lines.push(`- GET p50 ${fmt(large.getAtRate.p50 / small.getAtRate.p50)}×, GET p99 ${fmt(large.getAtRate.p99 / small.getAtRate.p99)}×, GET max rps ${fmt(large.getMax.rps / small.getMax.rps)}×`)
+      lines.push(`- submit p99 ${fmt(large.submitAtRate.p99 / small.submitAtRate.p99)}×, submit max rps ${fmt(large.submitMax.rps / small.submitMax.rps)}×`)
     }
     process.stdout.write(`${lines.join('\n')}\n`)
     process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; ${described}.\n`)
