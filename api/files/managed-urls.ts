@@ -108,10 +108,17 @@ export class ManagedUrls {
 
   /** Where our URLs point: the origin and path prefix of a presigned GET, computed once (no request is made). */
   #ourBase(): Promise<{ origin: string; path: string }> {
-    this.#base ??= getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.bucket, Key: PROBE_KEY })).then((signed) => {
-      const url = new URL(signed)
-      return { origin: url.origin, path: url.pathname.slice(0, -PROBE_KEY.length) }
-    })
+    this.#base ??= getSignedUrl(this.s3, new GetObjectCommand({ Bucket: this.bucket, Key: PROBE_KEY })).then(
+      (signed) => {
+        const url = new URL(signed)
+        return { origin: url.origin, path: url.pathname.slice(0, -PROBE_KEY.length) }
+      },
+      (err: unknown) => {
+        // Credentials not loaded yet, say: the next call tries again.
+        this.#base = null
+        throw err
+      },
+    )
     return this.#base
   }
 }
