@@ -30,6 +30,14 @@ export interface CommandSpec {
   commandType: CommandType
   /** `in_*` alias → http(s) URL the runner fetches (not ffmpeg). */
   inputFiles: Record<string, string>
+  /**
+   * The `in_*` aliases whose URL is one of the service's own storage_urls
+   * (a presigned GET of the managed bucket), verified by the API at
+   * acceptance: the fetch step reads these from the managed storage endpoint
+   * it is configured with, without the private-network guard, so a bucket on
+   * a private network still serves them. Absent in specs of older records.
+   */
+  managedInputs?: string[] | undefined
   /** `out_*` alias → plain filename in the work directory. */
   outputFiles: Record<string, string>
   /**

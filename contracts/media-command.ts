@@ -27,6 +27,8 @@ export interface MediaCommandSpec {
   accountId: string
   commandType: CommandType
   inputFiles?: Record<string, string> | undefined
+  /** Aliases of inputFiles that are the service's own storage_urls (CommandSpec.managedInputs). */
+  managedInputs?: string[] | undefined
   outputFiles?: Record<string, string> | undefined
   ffmpegCommands?: string[] | undefined
   ytdlp?: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | undefined
@@ -107,6 +109,7 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
     ffmpegCommands: [...spec.ffmpegCommands],
     submittedAt: spec.submittedAt,
   }
+  if (spec.managedInputs && spec.managedInputs.length > 0) mcSpec.managedInputs = [...spec.managedInputs]
   if (spec.ytdlp) mcSpec.ytdlp = { inputUrls: { ...spec.ytdlp.inputUrls }, formatSelector: spec.ytdlp.formatSelector }
   if (spec.storageDestinationId) mcSpec.storageDestinationId = spec.storageDestinationId
   if (spec.storageDestination) mcSpec.storageDestination = { ...spec.storageDestination }
@@ -134,6 +137,7 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     accountId: mc.spec.accountId,
     commandType: mc.spec.commandType,
     inputFiles: { ...mc.spec.inputFiles },
+    ...(mc.spec.managedInputs ? { managedInputs: [...mc.spec.managedInputs] } : {}),
     outputFiles: { ...mc.spec.outputFiles },
     ffmpegCommands: [...(mc.spec.ffmpegCommands ?? [])],
     ytdlp: mc.spec.ytdlp ? { inputUrls: { ...mc.spec.ytdlp.inputUrls }, formatSelector: mc.spec.ytdlp.formatSelector } : null,

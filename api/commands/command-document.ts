@@ -38,6 +38,8 @@ export interface CommandDocument extends CommandDraft {
    * accepted (no credentials); null or absent for managed storage.
    */
   storage_destination?: StorageDestinationSpec | null
+  /** The `in_*` aliases whose URL is one of the account's storage_urls, checked at acceptance; absent in older records. */
+  managed_inputs?: string[]
   /** Written by the status projector only (not in the spec's response): 0–100 while PROCESSING. */
   progress?: number | null
   processing_stage?: string | null
@@ -48,7 +50,7 @@ export interface CommandDocument extends CommandDraft {
 /** A new QUEUED record with its pending dispatch. */
 export function newCommandDocument(
   draft: CommandDraft,
-  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null },
+  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null; managedInputs?: string[] },
   now: Date,
 ): CommandDocument {
   return {
@@ -56,6 +58,7 @@ export function newCommandDocument(
     account_id: ids.accountId,
     ...draft,
     storage_destination: ids.storageDestination ?? null,
+    managed_inputs: ids.managedInputs ?? [],
     status: 'QUEUED',
     created_at: now,
     updated_at: now,
@@ -95,6 +98,7 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     accountId: doc.account_id,
     commandType: doc.command_type,
     inputFiles: doc.ytdlp ? {} : doc.input_files,
+    managedInputs: doc.ytdlp ? [] : (doc.managed_inputs ?? []),
     outputFiles: doc.output_files,
     ffmpegCommands: doc.ffmpeg_commands,
     ytdlp: doc.ytdlp ? { inputUrls: doc.input_files, formatSelector: doc.ytdlp.format_selector } : null,

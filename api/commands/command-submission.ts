@@ -7,7 +7,7 @@ import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
 import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
-import { ApiError, ForbiddenError } from '../errors/api-errors.js'
+import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { newCommandDocument, toCommandSpec } from './command-document.js'
@@ -18,6 +18,12 @@ import type { CommandDraft } from './drafts.js'
 export interface DestinationGate {
   /** Throws 422 (malformed id), 403 (not Business), 404 (missing or another's), 409 (disabled). */
   requireUsable(account: AuthenticatedAccount, id: string): Promise<StorageDestinationDocument>
+}
+
+/** The slice of the file repository submission needs: which inputs are this service's own storage_urls. */
+export interface ManagedInputGate {
+  /** The object key for a usable storage_url of this account, null for another URL; a 422 naming `field` for an unusable one. */
+  managedInput(accountId: string, url: string, field: string): Promise<string | null>
 }
 
 /**
@@ -31,6 +37,7 @@ export class CommandSubmission {
     private readonly commands: CommandRepository,
     private readonly queue: DispatchQueue,
     private readonly destinations: () => DestinationGate,
+    private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
     private readonly onAccepted: () => void,
   ) {}
@@ -39,10 +46,19 @@ export class CommandSubmission {
   async submit(account: AuthenticatedAccount, drafts: readonly CommandDraft[], log: FastifyBaseLogger): Promise<string[]> {
     // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
     const destinations: Array<StorageDestinationSpec | null> = []
-    for (const [i, draft] of drafts.entries()) destinations.push(await this.#checkPlan(account, draft, drafts.length > 1 ? `commands[${i}].` : ''))
+    const managedInputs: string[][] = []
+    for (const [i, draft] of drafts.entries()) {
+      const prefix = drafts.length > 1 ? `commands[${i}].` : ''
+      destinations.push(await this.#checkPlan(account, draft, prefix))
+      managedInputs.push(await this.#managedInputs(account, draft, prefix))
+    }
     const now = this.now()
     const docs = drafts.map((draft, i) =>
-      newCommandDocument(draft, { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null }, now),
+      newCommandDocument(
+        draft,
+        { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null, managedInputs: managedInputs[i] ?? [] },
+        now,
+      ),
     )
     // The accepting write: record and dispatch intent in one document.
     await this.commands.insert(docs)
@@ -57,6 +73,25 @@ export class CommandSubmission {
     }
     this.onAccepted()
     return docs.map((doc) => doc._id)
+  }
+
+  /**
+   * The aliases whose URL is one of this account's storage_urls: the runner
+   * reads those from managed storage, pinned to its endpoint, instead of
+   * through the URL guard. A URL of the managed bucket that does not verify
+   * is refused here with 422, never fetched as an ordinary URL.
+   */
+  async #managedInputs(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<string[]> {
+    const field = `${prefix}${draft.ytdlp ? 'input_urls' : 'input_files'}`
+    const managed: string[] = []
+    for (const [alias, url] of Object.entries(draft.input_files)) {
+      const key = await this.files().managedInput(account.id, url, `${field}.${alias}`)
+      if (key === null) continue
+      // yt-dlp extracts videos from sites; a stored file is read as an input of an FFmpeg command.
+      if (draft.ytdlp) throw new ValidationError(`${field}.${alias}: a storage_url of this service is an input of FFmpeg commands (input_files), not a video page for yt-dlp`)
+      managed.push(alias)
+    }
+    return managed
   }
 
   /**
@@ -103,6 +138,7 @@ export const commandSubmission = fp(
       queue,
       // Looked up per use: the storage-destination repository is registered by its own plugin.
       () => app.storageDestinations,
+      () => app.files,
       options.now ?? systemClock,
       options.onAccepted ?? (() => {}),
     )

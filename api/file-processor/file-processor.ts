@@ -26,6 +26,7 @@ import { probeFile } from '../../runner-image/runner/probe-step.js'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import type { FileDocument } from '../files/file-document.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
+import { ManagedUrlRefused, ManagedUrls } from '../files/managed-urls.js'
 import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
 import { presignGet } from '../projector/status-projector.js'
@@ -78,6 +79,7 @@ export class FileProcessor {
   readonly #leases: Collection<FileLease>
   readonly #queue: FileQueue
   readonly #storage: ManagedStorage
+  readonly #urls: ManagedUrls
   readonly #log: Logger
   readonly #now: Clock
   readonly #polling: PollingLoop
@@ -89,6 +91,7 @@ export class FileProcessor {
     this.#storage = new ManagedStorage(options.s3, options.bucket)
     this.#log = options.logger.child({ component: 'file-processor' })
     this.#now = options.now ?? systemClock
+    this.#urls = new ManagedUrls(options.s3, options.bucket, this.#now)
     this.#polling = new PollingLoop(this, {
       pollIntervalMs: options.pollIntervalMs ?? 500,
       recoveryIntervalMs: options.recoveryIntervalMs ?? 300_000,
@@ -206,14 +209,16 @@ export class FileProcessor {
     await mkdir(dir, { recursive: true, mode: 0o700 })
     try {
       const path = join(dir, file.filename)
+      const url = file.original_file_url ?? ''
+      const maxBytes = this.options.maxBytes ?? 5 * 1024 ** 3
       try {
-        await guardedDownload(file.original_file_url ?? '', path, {
-          allowPrivateNetworks: this.options.allowPrivateNetworks,
-          maxBytes: this.options.maxBytes ?? 5 * 1024 ** 3,
-          timeoutMs: this.options.timeoutMs ?? 600_000,
-        })
+        // One of our storage_urls (checked with its account at acceptance) is read from the bucket, not through the URL guard.
+        const sourceKey = await this.#urls.objectKey(url)
+        if (sourceKey !== null) await this.#storage.download(sourceKey, path, maxBytes)
+        else await guardedDownload(url, path, { allowPrivateNetworks: this.options.allowPrivateNetworks, maxBytes, timeoutMs: this.options.timeoutMs ?? 600_000 })
       } catch (err) {
         if (err instanceof UrlGuardError) throw new FileFailure(`INPUT_${err.code}`, `file_url: ${err.message}`)
+        if (err instanceof ManagedUrlRefused) throw new FileFailure('INPUT_UNREACHABLE', `file_url: ${err.message}`)
         throw new FileFailure('INPUT_UNREACHABLE', `file_url: ${err instanceof Error ? err.message : String(err)}`)
       }
       const objectKey = uploadObjectKey(file.account_id, file._id, file.filename)

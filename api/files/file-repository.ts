@@ -4,14 +4,17 @@ import type { Collection, Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
+import { ValidationError } from '../errors/api-errors.js'
 import { FileQueue } from '../file-processor/file-queue.js'
 import type { FileDocument } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
+import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
   readonly #files: Collection<FileDocument>
   readonly #queue: FileQueue
+  readonly #urls: ManagedUrls
 
   constructor(
     db: Db,
@@ -22,6 +25,7 @@ export class FileRepository {
   ) {
     this.#files = db.collection<FileDocument>('files')
     this.#queue = new FileQueue(db)
+    this.#urls = new ManagedUrls(storage.s3, storage.bucket, now)
   }
 
   /** The list, a command's outputs, the file processor's recovery scan, and its queue. */
@@ -54,6 +58,46 @@ export class FileRepository {
     // By _id alone (FerretDB 1.x's only indexed lookup), ownership checked here.
     const doc = await this.#files.findOne({ _id: fileId })
     return doc && doc.account_id === accountId ? doc : null
+  }
+
+  /**
+   * A command or store-file input that is one of this service's storage_urls:
+   * the object key to read from the managed bucket; null for any other URL
+   * (the URL guard's business). Throws a 422 naming `field` when the URL is
+   * of the managed bucket but unusable: not signed by us, expired, or not a
+   * live file of this account. Another account's URL is refused although
+   * S3 would honour it as a bearer link: a command reads only its own
+   * account's files, as GET /files/:id shows only them.
+   */
+  async managedInput(accountId: string, url: string, field: string): Promise<string | null> {
+    let key: string | null
+    try {
+      key = await this.#urls.objectKey(url)
+    } catch (err) {
+      if (err instanceof ManagedUrlRefused) throw new ValidationError(`${field}: ${err.message}`)
+      throw err
+    }
+    if (key === null) return null
+    const file = await this.#byObjectKey(key)
+    // Missing and another account's look the same, like GET /files/:id's 404.
+    if (!file || file.account_id !== accountId) throw new ValidationError(`${field}: it is a storage_url of this service for no file of this account`)
+    if (file.is_deleted) throw new ValidationError(`${field}: it is the storage_url of file ${file._id}, which was deleted`)
+    return key
+  }
+
+  /** The managed file stored under `key`, found by _id or command_id (the indexed lookups) from the key's layout. */
+  async #byObjectKey(key: string): Promise<FileDocument | null> {
+    const segments = key.split('/')
+    // uploads/{account_id}/{file_id}/{filename}: uploads and store-file files.
+    if (segments[0] === 'uploads' && segments.length === 4) {
+      const file = await this.#files.findOne({ _id: segments[2] as string })
+      if (file?.object_key === key) return file
+    }
+    // {prefix}/{command_id}/{filename}: a command's output.
+    const commandId = segments.at(-2)
+    if (commandId === undefined) return null
+    const outputs = await this.#files.find({ command_id: commandId, storage_location: 'INTERNAL' }).toArray()
+    return outputs.find((file) => file.object_key === key) ?? null
   }
 
   /** The account's files that are not deleted, newest first. */

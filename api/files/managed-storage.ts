@@ -1,5 +1,8 @@
-import type { Readable } from 'node:stream'
-import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { createWriteStream } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 
 /** Object keys in the managed bucket: one folder per account, one per file. */
@@ -10,7 +13,7 @@ export function uploadObjectKey(accountId: string, fileId: string, filename: str
 /** The managed bucket: where uploads and managed outputs live. */
 export class ManagedStorage {
   constructor(
-    private readonly s3: S3Client,
+    readonly s3: S3Client,
     readonly bucket: string,
   ) {}
 
@@ -32,6 +35,24 @@ export class ManagedStorage {
     })
     await upload.done()
     return bytes
+  }
+
+  /** Copies an object into the local file `path` through the S3 API; refuses one over `maxBytes`. Returns the bytes read. */
+  async download(key: string, path: string, maxBytes: number): Promise<number> {
+    const object = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }))
+    const body = object.Body
+    if (!(body instanceof Readable)) throw new Error(`the object ${key} has no readable body`)
+    if ((object.ContentLength ?? 0) > maxBytes) {
+      body.destroy()
+      throw new Error(`the object is larger than the limit of ${maxBytes} bytes`)
+    }
+    try {
+      await pipeline(body, createWriteStream(path))
+    } catch (err) {
+      await rm(path, { force: true })
+      throw err
+    }
+    return object.ContentLength ?? 0
   }
 
   /** Deletes an object; deleting one that is gone already succeeds, so a retried delete is safe. */

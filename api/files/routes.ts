@@ -62,6 +62,8 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     const { file_url } = request.body
     const problem = urlProblem(file_url)
     if (problem) throw new ValidationError(`file_url: ${problem}`)
+    // One of this account's storage_urls is copied from the bucket; one of the bucket that does not verify is refused here.
+    await app.files.managedInput(request.account.id, file_url, 'file_url')
     const fileId = newId('file')
     const filename = safeFilename(decodeURIComponent(new URL(file_url).pathname), 'file')
     // The file processor fetches it: `processing: {kind: 'fetch'}`.

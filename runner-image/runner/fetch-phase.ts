@@ -2,7 +2,8 @@
  * Phase 1, fetch (the Job's `fetch` init container): checks the command
  * against the ffmpeg policy before a byte is fetched, then brings the inputs
  * into the work dir: HTTP inputs for FFmpeg types, yt-dlp downloads for
- * YTDLP_COMMAND. Network access, no storage credentials, no user arguments run.
+ * YTDLP_COMMAND. Network access, no storage credentials, no user arguments run:
+ * the service's own storage_urls are presigned GETs, read without a credential.
  */
 import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
@@ -23,7 +24,8 @@ async function fetchFfmpegInputs(spec: CommandSpec, { deps, progress }: PhaseCon
   if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
   progress.stage('FETCHING')
   const config = deps.config
-  await fetchInputs(deps.workDir, spec.inputFiles, { ...guardOptions(deps), maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs })
+  const managed = { storage: config.storage, aliases: spec.managedInputs ?? [] }
+  await fetchInputs(deps.workDir, spec.inputFiles, { ...guardOptions(deps), maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs }, managed)
   return { downloads: null, failedFiles: null }
 }
 

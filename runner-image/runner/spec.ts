@@ -36,6 +36,15 @@ function storageDestination(value: unknown): StorageDestinationSpec | null {
   }
 }
 
+/** Aliases of inputFiles only: a name that is no input marks nothing. */
+function managedInputs(value: unknown, inputFiles: Record<string, string>): string[] {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value) || !value.every((alias) => typeof alias === 'string' && Object.hasOwn(inputFiles, alias))) {
+    throw new SpecError('managedInputs must be an array of inputFiles aliases')
+  }
+  return value as string[]
+}
+
 export function parseCommandSpec(json: string): CommandSpec {
   const raw = JSON.parse(json) as Record<string, unknown>
   if (typeof raw.commandId !== 'string' || raw.commandId === '') throw new SpecError('commandId must be a string')
@@ -49,11 +58,13 @@ export function parseCommandSpec(json: string): CommandSpec {
     if (!FORMAT_SELECTORS.includes(y.formatSelector as never)) throw new SpecError('ytdlp.formatSelector is not a format selector')
     ytdlp = { inputUrls: stringMap(y.inputUrls, 'ytdlp.inputUrls'), formatSelector: y.formatSelector as FormatSelector }
   }
+  const inputFiles = stringMap(raw.inputFiles ?? {}, 'inputFiles')
   return {
     commandId: raw.commandId,
     accountId: typeof raw.accountId === 'string' ? raw.accountId : '',
     commandType: raw.commandType as CommandSpec['commandType'],
-    inputFiles: stringMap(raw.inputFiles ?? {}, 'inputFiles'),
+    inputFiles,
+    managedInputs: managedInputs(raw.managedInputs, inputFiles),
     outputFiles: stringMap(raw.outputFiles ?? {}, 'outputFiles'),
     ffmpegCommands: raw.ffmpegCommands as string[],
     ytdlp,

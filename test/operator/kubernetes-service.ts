@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { connect, type NatsConnection } from 'nats'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { FileProcessor } from '../../api/file-processor/file-processor.js'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
@@ -30,6 +31,8 @@ export interface KubernetesService {
   api: TestApi
   /** An HTTP client for the listening API, with a business-plan key. */
   client: Client
+  baseUrl: string
+  apiKey: string
   namespace: string
   s3: TestS3
   /** The operator's own NATS connection. */
@@ -40,15 +43,17 @@ export interface KubernetesService {
   pods: PodRunner
 }
 
-export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome } = {}): Promise<KubernetesService> {
+/** `allowPrivateNetworks` (default true, so the harness's loopback media server is reachable) is the runners' ALLOW_PRIVATE_NETWORKS. */
+export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome; allowPrivateNetworks?: boolean } = {}): Promise<KubernetesService> {
   const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffkube-kube-service-')])
   const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent')
   const s3Client = s3.client()
   t.teardown(() => s3Client.destroy())
   // Acceptance nudges the dispatcher, which needs the app's database: a box filled once both exist.
-  const nudge: { dispatcher?: Dispatcher } = {}
+  const nudge: { dispatcher?: Dispatcher; files?: FileProcessor } = {}
   const api = await startApi(t, {
-    s3: s3Client, s3Bucket: s3.bucket, allowPrivateNetworks: true, ytdlpAvailable: () => true, onCommandsAccepted: () => nudge.dispatcher?.nudge(),
+    s3: s3Client, s3Bucket: s3.bucket, allowPrivateNetworks: true, ytdlpAvailable: () => true,
+    onCommandsAccepted: () => nudge.dispatcher?.nudge(), onFilesQueued: () => nudge.files?.nudge(),
   })
   const namespace = await newNamespace(kc, 'service')
 
@@ -69,6 +74,11 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   nudge.dispatcher = dispatcher
   dispatcher.start()
   t.teardown(() => dispatcher.stop())
+  // As the worker runs it: uploads become STORED with a storage_url.
+  const files = new FileProcessor({ db: api.db, s3: s3Client, bucket: s3.bucket, logger, dataDir: dir, ffprobePath: toolPath('ffprobe'), allowPrivateNetworks: true })
+  nudge.files = files
+  files.start()
+  t.teardown(() => files.stop())
 
   // Cluster side: the chart's storage Secret, the node, the operator.
   await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
@@ -88,13 +98,14 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
     job: {
       ...jobConfig,
       natsUrl: nats.url,
-      runnerEnv: { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true', ALLOW_PRIVATE_NETWORKS: '1' },
+      runnerEnv: { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true', ALLOW_PRIVATE_NETWORKS: options.allowPrivateNetworks === false ? '0' : '1' },
     },
   }), { nats: operatorNats, publisher: natsPublisher(operatorNats) })
 
   await api.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = api.app.server.address() as AddressInfo
   const { api_key } = await api.createAccount('business')
-  const client = new Client({ baseUrl: `http://127.0.0.1:${port}`, apiKey: api_key })
-  return { api, client, namespace, s3, nats: operatorNats, natsUrl: nats.url, operator, agent, pods }
+  const baseUrl = `http://127.0.0.1:${port}`
+  const client = new Client({ baseUrl, apiKey: api_key })
+  return { api, client, baseUrl, apiKey: api_key, namespace, s3, nats: operatorNats, natsUrl: nats.url, operator, agent, pods }
 }

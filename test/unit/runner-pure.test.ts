@@ -1,5 +1,6 @@
 import t from 'tap'
 import { commandPercent, parseDurationLine, ProgressReader } from '../../runner-image/runner/ffmpeg-progress.js'
+import { isManagedStorageUrl } from '../../runner-image/runner/fetch-inputs.js'
 import { objectKey } from '../../runner-image/runner/upload-step.js'
 import { classifyYtdlpFailure, FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/ytdlp-args.js'
 import { statusEventId } from '../../contracts/status-events.js'
@@ -75,4 +76,24 @@ t.test('gives a replayed event the same idempotency id', async (t) => {
   t.equal(statusEventId('c1', { type: 'PROCESSING', stage: 'RUNNING', progress: 42.7 }), 'c1:PROCESSING:RUNNING:42')
   t.equal(statusEventId('c1', { type: 'PROCESSING', stage: 'FETCHING', progress: null }), 'c1:PROCESSING:FETCHING:start')
   t.equal(statusEventId('c1', { type: 'FAILED', error_status: 'X', error_message: 'y', ffmpeg_command_run_seconds: null, failed_files: null }), 'c1:FAILED')
+})
+
+t.test('reads a managed input unguarded only at the managed bucket on the configured endpoint', async (t) => {
+  const pathStyle = { endpoint: 'http://127.0.0.1:9000', bucket: 'ffkube', forcePathStyle: true }
+  const hosted = { endpoint: 'https://s3.example.net', bucket: 'ffkube', forcePathStyle: false }
+  const cases: Array<[string, string, typeof pathStyle, boolean]> = [
+    ['the bucket, path style', 'http://127.0.0.1:9000/ffkube/uploads/a/f/x.mp4?X-Amz-Signature=1', pathStyle, true],
+    ['another bucket on the same endpoint', 'http://127.0.0.1:9000/other/uploads/a/f/x.mp4', pathStyle, false],
+    ['a bucket whose name starts like ours', 'http://127.0.0.1:9000/ffkube-x/k', pathStyle, false],
+    ['the same bucket on another port', 'http://127.0.0.1:9001/ffkube/k', pathStyle, false],
+    ['the same bucket under another host name', 'http://localhost:9000/ffkube/k', pathStyle, false],
+    ['https instead of http', 'https://127.0.0.1:9000/ffkube/k', pathStyle, false],
+    ['credentials in the authority', 'http://x@127.0.0.1:9000/ffkube/k', pathStyle, false],
+    ['the bucket, virtual-hosted', 'https://ffkube.s3.example.net/k', hosted, true],
+    ['another bucket, virtual-hosted', 'https://other.s3.example.net/k', hosted, false],
+    ['a look-alike host, virtual-hosted', 'https://ffkube.s3.example.net.evil.test/k', hosted, false],
+    ['not a URL', 'ffkube/k', pathStyle, false],
+  ]
+  for (const [what, url, storage, expected] of cases) t.equal(isManagedStorageUrl(url, storage), expected, what)
+  t.equal(isManagedStorageUrl('https://ffkube.s3.amazonaws.com/k', { endpoint: null, bucket: 'ffkube', forcePathStyle: false }), false, 'AWS S3 (no endpoint) is public: the guard decides')
 })
