@@ -22,6 +22,7 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
 	data := flag.String("data", "", "directory for the SQLite databases (required)")
+	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous pragma: normal (no fsync per commit) or full")
 	uriFile := flag.String("uri-file", "", "file to write the MongoDB URI to once listening")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	flag.Parse()
@@ -32,8 +33,14 @@ func main() {
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		log.Fatal(err)
 	}
+	if *synchronous != "normal" && *synchronous != "full" {
+		log.Fatal("-synchronous is normal or full")
+	}
 	config.Handler = "sqlite"
-	config.SQLiteURL = "file:" + *data + "/"
+	// In WAL mode (FerretDB's default), synchronous=normal commits without an
+	// fsync: a crash of any process loses nothing, a power cut may lose the
+	// last commits; FerretDB's default (full) costs an fsync per write.
+	config.SQLiteURL = "file:" + *data + "/?_pragma=synchronous(" + *synchronous + ")"
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
