@@ -39,8 +39,10 @@ export interface WorkDirWatch {
 export function watchWorkDir(dir: string, maxBytes: number, onExceeded: (bytes: number) => void, intervalMs = 250): WorkDirWatch {
   let stopped = false
   let timer: NodeJS.Timeout | null = null
-  // One measurement at a time: the next is scheduled when this one ends, however long a big tree takes.
+  // One measurement at a time, the next scheduled when this one ends; a tree of many files (an image
+  // sequence) takes longer to walk, and the pause grows with it so the watch costs at most a fifth of a core.
   const measure = async () => {
+    const started = performance.now()
     const bytes = await directoryBytes(dir)
     if (stopped) return
     if (bytes > maxBytes) {
@@ -48,7 +50,7 @@ export function watchWorkDir(dir: string, maxBytes: number, onExceeded: (bytes: 
       onExceeded(bytes)
       return
     }
-    timer = setTimeout(() => void measure(), intervalMs)
+    timer = setTimeout(() => void measure(), Math.max(intervalMs, 4 * (performance.now() - started)))
   }
   timer = setTimeout(() => void measure(), intervalMs)
   return {
