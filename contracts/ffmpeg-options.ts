@@ -56,7 +56,8 @@ const GLOBAL_FLAGS = [
 const VALUES = [
   // timing and selection
   'ss', 'sseof', 't', 'to', 'itsoffset', 'stream_loop', 'map', 'map_metadata', 'map_chapters',
-  'frames', 'vframes', 'aframes', 'dframes', 'fs', 'r', 'fpsmax', 'fps_mode', 'enc_time_base', 'avoid_negative_ts', 'seek_timestamp', 'thread_queue_size', 'probesize', 'analyzeduration',
+  'frames', 'vframes', 'aframes', 'dframes', 'fs', 'r', 'fpsmax', 'fps_mode', 'enc_time_base',
+  'avoid_negative_ts', 'seek_timestamp', 'thread_queue_size', 'probesize', 'analyzeduration',
   'fpsprobesize', 'max_muxing_queue_size', 'muxdelay', 'muxpreload', 'max_interleave_delta', 'fflags',
   // codecs and quality
   'c', 'codec', 'vcodec', 'acodec', 'scodec', 'b', 'ab', 'vb', 'q', 'qscale', 'crf', 'qp', 'cq', 'preset',
