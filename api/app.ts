@@ -7,6 +7,7 @@ import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
 import { errorHandler, routeNotFound } from './errors/error-handler.js'
+import { finiteNumbers } from './errors/finite-numbers.js'
 import type { ReadinessProbe } from './health/readiness.js'
 import { healthRoutes } from './health/routes.js'
 import type { Logger } from './logger.js'
@@ -75,7 +76,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
   await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
   await app.register(commandRepository, { db: deps.db })
-  await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted })
+  await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
   await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
   await app.register(presetRepository, { db: deps.db, now: clock })
 
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(authentication, { accounts })
       // After authentication: limits count per API key.
       await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
+      await v1.register(finiteNumbers)
       // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
       v1.setNotFoundHandler(routeNotFound)
       // Resource route plugins register here, one per folder under api/.

@@ -61,6 +61,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
       dataDir: config.dataDir,
       concurrency: config.localRunnerConcurrency,
       deadlineMs: config.commandDeadlineSeconds * 1000,
+      workDirMaxBytes: config.commandWorkDirMaxBytes,
       destinationCredentials,
       runner: {
         natsUrl: config.natsUrl as string,

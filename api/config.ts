@@ -61,8 +61,18 @@ export interface Config {
   rateLimits: RateLimits
   /** LOCAL_RUNNER_CONCURRENCY: runners at once in local mode; default the number of cores. */
   localRunnerConcurrency: number
-  /** COMMAND_DEADLINE_SECONDS: a local runner still running after this is killed, its command FAILED (TIMEOUT). */
+  /**
+   * COMMAND_DEADLINE_SECONDS: a local runner still running after this is killed,
+   * its command FAILED (TIMEOUT). Default 900: a command string can loop its
+   * input forever (`-stream_loop -1`), and each one holds a runner slot.
+   */
   commandDeadlineSeconds: number
+  /**
+   * COMMAND_WORK_DIR_MAX_BYTES: a local runner whose work directory (inputs,
+   * intermediate files, outputs) grows past this is killed, its command FAILED
+   * (WORK_DIR_LIMIT_EXCEEDED). Default 8 GiB, a Kubernetes Job's work-dir size limit.
+   */
+  commandWorkDirMaxBytes: number
   /** KUBE_NAMESPACE: where EXECUTOR=kubernetes creates MediaCommands (default `ffkube`). */
   kubeNamespace: string
   /** WEBHOOK_TIMEOUT_MS: a webhook POST must answer 2xx within this (default 15000). */
@@ -169,7 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
     rateLimits: parseRateLimits(env),
     localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
-    commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 7200),
+    commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 900),
+    commandWorkDirMaxBytes: parseCount('COMMAND_WORK_DIR_MAX_BYTES', env.COMMAND_WORK_DIR_MAX_BYTES, 8 * 1024 ** 3),
     kubeNamespace: optional(env.KUBE_NAMESPACE) ?? 'ffkube',
     webhookTimeoutMs: parseCount('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
   }

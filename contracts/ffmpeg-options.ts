@@ -24,6 +24,8 @@ export type OptionKind =
   | 'flag'
   /** A value that names nothing ffmpeg opens: codecs, numbers, times, maps, metadata. */
   | 'value'
+  /** A number of threads, at most MAX_FFMPEG_THREADS. */
+  | 'threads'
   /** A filtergraph, checked filter by filter. */
   | 'filtergraph'
   /** A container format, checked against ffmpeg-formats.ts. */
@@ -37,24 +39,32 @@ export interface OptionRule {
   global?: boolean
 }
 
-const FLAGS = [
-  'vn', 'an', 'sn', 'dn', 'shortest', 'copyts', 'start_at_zero', 'copyinkf', 'accurate_seek', 'noaccurate_seek',
-  'autorotate', 'noautorotate', 'ignore_unknown', 'copy_unknown',
+/**
+ * Most threads one option may ask for. A command runs beside others on a
+ * shared host (local mode) or in a pod with a CPU limit: more threads than
+ * cores buy nothing, and thousands of them are a way to exhaust the host.
+ * `0` (ffmpeg's automatic choice, about one per core) stays allowed.
+ */
+export const MAX_FFMPEG_THREADS = 16
+
+// `-autorotate` is not one: ffmpeg reads `-autorotate 0`; `-noautorotate` is its flag form.
+const FLAGS = ['vn', 'an', 'sn', 'dn', 'shortest', 'copyinkf', 'accurate_seek', 'noaccurate_seek', 'noautorotate']
+const GLOBAL_FLAGS = [
+  'y', 'nostdin', 'hide_banner', 'stats', 'nostats', 'benchmark', 'copyts', 'start_at_zero', 'ignore_unknown', 'copy_unknown',
 ]
-const GLOBAL_FLAGS = ['y', 'nostdin', 'hide_banner', 'stats', 'nostats', 'benchmark']
 
 const VALUES = [
   // timing and selection
   'ss', 'sseof', 't', 'to', 'itsoffset', 'stream_loop', 'map', 'map_metadata', 'map_chapters',
-  'frames', 'vframes', 'aframes', 'dframes', 'fs', 'r', 'fpsmax', 'vsync', 'fps_mode', 'enc_time_base',
-  'copytb', 'avoid_negative_ts', 'seek_timestamp', 'thread_queue_size', 'probesize', 'analyzeduration',
+  'frames', 'vframes', 'aframes', 'dframes', 'fs', 'r', 'fpsmax', 'fps_mode', 'enc_time_base',
+  'avoid_negative_ts', 'seek_timestamp', 'thread_queue_size', 'probesize', 'analyzeduration',
   'fpsprobesize', 'max_muxing_queue_size', 'muxdelay', 'muxpreload', 'max_interleave_delta', 'fflags',
   // codecs and quality
   'c', 'codec', 'vcodec', 'acodec', 'scodec', 'b', 'ab', 'vb', 'q', 'qscale', 'crf', 'qp', 'cq', 'preset',
   'tune', 'profile', 'level', 'maxrate', 'minrate', 'bufsize', 'qmin', 'qmax', 'g', 'bf', 'keyint_min',
   'sc_threshold', 'force_key_frames', 'deadline', 'quality', 'speed', 'cpu-used', 'row-mt', 'tile-columns',
   'tile-rows', 'lag-in-frames', 'auto-alt-ref', 'lossless', 'compression_level', 'vbr', 'application',
-  'frame_duration', 'cutoff', 'flags', 'bsf', 'threads', 'strict', 'tag', 'vtag', 'atag', 'timecode',
+  'frame_duration', 'cutoff', 'flags', 'bsf', 'strict', 'tag', 'vtag', 'atag', 'timecode', 'autorotate',
   // picture and sound
   's', 'aspect', 'pix_fmt', 'sws_flags', 'top', 'field_order', 'color_primaries', 'color_trc', 'colorspace',
   'color_range', 'ar', 'ac', 'sample_fmt', 'channel_layout', 'video_size', 'pixel_format', 'framerate',
@@ -63,7 +73,7 @@ const VALUES = [
   'metadata', 'disposition', 'movflags', 'brand', 'use_editlist', 'write_tmcd', 'id3v2_version',
   'write_id3v1', 'write_xing', 'loop', 'final_delay', 'update', 'start_number',
 ]
-const GLOBAL_VALUES = ['loglevel', 'v', 'filter_threads', 'filter_complex_threads']
+const GLOBAL_VALUES = ['loglevel', 'v', 'vsync', 'copytb']
 
 /** Allowed option name (without `-` and without a `:stream` suffix) → rule. */
 export const ALLOWED_OPTIONS: ReadonlyMap<string, OptionRule> = new Map<string, OptionRule>([
@@ -71,6 +81,9 @@ export const ALLOWED_OPTIONS: ReadonlyMap<string, OptionRule> = new Map<string, 
   ...GLOBAL_FLAGS.map((name) => [name, { kind: 'flag', global: true }] as const),
   ...VALUES.map((name) => [name, { kind: 'value' }] as const),
   ...GLOBAL_VALUES.map((name) => [name, { kind: 'value', global: true }] as const),
+  ['threads', { kind: 'threads' }],
+  ['filter_threads', { kind: 'threads', global: true }],
+  ['filter_complex_threads', { kind: 'threads', global: true }],
   ['i', { kind: 'input' }],
   ['f', { kind: 'format' }],
   ['vf', { kind: 'filtergraph' }],

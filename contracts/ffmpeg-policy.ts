@@ -8,7 +8,7 @@
  */
 import { ALLOWED_FILTERS } from './ffmpeg-filters.js'
 import { ALLOWED_INPUT_FORMATS, ALLOWED_MUXERS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
-import { ALLOWED_OPTIONS, splitOptionName } from './ffmpeg-options.js'
+import { ALLOWED_OPTIONS, MAX_FFMPEG_THREADS, splitOptionName } from './ffmpeg-options.js'
 import { describeBadFilename, hasEmbeddedPlaceholder, outputPath, placeholderAlias } from './ffmpeg-paths.js'
 import { FiltergraphSyntaxError, parseFiltergraph } from './filtergraph.js'
 import { filenameProblem } from './placeholders.js'
@@ -17,9 +17,11 @@ import { ShellSyntaxError, splitShellWords } from './shell-words.js'
 /** Machine-readable reasons a command string is refused. */
 export type PolicyViolationCode =
   | 'SHELL_SYNTAX'
+  | 'CONTROL_CHARACTER'
   | 'NOT_FFMPEG'
   | 'OPTION_NOT_ALLOWED'
   | 'MISSING_VALUE'
+  | 'VALUE_NOT_ALLOWED'
   | 'FORMAT_NOT_ALLOWED'
   | 'FILTERGRAPH_SYNTAX'
   | 'FILTER_NOT_ALLOWED'
@@ -68,6 +70,9 @@ export const LEADING_OPTIONS: readonly string[] = ['-hide_banner', '-nostdin', '
 /** Options placed right before every `-i`: local files only, and only demuxers that open nothing else. */
 export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST]
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
 class Refusal extends Error {
   constructor(readonly violation: PolicyViolation) {
     super(violation.message)
@@ -95,6 +100,12 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
   } catch (error) {
     if (error instanceof ShellSyntaxError) refuse('SHELL_SYNTAX', `the command cannot be split into arguments: ${error.message}`)
     throw error
+  }
+  // A NUL cannot be passed to a program at all; the other control characters end up in
+  // ffmpeg's own text formats and logs, where they mean something else.
+  const controlled = words.find((word) => CONTROL_CHARACTER.test(word))
+  if (controlled !== undefined) {
+    refuse('CONTROL_CHARACTER', `${JSON.stringify(controlled)}: arguments must not contain control characters (NUL, newline, tab, escape …)`)
   }
   if (context.mode === 'ffmpeg') {
     if (words[0] !== 'ffmpeg') refuse('NOT_FFMPEG', 'the command must start with the word "ffmpeg"')
@@ -158,6 +169,11 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
         break
       case 'filtergraph':
         checkFiltergraph(word, value)
+        break
+      case 'threads':
+        if (!/^\d{1,3}$/.test(value) || Number(value) > MAX_FFMPEG_THREADS) {
+          refuse('VALUE_NOT_ALLOWED', `${word} ${value}: a number of threads must be a whole number from 0 (automatic) to ${MAX_FFMPEG_THREADS}`)
+        }
         break
       case 'value':
         break

@@ -75,6 +75,16 @@ export function classifyAddress(text: string): AddressVerdict {
   return { forbidden: true, reason: `${text} is not an IP address` }
 }
 
+/**
+ * A URL's host as rules about host names must compare it: without IPv6
+ * brackets, lowercase, and without the trailing dot of a fully qualified
+ * name, so `localhost.` is `localhost` and `youtube.com.` is `youtube.com`
+ * (DNS treats them as the same name).
+ */
+export function hostName(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
+}
+
 /** Guard options shared by every caller. */
 export interface UrlGuardOptions {
   /** ALLOW_PRIVATE_NETWORKS: for local development and tests only. */
@@ -107,7 +117,7 @@ export function checkUrl(raw: string, options: UrlGuardOptions): UrlVerdict {
   if (url.username !== '' || url.password !== '') {
     return { ok: false, code: 'INVALID_URL', reason: 'URLs with credentials are not allowed' }
   }
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  const host = hostName(url)
   if (host === '') return { ok: false, code: 'INVALID_URL', reason: 'the URL has no host' }
   const literal = ipaddr.isValid(host) && (ipaddr.IPv6.isValid(host) || ipaddr.IPv4.isValidFourPartDecimal(host)) ? host : null
   if (literal !== null && !options.allowPrivateNetworks) {

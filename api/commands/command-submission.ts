@@ -10,6 +10,7 @@ import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
 import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
+import { validateWebhookUrl } from '../webhooks/webhook-url.js'
 import { newCommandDocument, toCommandSpec } from './command-document.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
@@ -40,6 +41,7 @@ export class CommandSubmission {
     private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
     private readonly onAccepted: () => void,
+    private readonly allowPrivateNetworks = false,
   ) {}
 
   /** Records the drafts in order and returns their command ids in the same order. */
@@ -104,6 +106,7 @@ export class CommandSubmission {
     if (draft.webhook_url !== null && !planFeatures(account.plan).businessFeatures) {
       throw new ForbiddenError(`${prefix}webhook_url: per-command webhooks require the Business plan`)
     }
+    if (draft.webhook_url !== null) validateWebhookUrl(draft.webhook_url, this.allowPrivateNetworks, `${prefix}webhook_url`)
     if (draft.storage_destination_id === null) return null
     try {
       return toDestinationSpec(await this.destinations().requireUsable(account, draft.storage_destination_id))
@@ -126,6 +129,8 @@ export interface CommandSubmissionOptions {
   now?: Clock | undefined
   /** Called after commands are recorded; the in-process dispatcher's nudge. */
   onAccepted?: (() => void) | undefined
+  /** ALLOW_PRIVATE_NETWORKS: a per-command webhook_url may then name a private address, as the account's may. */
+  allowPrivateNetworks?: boolean | undefined
 }
 
 /** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
@@ -141,6 +146,7 @@ export const commandSubmission = fp(
       () => app.files,
       options.now ?? systemClock,
       options.onAccepted ?? (() => {}),
+      options.allowPrivateNetworks ?? false,
     )
     app.decorate('commandSubmission', submission)
   },

@@ -19,7 +19,6 @@ import {
   checkMetadata,
   checkOutputFiles,
   checkOutputsUsed,
-  checkWebhookUrl,
   ytdlpFfmpegArguments,
   type ApiErrorClass,
 } from './validation.js'
@@ -44,7 +43,8 @@ export interface CommandDraft {
 function commonFields(body: { metadata?: unknown; webhook_url?: string | undefined; storage_destination_id?: string | undefined }, prefix: string) {
   return {
     metadata: checkMetadata(body.metadata, `${prefix}metadata`),
-    webhook_url: checkWebhookUrl(body.webhook_url, `${prefix}webhook_url`),
+    // Checked with the account webhook's rule, which needs ALLOW_PRIVATE_NETWORKS (submission.ts).
+    webhook_url: body.webhook_url ?? null,
     // Its format, plan, existence and state are checked against the repository (submission.ts).
     storage_destination_id: body.storage_destination_id ?? null,
   }

@@ -31,6 +31,9 @@ export function urlProblem(value: string): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must use http or https, not ${url.protocol.slice(0, -1)}`
   if (url.hostname === '') return 'must name a host'
   if (url.username !== '' || url.password !== '') return 'must not carry credentials'
+  // The URL parser drops tabs and newlines and escapes the rest, so the URL it reads is not the one sent.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(value)) return 'must not contain spaces or control characters'
   return null
 }
 
@@ -53,6 +56,9 @@ export function checkMetadata(value: unknown, field = 'metadata'): Metadata | nu
   }
   for (const [key, item] of entries) {
     if (key.length === 0 || key.length > 256) throw new ValidationError(`${field}: keys must be 1 to 256 characters`)
+    // MongoDB's rules for a stored key (a NUL cannot be stored at all), and no other control character either.
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(key)) throw new ValidationError(`${field}: keys must not contain control characters, got ${JSON.stringify(key)}`)
     if (key.startsWith('$') || key.includes('.')) throw new ValidationError(`${field}.${key}: keys must not start with "$" or contain "."`)
     const type = typeof item
     if (type !== 'string' && type !== 'number' && type !== 'boolean') {
@@ -166,11 +172,4 @@ export function checkArgumentPolicy(
 /** At most 10 commands in a chained or multiple request (422 on both endpoints). */
 export function checkCommandCount(count: number, field: string): void {
   if (count > MAX_COMMANDS) throw new ValidationError(`${field}: at most ${MAX_COMMANDS} commands are allowed, got ${count}`)
-}
-
-/** A webhook_url must be http(s) (422); the plan check comes after, in submission.ts. */
-export function checkWebhookUrl(value: string | undefined, field = 'webhook_url'): string | null {
-  if (value === undefined) return null
-  checkUrl(value, field)
-  return value
 }

@@ -4,6 +4,7 @@
  * and Vimeo links whose video id is malformed. Pure and offline: removed
  * videos need a network check, which belongs to the runner's download step.
  */
+import { hostName } from '../../contracts/url-guard.js'
 
 const YOUTUBE_HOSTS = new Set(['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com'])
 const YOUTUBE_ID = /^[A-Za-z0-9_-]{11}$/
@@ -11,8 +12,9 @@ const VIMEO_HOSTS = new Set(['vimeo.com', 'www.vimeo.com', 'player.vimeo.com'])
 
 /** The YouTube video id a URL names: null when it is no video link (a channel, a playlist), undefined for no YouTube URL. */
 function youtubeId(url: URL): string | null | undefined {
-  if (url.hostname === 'youtu.be') return url.pathname.slice(1).split('/')[0] ?? ''
-  if (!YOUTUBE_HOSTS.has(url.hostname)) return undefined
+  const host = hostName(url)
+  if (host === 'youtu.be') return url.pathname.slice(1).split('/')[0] ?? ''
+  if (!YOUTUBE_HOSTS.has(host)) return undefined
   if (url.pathname === '/watch') return url.searchParams.get('v') ?? ''
   const match = /^\/(shorts|embed|live|v)\/([^/]*)/.exec(url.pathname)
   return match ? (match[2] ?? '') : null
@@ -30,9 +32,10 @@ export function videoUrlProblem(value: string): string | null {
   if (youtube !== undefined && youtube !== null && !YOUTUBE_ID.test(youtube)) {
     return `"${youtube}" is not a YouTube video id (11 letters, digits, - or _)`
   }
-  if (VIMEO_HOSTS.has(url.hostname)) {
+  const host = hostName(url)
+  if (VIMEO_HOSTS.has(host)) {
     const first = url.pathname.split('/').filter(Boolean)
-    const id = url.hostname === 'player.vimeo.com' ? first[1] : first[0]
+    const id = host === 'player.vimeo.com' ? first[1] : first[0]
     if (id !== undefined && /^\d/.test(id) && !/^\d{1,12}$/.test(id)) return `"${id}" is not a Vimeo video id (digits)`
   }
   return null

@@ -31,7 +31,12 @@ import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-pro
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
 import { statusRelay } from './status-relay.js'
+import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 import { isDuplicateKey } from '../duplicate-key.js'
+
+/** For executors built without config (tests): api/config.ts's defaults of COMMAND_DEADLINE_SECONDS and COMMAND_WORK_DIR_MAX_BYTES. */
+const DEFAULT_DEADLINE_MS = 900_000
+const DEFAULT_WORK_DIR_MAX_BYTES = 8 * 1024 ** 3
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -82,6 +87,8 @@ export interface LocalExecutorOptions {
   concurrency?: number
   /** A runner still alive after this is killed and its command FAILED with TIMEOUT. */
   deadlineMs?: number
+  /** A runner whose work directory grows past this is killed and its command FAILED with WORK_DIR_LIMIT_EXCEEDED. */
+  workDirMaxBytes?: number
   runnerMain?: string
   /**
    * Warm runners (runner-pool.ts) instead of one fresh process per command:
@@ -223,21 +230,31 @@ export class LocalExecutor implements Executor {
       // when this process dies (its stdin closes), so a pooled run skips the write and stays 'queued'.
       if (!this.#pool) await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
       let timedOut = false
-      const deadlineMs = this.options.deadlineMs ?? 2 * 3600_000
+      const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS
       const deadline = setTimeout(() => {
         timedOut = true
         runner.kill('SIGKILL')
       }, deadlineMs)
+      let workDirBytes: number | null = null
+      const workDirMaxBytes = this.options.workDirMaxBytes ?? DEFAULT_WORK_DIR_MAX_BYTES
+      const watch = watchWorkDir(run.work_dir, workDirMaxBytes, (bytes) => {
+        workDirBytes = bytes
+        runner.kill('SIGKILL')
+      })
       const exit = await runner.exited
       clearTimeout(deadline)
+      watch.stop()
       this.#active.delete(run._id)
       // The runner is gone: the next command may start while this one's bookkeeping is written.
       release()
       // Killed by stop(): the next start's recovery decides, so the run stays unfinished.
-      if (this.#stopping && !timedOut) return
+      if (this.#stopping && !timedOut && workDirBytes === null) return
       if (timedOut) {
         log.warn({ deadline_ms: deadlineMs }, 'runner overran its deadline: killed')
         await this.#fail(spec.commandId, 'TIMEOUT', `the command did not finish within ${Math.round(deadlineMs / 1000)} s`)
+      } else if (workDirBytes !== null) {
+        log.warn({ work_dir_bytes: workDirBytes, work_dir_max_bytes: workDirMaxBytes }, 'runner overfilled its work directory: killed')
+        await this.#fail(spec.commandId, 'WORK_DIR_LIMIT_EXCEEDED', workDirLimitMessage(workDirMaxBytes))
       } else if (exit.code !== 0 && exit.code !== 1) {
         // 0 and 1 mean the runner reported SUCCESS or FAILED itself; anything else means it could not.
         log.error({ code: exit.code, signal: exit.signal, runner_log: exit.stderrTail }, 'runner ended without reporting')

@@ -19,6 +19,21 @@ export function safeFilename(raw: string | undefined, fallback: string): string 
   return cleaned && filenameProblem(cleaned) === null ? cleaned : fallback
 }
 
+/** A URL path with its percent-escapes decoded; one that is not valid UTF-8 escaping (`%ff`, a bare `%`) is kept as sent. */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname)
+  } catch {
+    return pathname
+  }
+}
+
+/** A multipart body the parser cannot read (no boundary, cut short, malformed parts): the spec's 422 for an upload. */
+function malformedMultipart(error: unknown): ValidationError {
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ValidationError(`file: the multipart/form-data body cannot be read: ${reason}`)
+}
+
 /** The file endpoints: upload, store-file, get, list, delete. */
 export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> = async (app, options) => {
   const now = options.now ?? systemClock
@@ -31,7 +46,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
 
     scope.post('/files/upload', { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse } } }, async (request) => {
       if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
-      const part = await request.file()
+      const part = await request.file().catch((error: unknown) => {
+        throw malformedMultipart(error)
+      })
       if (!part) throw new ValidationError('file: the multipart form has no "file" field')
       if (part.fieldname !== 'file') {
         part.file.resume()
@@ -40,7 +57,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
       const fileId = newId('file')
       const filename = safeFilename(part.filename, 'upload')
       const key = uploadObjectKey(request.account.id, fileId, filename)
-      await app.files.storage.upload(key, part.file, part.mimetype || null)
+      try {
+        await app.files.storage.upload(key, part.file, part.mimetype || null)
+      } catch (error) {
+        // The parser ends the part's stream with an error when the body breaks off or is malformed: the client's fault.
+        if (!part.file.errored) throw error
+        await app.files.storage.delete(key).catch(() => undefined)
+        throw malformedMultipart(part.file.errored)
+      }
       if (part.file.truncated) {
         await app.files.storage.delete(key)
         throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
@@ -65,7 +89,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     // One of this account's storage_urls is copied from the bucket; one of the bucket that does not verify is refused here.
     await app.files.managedInput(request.account.id, file_url, 'file_url')
     const fileId = newId('file')
-    const filename = safeFilename(decodeURIComponent(new URL(file_url).pathname), 'file')
+    const filename = safeFilename(decodedPath(new URL(file_url).pathname), 'file')
     // The file processor fetches it: `processing: {kind: 'fetch'}`.
     await app.files.insertPending(
       newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null }, now()),

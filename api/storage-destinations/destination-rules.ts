@@ -3,16 +3,12 @@
  * normalised value or throws ValidationError naming the field and the reason.
  */
 import ipaddr from 'ipaddr.js'
+import { hostName } from '../../contracts/url-guard.js'
 import { ValidationError } from '../errors/api-errors.js'
 
 /** Host names that always mean this machine, whatever DNS says. */
 function isLocalHostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost')
-}
-
-/** The host of a URL without IPv6 brackets. */
-function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
 }
 
 function parseUrl(field: string, raw: string): URL {
@@ -36,7 +32,7 @@ export function normalizeEndpointUrl(raw: string, allowPrivateNetworks: boolean)
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowPrivateNetworks)) {
     throw new ValidationError('endpoint_url: must use https://')
   }
-  const host = bareHost(url)
+  const host = hostName(url)
   // The URL parser already turns 0x7f.1 and 2130706433 into dotted IPv4.
   if (ipaddr.isValid(host)) throw new ValidationError('endpoint_url: must name a host, not a raw IP address')
   if (!allowPrivateNetworks && isLocalHostName(host)) throw new ValidationError('endpoint_url: must not name this machine')

@@ -2,10 +2,11 @@ import t from 'tap'
 import { processesMentioning } from '../harness/processes.js'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { chmod, cp, mkdir, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
 import { startApi } from '../harness/api.js'
-import { scratchDir } from '../harness/scratch.js'
+import { startMongo } from '../harness/mongo.js'
+import { scratchDir, type Teardown } from '../harness/scratch.js'
 
 interface CliResult {
   code: number | null
@@ -15,9 +16,13 @@ interface CliResult {
 
 /** Runs the built CLI (`npm test` compiles before tap) with `env` replacing the variables it reads. */
 function admin(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return run(process.execPath, ['dist/api/admin/cli.js', ...args], env)
+}
+
+function run(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   const base: NodeJS.ProcessEnv = { ...process.env }
   for (const name of ['MONGODB_URL', 'MONGODB_DATABASE', 'ENCRYPTION_KEYS', 'FFKUBE_DATA_DIR']) delete base[name]
-  const child = spawn(process.execPath, ['dist/api/admin/cli.js', ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(program, args, { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -121,4 +126,52 @@ t.test('admin CLI in local mode starts FerretDB on the data dir for the command 
   const changed = await admin(['set-plan', '--account', account_id, '--plan', 'growth'], env)
   t.equal(changed.code, 0, `the account persisted in the data dir: ${changed.stderr}`)
   t.same(await processesMentioning(dataDir), [])
+})
+
+/**
+ * A copy of the checkout for scripts/admin.sh: the sources tsconfig.json
+ * compiles, the built dist/, and a node_modules whose packages are the real
+ * ones but whose `tsc` only records that it was called (in `compiler-calls`).
+ * Every file is dated `sourcesAt`, the build stamp `builtAt`.
+ */
+async function checkoutCopy(t: Teardown, sourcesAt: Date, builtAt: Date): Promise<{ root: string; compilerCalls(): Promise<number> }> {
+  const root = await scratchDir(t, 'ffkube-admin-build-')
+  const { include } = JSON.parse(await readFile('tsconfig.json', 'utf8')) as { include: string[] }
+  for (const entry of [...include, 'tsconfig.json', 'package-lock.json', 'dist']) await cp(entry, join(root, entry), { recursive: true })
+  for (const entry of await readdir(root, { recursive: true })) await utimes(join(root, entry), sourcesAt, sourcesAt)
+  const modules = join(root, 'node_modules')
+  await mkdir(join(modules, '.bin'), { recursive: true })
+  for (const entry of await readdir('node_modules')) {
+    if (entry !== '.bin') await symlink(resolve('node_modules', entry), join(modules, entry))
+  }
+  const calls = join(root, 'compiler-calls')
+  await writeFile(join(modules, '.bin', 'tsc'), `#!/bin/sh\necho "$*" >>'${calls}'\n`)
+  await chmod(join(modules, '.bin', 'tsc'), 0o755)
+  await writeFile(join(root, 'dist', '.admin-build-stamp'), '')
+  await utimes(join(root, 'dist', '.admin-build-stamp'), builtAt, builtAt)
+  const compilerCalls = async () => (await readFile(calls, 'utf8').catch(() => '')).split('\n').filter(Boolean).length
+  return { root, compilerCalls }
+}
+
+t.test('npm run admin builds only when a source is newer than the last build', async (t) => {
+  const mongo = await startMongo(t)
+  const env = { MONGODB_URL: mongo.url, MONGODB_DATABASE: mongo.dbName, ENCRYPTION_KEYS: `cli:${randomBytes(32).toString('base64')}` }
+  const now = Date.now()
+  const { root, compilerCalls } = await checkoutCopy(t, new Date(now - 60_000), new Date(now - 30_000))
+  const adminScript = (args: string[]) => run('bash', [join(root, 'scripts', 'admin.sh'), ...args], env)
+
+  const current = await adminScript(['create-account', '--plan', 'free'])
+  t.equal(current.code, 0, current.stderr)
+  t.match(JSON.parse(current.stdout), { account_id: /^acc_/ }, 'the command ran on the existing build')
+  t.equal(await compilerCalls(), 0, 'a current build is not compiled again')
+
+  const edited = new Date(now - 10_000)
+  await utimes(join(root, 'api', 'admin', 'cli.ts'), edited, edited)
+  const stale = await adminScript(['create-account', '--plan', 'free'])
+  t.equal(stale.code, 0, stale.stderr)
+  t.equal(await compilerCalls(), 1, 'a source edited after the build is compiled')
+
+  const again = await adminScript(['create-account', '--plan', 'free'])
+  t.equal(again.code, 0, again.stderr)
+  t.equal(await compilerCalls(), 1, 'the build that ran counts as current for the next call')
 })

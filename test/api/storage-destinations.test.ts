@@ -133,6 +133,12 @@ t.test('storage destinations', async (t) => {
     const local = await post('https://localhost:9000')
     t.equal(local.statusCode, 422)
     t.match(local.json().message, /^endpoint_url: must not name this machine/)
+    // A trailing dot is the same name to DNS.
+    for (const endpoint of ['https://localhost.', 'https://a.localhost.', 'https://LOCALHOST.:9000']) {
+      const dotted = await post(endpoint)
+      t.equal(dotted.statusCode, 422, endpoint)
+      t.match(dotted.json().message, /^endpoint_url: must not name this machine/, endpoint)
+    }
     t.equal((await post('https://s3.example.com')).statusCode, 201)
   })
 

@@ -15,6 +15,13 @@ t.test('defaults to local mode on port 8080 with its own services', async (t) =>
   t.same(config.roles, ['api', 'worker', 'webhooks'], 'one process runs every role')
 })
 
+t.test('local mode bounds a command far below an hour and caps its work directory by default', async (t) => {
+  const config = loadConfig({})
+  t.ok(config.commandDeadlineSeconds > 0 && config.commandDeadlineSeconds <= 1800, `COMMAND_DEADLINE_SECONDS defaults to ${config.commandDeadlineSeconds} s`)
+  t.ok(Number.isSafeInteger(config.commandWorkDirMaxBytes) && config.commandWorkDirMaxBytes > 0, `COMMAND_WORK_DIR_MAX_BYTES defaults to ${config.commandWorkDirMaxBytes}`)
+  t.equal(loadConfig({ COMMAND_WORK_DIR_MAX_BYTES: '1048576' }).commandWorkDirMaxBytes, 1048576)
+})
+
 t.test('FFKUBE_ROLES picks the roles one process runs', async (t) => {
   t.same(loadConfig({ FFKUBE_ROLES: 'worker' }).roles, ['worker'])
   t.same(loadConfig({ FFKUBE_ROLES: ' api , webhooks,api' }).roles, ['api', 'webhooks'], 'trimmed, each once')
@@ -63,6 +70,8 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['an S3 endpoint without a scheme', { S3_ENDPOINT: 's3.example.com' }, /^S3_ENDPOINT must be an http/],
   ['an unknown log level', { LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
   ['an unknown role', { FFKUBE_ROLES: 'api,dispatcher' }, /^FFKUBE_ROLES must list roles from api, worker, webhooks, got "dispatcher"/],
+  ['a work-dir cap that is no number', { COMMAND_WORK_DIR_MAX_BYTES: '8GiB' }, /^COMMAND_WORK_DIR_MAX_BYTES must be a whole number of at least 1/],
+  ['a work-dir cap of 0', { COMMAND_WORK_DIR_MAX_BYTES: '0' }, /^COMMAND_WORK_DIR_MAX_BYTES must be/],
 ]
 for (const [what, env, message] of rejected) {
   t.test(`refuses ${what}, naming the variable`, async (t) => {
