@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only with -pprof-addr, for profiling the store (see bench/)
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,7 +27,11 @@ func main() {
 	synchronous := flag.String("synchronous", "normal", "SQLite's synchronous pragma: normal (no fsync per commit) or full")
 	uriFile := flag.String("uri-file", "", "file to write the MongoDB URI to once listening")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	pprofAddr := flag.String("pprof-addr", "", "serve Go's pprof on this loopback address (e.g. 127.0.0.1:6060); off when empty")
 	flag.Parse()
+	if *pprofAddr != "" {
+		go func() { log.Println(http.ListenAndServe(*pprofAddr, nil)) }()
+	}
 	config := ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}}
 	if *data == "" {
 		log.Fatal("-data is required")
