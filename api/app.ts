@@ -58,6 +58,8 @@ export interface AppDependencies {
   metrics?: ServiceMetrics
   /** False when this host cannot run yt-dlp: the yt-dlp endpoints answer 501. Unset: available. */
   ytdlpAvailable?: () => boolean
+  /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
+  unsafeDisableFfmpegPolicyForTests?: boolean
 }
 
 /** Builds the Fastify app: plugins first, then routes. Starting and stopping it is server.ts's job. */
@@ -93,7 +95,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
       await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
       await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
-      await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable })
+      await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
       await v1.register(fileRoutes, { now: clock })
       await v1.register(presetRoutes)
     },

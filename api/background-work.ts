@@ -11,6 +11,7 @@ import type { SecretBox } from './crypto/secret-box.js'
 import type { DestinationCredentialSource, Executor } from './executors/executor.js'
 import { KubernetesExecutor } from './executors/kubernetes-executor.js'
 import { LocalExecutor } from './executors/local-executor.js'
+import { detectSandbox, toolFolders, type SandboxLevel } from './executors/sandbox-host.js'
 import { isExecutable, resolveStartGate, resolveTool } from './executors/tool-paths.js'
 import { FileProcessor } from './file-processor/file-processor.js'
 import type { Logger } from './logger.js'
@@ -24,6 +25,8 @@ export interface BackgroundWork {
   ytdlpAvailable: () => boolean
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   nudgeFileProcessor(): void
+  /** The jail the tools of this process run in (api/executors/sandbox-host.ts), for the start-up log. */
+  sandbox: SandboxLevel
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -39,8 +42,18 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
  * `secretBox` opens storage-destination credentials (without it, commands
  * with a destination fail their upload).
  */
-export function backgroundWork(config: Config, connections: Connections, logger: Logger, secretBox?: SecretBox, metrics?: ProjectionRecorder): BackgroundWork {
+export function backgroundWork(
+  config: Config,
+  connections: Connections,
+  logger: Logger,
+  secretBox?: SecretBox,
+  metrics?: ProjectionRecorder,
+  testOnly: { unsafeDisableFfmpegPolicyForTests?: boolean } = {},
+): BackgroundWork {
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
+  const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp'), startGate: resolveStartGate() }
+  // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
+  const sandbox = detectSandbox(toolFolders([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : []), logger)
   const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, ...(metrics ? { metrics } : {}) })
   const files = new FileProcessor({
     db: connections.db,
@@ -48,8 +61,9 @@ export function backgroundWork(config: Config, connections: Connections, logger:
     bucket: connections.s3Bucket,
     logger,
     dataDir: config.dataDir,
-    ffprobePath: resolveTool('ffprobe'),
+    ffprobePath: tools.ffprobe,
     allowPrivateNetworks: config.allowPrivateNetworks,
+    sandbox: sandbox.host,
   })
   let local: LocalExecutor | null = null
   let executor: Executor
@@ -63,14 +77,16 @@ export function backgroundWork(config: Config, connections: Connections, logger:
       deadlineMs: config.commandDeadlineSeconds * 1000,
       workDirMaxBytes: config.commandWorkDirMaxBytes,
       destinationCredentials,
+      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
       runner: {
         natsUrl: config.natsUrl as string,
         allowPrivateNetworks: config.allowPrivateNetworks,
         s3: config.s3,
-        ffmpegPath: resolveTool('ffmpeg'),
-        ffprobePath: resolveTool('ffprobe'),
-        ytdlpPath: resolveTool('yt-dlp'),
-        startGate: resolveStartGate(),
+        ffmpegPath: tools.ffmpeg,
+        ffprobePath: tools.ffprobe,
+        ytdlpPath: tools.ytdlp,
+        startGate: tools.startGate,
+        sandbox: sandbox.host,
       },
     })
     executor = local
@@ -85,6 +101,7 @@ export function backgroundWork(config: Config, connections: Connections, logger:
     executor,
     ytdlpAvailable: () => ytdlp,
     nudgeFileProcessor: () => files.nudge(),
+    sandbox: sandbox.level,
     async start() {
       await projector.start()
       await local?.start()

@@ -30,7 +30,15 @@ import { createWebhookDeliverer } from './webhook-delivery/create-deliverer.js'
  * (EXECUTOR=local, unless `localServices` says otherwise) it first starts the
  * servers whose URLs are unset; otherwise they must all be configured.
  */
-export async function runService(config: Config, logger: Logger, options: { localServices?: boolean } = {}): Promise<void> {
+export async function runService(
+  config: Config,
+  logger: Logger,
+  options: {
+    localServices?: boolean
+    /** TESTS ONLY (test/e2e/unpoliced-service.ts): FFmpeg commands pass without the argument policy, to test the sandbox alone. main.ts never sets it. */
+    unsafeDisableFfmpegPolicyForTests?: boolean
+  } = {},
+): Promise<void> {
   const roles = new Set(config.roles)
   const local =
     (options.localServices ?? config.executor === 'local')
@@ -53,7 +61,8 @@ export async function runService(config: Config, logger: Logger, options: { loca
   }
   const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
   const metrics = new ServiceMetrics()
-  const work: BackgroundWork | null = roles.has('worker') ? backgroundWork(resolved, connections, logger, secretBox, metrics) : null
+  const testOnly = options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
+  const work: BackgroundWork | null = roles.has('worker') ? backgroundWork(resolved, connections, logger, secretBox, metrics, testOnly) : null
   const dispatcher = work ? new Dispatcher({ db: connections.db, executor: work.executor, logger, metrics }) : null
   const deliverer = roles.has('webhooks') ? createWebhookDeliverer(resolved, connections, secretBox, logger, metrics) : null
   let app: FastifyInstance
@@ -76,6 +85,7 @@ export async function runService(config: Config, logger: Logger, options: { loca
       onWebhookRedeliveryQueued: () => deliverer?.nudge(),
       ytdlpAvailable: work ? work.ytdlpAvailable : () => ytdlp,
       metrics,
+      ...testOnly,
     })
   } else {
     app = Fastify({ loggerInstance: logger }) as unknown as FastifyInstance
@@ -92,7 +102,7 @@ export async function runService(config: Config, logger: Logger, options: { loca
     host: config.host,
     logger,
     onListening: (baseUrl) => {
-      logger.info({ roles: config.roles, url: baseUrl }, 'ffkube started')
+      logger.info({ roles: config.roles, url: baseUrl, ...(work ? { sandbox: work.sandbox } : {}) }, 'ffkube started')
       if (!roles.has('api')) return
       process.stdout.write(`ffkube is listening on ${baseUrl}\n`)
       if (localKey) process.stdout.write(`API key (business plan): ${localKey.api_key}\n`)

@@ -5,7 +5,9 @@
  * written by some command.
  */
 import { applyFfmpegPolicy, type PolicyContext, type PolicyViolation } from './ffmpeg-policy.js'
-import { isInputAlias, isOutputAlias } from './placeholders.js'
+import { outputPath } from './ffmpeg-paths.js'
+import { isInputAlias, isOutputAlias, substitutePlaceholders } from './placeholders.js'
+import { splitShellWords } from './shell-words.js'
 
 /** The argv of each command string, in order. */
 export type PlanOutcome =
@@ -47,4 +49,19 @@ export function planFfmpegCommands(
     }
   }
   return { ok: true, argvs }
+}
+
+/**
+ * TESTS ONLY: the command strings as argvs with placeholders resolved and no
+ * policy at all (no hardening, any path, any URL), so a test can show what
+ * the sandbox holds when the policy is absent. Reached only through options
+ * named `unsafeDisableFfmpegPolicyForTests` that no configuration, variable
+ * or request sets.
+ */
+export function unpolicedArgvsForTests(commands: readonly string[], context: Pick<PolicyContext, 'mode' | 'inputs' | 'outputs'>): string[][] {
+  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, outputPath(filename)])) }
+  return commands.map((command) => {
+    const words = splitShellWords(substitutePlaceholders(command, paths))
+    return context.mode === 'ffmpeg' ? words.slice(1) : words
+  })
 }

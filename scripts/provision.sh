@@ -3,7 +3,7 @@
 # into a cache outside the checkout. Idempotent: a second run only checks stamps.
 #
 #   scripts/provision.sh [start|test]
-#     start  what `npm start` needs: ffmpeg, ffprobe, nats-server, yt-dlp, ferretdb, minio
+#     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
 #     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
@@ -80,7 +80,8 @@ link_system() {
 }
 
 provision_debian() {
-  apt_install ffmpeg nats-server
+  # bubblewrap: the sandbox of local mode's tools (contracts/sandbox.ts).
+  apt_install ffmpeg nats-server bubblewrap
   link_system ffmpeg /usr/bin/ffmpeg
   link_system ffprobe /usr/bin/ffprobe
   link_system nats-server /usr/sbin/nats-server

@@ -27,7 +27,7 @@ async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
 }
 
 /** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
-export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => boolean) | undefined }> = async (app, options) => {
+export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => boolean) | undefined; unsafeDisableFfmpegPolicyForTests?: boolean }> = async (app, options) => {
   const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
   // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
   const requireYtdlp = async (request: FastifyRequest) => {
@@ -39,7 +39,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
     '/run-ffmpeg-command',
     { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse } } },
     async (request) => {
-      const [commandId] = await accept(request, [draftFfmpegCommand(request.body)])
+      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { unsafeDisableFfmpegPolicyForTests: options.unsafeDisableFfmpegPolicyForTests === true })])
       return { command_id: commandId! }
     },
   )

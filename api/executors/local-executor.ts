@@ -19,6 +19,7 @@ import type { Collection, Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
+import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
@@ -73,6 +74,8 @@ export interface RunnerSettings {
   ytdlpPath: string
   /** runner-image/start-gate's library, preloaded into ffprobe; null: probes start when needed. */
   startGate?: string | null
+  /** The jail of every tool the runners start (api/executors/sandbox-host.ts); null: none, said at start. */
+  sandbox?: SandboxHost | null
   logLevel?: string
 }
 
@@ -101,6 +104,11 @@ export interface LocalExecutorOptions {
    * DESTINATION_UPLOAD_FAILED.
    */
   destinationCredentials?: DestinationCredentialSource
+  /**
+   * TESTS ONLY: FFmpeg commands run without the argument policy (warm pool
+   * only), to show what the sandbox alone holds. No configuration sets it.
+   */
+  unsafeDisableFfmpegPolicyForTests?: boolean
 }
 
 export class LocalExecutor implements Executor {
@@ -132,7 +140,8 @@ export class LocalExecutor implements Executor {
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
     if (this.options.warmPool ?? true) {
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, statusRelay(this.#js, this.#log))
+      const testOnly = this.options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
+      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, statusRelay(this.#js, this.#log), undefined, testOnly)
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
     await this.recover()
@@ -310,6 +319,7 @@ export class LocalExecutor implements Executor {
       FFPROBE_PATH: runner.ffprobePath,
       YTDLP_PATH: runner.ytdlpPath,
       ...(runner.startGate ? { FFKUBE_START_GATE: runner.startGate } : {}),
+      ...(runner.sandbox ? { [SANDBOX_ENV]: JSON.stringify(runner.sandbox) } : {}),
       S3_BUCKET: runner.s3.bucket,
       S3_REGION: runner.s3.region,
       S3_FORCE_PATH_STYLE: runner.s3.forcePathStyle ? 'true' : 'false',

@@ -63,6 +63,8 @@ export class RunnerPool {
     private readonly cwd: string,
     private readonly publish: StatusPublisher,
     private readonly maxJobs = 200,
+    /** TESTS ONLY: passed to every job (runner-image/runner/phase-context.ts). */
+    private readonly testOnly: { unsafeDisableFfmpegPolicyForTests?: boolean } = {},
   ) {}
 
   /** Starts `count` idle workers now, so the first commands find them warm. */
@@ -91,7 +93,7 @@ export class RunnerPool {
       }
       return exit
     })
-    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}) })}\n`)
+    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}), ...this.testOnly })}\n`)
     const pid = current.child.pid ?? -1
     return { pid, exited, kill: (signal) => killGroup(pid, signal) }
   }

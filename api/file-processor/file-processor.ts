@@ -12,17 +12,23 @@
  * output included. A recovery scan of `files` (at start, then every
  * `recoveryIntervalMs`) queues any pending file without an entry, so a file
  * whose entry was never written, or whose processor died, is still finished.
+ *
+ * ffprobe reads a user's bytes, so it runs where those bytes cannot reach
+ * this process's secrets (database URL, storage credentials, encryption
+ * keys): in the sandbox (contracts/sandbox.ts), with no network and only the
+ * file's own temporary folder in sight. An upload is therefore copied out of
+ * the bucket first instead of being read over a presigned URL.
  */
 import { createReadStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import type { S3Client } from '@aws-sdk/client-s3'
 import type { Collection, Db } from 'mongodb'
-import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
-import { mediaMetaFromProbe, mimeTypeForFilename, type FfprobeOutput, type MediaMeta } from '../../contracts/output-file-meta.js'
+import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
+import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
+import type { SandboxHost } from '../../contracts/sandbox.js'
+import { runTool } from '../../contracts/tool-process.js'
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
-import { runTool } from '../../runner-image/runner/child-process.js'
-import { probeFile } from '../../runner-image/runner/probe-step.js'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import type { FileDocument } from '../files/file-document.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
@@ -47,6 +53,8 @@ export interface FileProcessorOptions {
   /** Temporary downloads go under `<dataDir>/file-fetch`. */
   dataDir: string
   ffprobePath: string
+  /** The jail ffprobe runs in (api/executors/sandbox-host.ts); null: none, said at start. */
+  sandbox?: SandboxHost | null
   allowPrivateNetworks: boolean
   maxBytes?: number
   timeoutMs?: number
@@ -205,10 +213,7 @@ export class FileProcessor {
 
   /** store-file: the guarded fetch to a temporary file, then the bucket, then ffprobe on the local copy. */
   async #fetch(file: FileDocument): Promise<{ objectKey: string; meta: MediaMeta }> {
-    const dir = join(this.options.dataDir, 'file-fetch', file._id)
-    await mkdir(dir, { recursive: true, mode: 0o700 })
-    try {
-      const path = join(dir, file.filename)
+    return this.#inTemporaryFolder(file, async (dir, path) => {
       const url = file.original_file_url ?? ''
       const maxBytes = this.options.maxBytes ?? 5 * 1024 ** 3
       try {
@@ -227,41 +232,46 @@ export class FileProcessor {
       } catch (err) {
         throw new FileFailure('UPLOAD_FAILED', `storing the file failed: ${err instanceof Error ? err.message : String(err)}`)
       }
-      const meta = await probeFile(this.options.ffprobePath, dir, file.filename)
-      return { objectKey, meta }
+      return { objectKey, meta: await this.#probe(dir, file.filename) }
+    })
+  }
+
+  /** upload: the object copied out of the bucket, then ffprobe on the copy (the jailed ffprobe has no network). */
+  async #probeUpload(file: FileDocument): Promise<{ objectKey: string; meta: MediaMeta }> {
+    const objectKey = file.object_key
+    if (!objectKey) throw new FileFailure('INTERNAL_ERROR', 'the upload has no object')
+    return this.#inTemporaryFolder(file, async (dir, path) => {
+      try {
+        // Its size was bounded when it was uploaded.
+        await this.#storage.download(objectKey, path, Infinity)
+      } catch {
+        throw new FileFailure('UPLOAD_MISSING', 'the uploaded object is not in storage')
+      }
+      const meta = await this.#probe(dir, file.filename)
+      // The client's declared type stands when the extension says nothing.
+      return { objectKey, meta: { ...meta, mime_type: meta.mime_type ?? file.mime_type } }
+    })
+  }
+
+  /** Runs `work` with a fresh folder of its own for the file, removed afterwards. */
+  async #inTemporaryFolder<T>(file: FileDocument, work: (dir: string, path: string) => Promise<T>): Promise<T> {
+    const dir = join(this.options.dataDir, 'file-fetch', file._id)
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    try {
+      return await work(dir, join(dir, file.filename))
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
   }
 
-  /** upload: ffprobe reads the object over a presigned URL, fetching only the bytes it needs. */
-  async #probeUpload(file: FileDocument): Promise<{ objectKey: string; meta: MediaMeta }> {
-    const objectKey = file.object_key
-    if (!objectKey) throw new FileFailure('INTERNAL_ERROR', 'the upload has no object')
-    let size: number
-    try {
-      const head = await this.options.s3.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey }))
-      size = head.ContentLength ?? 0
-    } catch {
-      throw new FileFailure('UPLOAD_MISSING', 'the uploaded object is not in storage')
-    }
-    const url = await presignGet(this.options.s3, this.options.bucket, objectKey)
-    // Our own bucket over HTTP(S) instead of `file`; the same demuxer allow-list as every probe.
-    const hardening = INPUT_HARDENING.map((arg, i) => (INPUT_HARDENING[i - 1] === '-protocol_whitelist' ? 'http,https,tcp,tls,crypto' : arg))
-    const run = await runTool(this.options.ffprobePath, ['-v', 'error', ...hardening, '-show_format', '-show_streams', '-of', 'json', url], {
-      cwd: this.options.dataDir,
-      timeoutMs: 120_000,
+  /** ffprobe on `dir/filename`, jailed in `dir` without network; unreadable media leaves the facts null. */
+  async #probe(dir: string, filename: string): Promise<MediaMeta> {
+    const size = (await stat(join(dir, filename))).size
+    const run = await runTool(this.options.ffprobePath, probeArgs(filename), {
+      cwd: dir,
+      timeoutMs: PROBE_TIMEOUT_MS,
+      sandbox: { host: this.options.sandbox ?? null, network: 'none' },
     })
-    let probe: FfprobeOutput = {}
-    if (run.code === 0) {
-      try {
-        probe = JSON.parse(run.stdout) as FfprobeOutput
-      } catch {
-        // Not media ffprobe understands: stored with null facts, like an output.
-      }
-    }
-    const meta = mediaMetaFromProbe(probe, file.filename, size)
-    // The client's declared type stands when the extension says nothing.
-    return { objectKey, meta: { ...meta, mime_type: meta.mime_type ?? file.mime_type } }
+    return metaOfProbe(run, filename, size)
   }
 }

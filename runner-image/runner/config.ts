@@ -4,6 +4,7 @@ import {
   parseDestinationCredentials,
   type DestinationCredentials,
 } from '../../contracts/destination-credentials.js'
+import { parseSandboxHost, SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { PROGRESS_INTERVAL_MS } from './progress-throttle.js'
 
 /**
@@ -23,6 +24,8 @@ export interface RunnerConfig {
   ytdlpPath: string
   /** The start gate's library (runner-image/start-gate), preloaded into ffprobe so it links while ffmpeg runs; null: none. */
   startGate: string | null
+  /** The jail of every tool (FFKUBE_SANDBOX, set by the local executor); null in a runner pod, whose pod is the jail. */
+  sandbox: SandboxHost | null
   /** The least time between two PROCESSING events (progress-throttle.ts); 0 sends each at once. */
   progressIntervalMs: number
   /** `stdout`: JSON lines (local executor); `nats`: JetStream at natsUrl. */
@@ -61,6 +64,14 @@ function nonNegative(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 
 const GIB = 1024 ** 3
 
+function sandboxHost(env: NodeJS.ProcessEnv): SandboxHost | null {
+  try {
+    return parseSandboxHost(env[SANDBOX_ENV])
+  } catch (error) {
+    throw new RunnerConfigError(error instanceof Error ? error.message : String(error))
+  }
+}
+
 export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
   const reporter = env.FFKUBE_STATUS_REPORTER ?? 'stdout'
   if (reporter !== 'stdout' && reporter !== 'nats') throw new RunnerConfigError(`FFKUBE_STATUS_REPORTER must be stdout or nats, got "${reporter}"`)
@@ -77,6 +88,7 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
     ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
     startGate: env.FFKUBE_START_GATE || null,
+    sandbox: sandboxHost(env),
     progressIntervalMs: nonNegative(env, 'FFKUBE_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS),
     reporter,
     natsUrl,

@@ -4,7 +4,8 @@
  * spent in ffmpeg only (ffmpeg_command_run_seconds).
  */
 import { commandPercent, parseDurationLine, ProgressReader } from './ffmpeg-progress.js'
-import { runTool } from './child-process.js'
+import type { SandboxHost } from '../../contracts/sandbox.js'
+import { runTool } from '../../contracts/tool-process.js'
 import { RunnerFailure } from './failure.js'
 
 export interface FfmpegStepOptions {
@@ -12,6 +13,8 @@ export interface FfmpegStepOptions {
   workDir: string
   /** For the whole sequence. */
   timeoutMs: number
+  /** The jail ffmpeg runs in, without network; null: none (a runner pod). */
+  sandbox?: SandboxHost | null
   onProgress: (percent: number) => void
   now?: () => number
 }
@@ -32,6 +35,7 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
     const run = await runTool(options.ffmpegPath, [...PROGRESS_OPTIONS, ...argv], {
       cwd: options.workDir,
       timeoutMs: remaining,
+      sandbox: { host: options.sandbox ?? null, network: 'none' },
       now,
       onStderr: (chunk) => {
         if (duration !== null || stderrHead.length > 64_000) return

@@ -5,6 +5,7 @@
 import { lstat } from 'node:fs/promises'
 import { join, normalize } from 'node:path'
 import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
+import type { SandboxHost } from '../../contracts/sandbox.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { RunnerFailure } from './failure.js'
 import { startProbe } from './probe-step.js'
@@ -62,9 +63,9 @@ const GATED_PROBES = 4
  */
 export function startProbes(
   files: readonly ProducedFile[],
-  context: { workDir: string; ffprobePath: string; startGate: string | null },
+  context: { workDir: string; ffprobePath: string; startGate: string | null; sandbox: SandboxHost | null },
 ): { results(): Promise<Record<string, MediaMeta>>; cancel(): void } {
-  const probes = files.map((file, index) => startProbe(context.ffprobePath, context.workDir, file.path, index < GATED_PROBES ? context.startGate : null))
+  const probes = files.map((file, index) => startProbe(context.ffprobePath, context.workDir, file.path, index < GATED_PROBES ? context.startGate : null, context.sandbox))
   return {
     async results() {
       const probed = await Promise.all(probes.map((probe) => probe.result()))

@@ -14,6 +14,12 @@ export interface RunDeps {
   /** Built when the upload phase needs it, so credentials are read only then. */
   uploadTarget: () => UploadTarget
   resolve?: Resolver
+  /**
+   * TESTS ONLY: FFmpeg commands run without the argument policy, to show what
+   * the sandbox alone holds. Set only by tests, through the pool worker's job
+   * message (runner-pool.ts); no variable or request reaches it.
+   */
+  unsafeDisableFfmpegPolicyForTests?: boolean
 }
 
 export interface PhaseContext {

@@ -13,7 +13,7 @@
  * credentials come beside the spec, never in it: held in memory for that one
  * job and handed only to its upload step.
  * ffmpeg, ffprobe and yt-dlp still run as their own processes with PATH and
- * LANG only (child-process.ts); storage credentials are read from
+ * LANG only, jailed as FFKUBE_SANDBOX says (contracts/tool-process.ts); storage credentials are read from
  * S3_CREDENTIALS_FILE by the upload step, as in main.ts. When stdin closes
  * (the service stopped or died) the worker kills its process group, so no
  * ffmpeg outlives it and the next start's recovery decides what to re-run.
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   lines.once('close', () => process.kill(-process.pid, 'SIGKILL'))
   for await (const line of lines) {
     if (!line.trim()) continue
-    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown }
+    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown; unsafeDisableFfmpegPolicyForTests?: boolean }
     const spec = parseCommandSpec(JSON.stringify(job.spec))
     const log = logger.child({ command_id: spec.commandId })
     // Malformed credentials fail the upload step (no credentials), never the worker.
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
         reporter: new JsonLinesReporter(spec.commandId, process.stdout),
         logger,
         uploadTarget: () => uploadTargetFor(spec, config, process.env, destinationCredentials),
+        ...(job.unsafeDisableFfmpegPolicyForTests === true ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
       })
     } catch (error) {
       log.error({ err: error }, 'could not report the outcome')

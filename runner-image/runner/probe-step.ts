@@ -1,17 +1,11 @@
-/** Step 3: probes each output with ffprobe (same sandbox rules as ffmpeg). */
+/** Step 3: probes each output with ffprobe (contracts/media-probe.ts), in the same sandbox as ffmpeg. */
 import { stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
-import { mediaMetaFromProbe, type FfprobeOutput, type MediaMeta } from '../../contracts/output-file-meta.js'
-import { runTool, startGatedTool, type ToolRun } from './child-process.js'
+import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
+import type { MediaMeta } from '../../contracts/output-file-meta.js'
+import type { SandboxHost } from '../../contracts/sandbox.js'
+import { runTool, startGatedTool } from '../../contracts/tool-process.js'
 import { RunnerFailure } from './failure.js'
-
-const PROBE_TIMEOUT_MS = 30_000
-
-/** ffprobe's arguments for one file: the same input hardening as ffmpeg's, since an output's bytes are the user's to choose. */
-function probeArgs(relativePath: string): string[] {
-  return ['-v', 'error', ...INPUT_HARDENING, '-show_format', '-show_streams', '-of', 'json', relativePath]
-}
 
 async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   try {
@@ -21,23 +15,15 @@ async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   }
 }
 
-/** The media facts of a probe run; an unreadable probe leaves them null, the file itself is still delivered. */
-function metaOf(run: ToolRun, relativePath: string, size: number): MediaMeta {
-  let probe: FfprobeOutput = {}
-  if (run.code === 0) {
-    try {
-      probe = JSON.parse(run.stdout) as FfprobeOutput
-    } catch {
-      // Left empty: every media field null.
-    }
-  }
-  return mediaMetaFromProbe(probe, basename(relativePath), size)
+/** ffprobe jailed without network, like ffmpeg; a null host runs it bare (a runner pod). */
+function jail(sandbox: SandboxHost | null) {
+  return { host: sandbox, network: 'none' } as const
 }
 
-export async function probeFile(ffprobePath: string, workDir: string, relativePath: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<MediaMeta> {
+export async function probeFile(ffprobePath: string, workDir: string, relativePath: string, sandbox: SandboxHost | null = null, timeoutMs = PROBE_TIMEOUT_MS): Promise<MediaMeta> {
   const size = await sizeOf(workDir, relativePath)
-  const run = await runTool(ffprobePath, probeArgs(relativePath), { cwd: workDir, timeoutMs })
-  return metaOf(run, relativePath, size)
+  const run = await runTool(ffprobePath, probeArgs(relativePath), { cwd: workDir, timeoutMs, sandbox: jail(sandbox) })
+  return metaOfProbe(run, relativePath, size)
 }
 
 /** A probe started before its file is complete: result() once it is, or cancel(). */
@@ -53,9 +39,9 @@ export interface PendingProbe {
  * instead of ~100). Without it, or when the gate did not hold, result()
  * probes the ordinary way.
  */
-export function startProbe(ffprobePath: string, workDir: string, relativePath: string, gateLibrary: string | null): PendingProbe {
-  if (!gateLibrary) return { result: () => probeFile(ffprobePath, workDir, relativePath), cancel: () => undefined }
-  const gated = startGatedTool(ffprobePath, probeArgs(relativePath), { cwd: workDir, timeoutMs: PROBE_TIMEOUT_MS, gateLibrary })
+export function startProbe(ffprobePath: string, workDir: string, relativePath: string, gateLibrary: string | null, sandbox: SandboxHost | null = null): PendingProbe {
+  if (!gateLibrary) return { result: () => probeFile(ffprobePath, workDir, relativePath, sandbox), cancel: () => undefined }
+  const gated = startGatedTool(ffprobePath, probeArgs(relativePath), { cwd: workDir, timeoutMs: PROBE_TIMEOUT_MS, gateLibrary, sandbox: jail(sandbox) })
   return {
     async result() {
       let size: number
@@ -66,7 +52,7 @@ export function startProbe(ffprobePath: string, workDir: string, relativePath: s
         throw error
       }
       const run = await gated.open()
-      return run ? metaOf(run, relativePath, size) : probeFile(ffprobePath, workDir, relativePath)
+      return run ? metaOfProbe(run, relativePath, size) : probeFile(ffprobePath, workDir, relativePath, sandbox)
     },
     cancel: () => gated.cancel(),
   }

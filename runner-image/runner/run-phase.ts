@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
+import { planFfmpegCommands, unpolicedArgvsForTests } from '../../contracts/ffmpeg-plan.js'
 import type { MediaMeta } from '../../contracts/output-file-meta.js'
 import { RunnerFailure } from './failure.js'
 import { runFfmpegCommands } from './ffmpeg-step.js'
@@ -26,10 +26,10 @@ export interface RunOutcome {
 export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
-  const argvs = plannedArgvs(spec, fetched)
+  const argvs = deps.unsafeDisableFfmpegPolicyForTests && spec.commandType !== 'YTDLP_COMMAND' ? unpolicedArgvs(spec) : plannedArgvs(spec, fetched)
   const files = producedFiles(spec, fetched)
   // Started before ffmpeg, so ffprobe's start (mostly linking its libraries) overlaps ffmpeg's run.
-  const probes = startProbes(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, startGate: deps.config.startGate })
+  const probes = startProbes(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, startGate: deps.config.startGate, sandbox: deps.config.sandbox })
   let runSeconds: number | null
   try {
     runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
@@ -63,12 +63,18 @@ function plannedArgvs(spec: CommandSpec, fetched: Fetched): string[][] | null {
   return plan.argvs
 }
 
+/** TESTS ONLY (RunDeps.unsafeDisableFfmpegPolicyForTests): the strings as they are, placeholders resolved. */
+function unpolicedArgvs(spec: CommandSpec): string[][] {
+  return unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+}
+
 async function runFfmpeg(argvs: string[][], { deps, progress }: PhaseContext): Promise<number> {
   progress.stage('RUNNING')
   return runFfmpegCommands(argvs, {
     ffmpegPath: deps.config.ffmpegPath,
     workDir: deps.workDir,
     timeoutMs: deps.config.ffmpegTimeoutMs,
+    sandbox: deps.config.sandbox,
     onProgress: (percent) => progress.percent(percent),
   })
 }

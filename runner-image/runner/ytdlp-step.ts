@@ -8,7 +8,8 @@ import type { FormatSelector } from '../../contracts/command-spec.js'
 import type { FailedFile } from '../../contracts/status-events.js'
 import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../contracts/url-guard-fetch.js'
 import type { UrlGuardOptions } from '../../contracts/url-guard.js'
-import { runTool } from './child-process.js'
+import type { SandboxHost } from '../../contracts/sandbox.js'
+import { runTool } from '../../contracts/tool-process.js'
 import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
 import { lastLines } from './ffmpeg-step.js'
 import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
@@ -21,6 +22,12 @@ export interface YtdlpStepOptions {
   maxBytes: number
   timeoutMs: number
   guard: UrlGuardOptions & { resolve?: Resolver }
+  /**
+   * yt-dlp's jail. It keeps the host's network: the guard proxy it must use
+   * listens on the runner's loopback, which a fresh network namespace cannot
+   * reach (README, "Sandbox"). null: none (a runner pod).
+   */
+  sandbox?: SandboxHost | null
 }
 
 export interface DownloadOutcome {
@@ -63,7 +70,7 @@ async function downloadOne(alias: string, url: string, options: YtdlpStepOptions
     proxyUrl: proxy.url,
   })
   proxy.takeRefusals()
-  const run = await runTool(options.ytdlpPath, args, { cwd: options.workDir, timeoutMs: options.timeoutMs })
+  const run = await runTool(options.ytdlpPath, args, { cwd: options.workDir, timeoutMs: options.timeoutMs, sandbox: { host: options.sandbox ?? null, network: 'host' } })
   const refused = proxy.takeRefusals()
   const printed = run.stdout.trim().split('\n').filter(Boolean).at(-1)
   if (run.code === 0 && printed) {

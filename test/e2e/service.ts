@@ -52,9 +52,12 @@ export interface RunningService {
   log(): string
 }
 
-/** Starts the service and waits until it prints its URL and key. */
-export async function startService(t: Teardown, environment: ServiceEnvironment): Promise<RunningService> {
-  const child = spawn(process.execPath, ['dist/api/main.js'], { env: environment.env, stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Starts the service and waits until it prints its URL and key. `entry` is
+ * the built entry point: `dist/api/main.js`, or a test-only one beside this file.
+ */
+export async function startService(t: Teardown, environment: ServiceEnvironment, entry = 'dist/api/main.js'): Promise<RunningService> {
+  const child = spawn(process.execPath, [entry], { env: environment.env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -1,11 +1,14 @@
 /**
- * Runs a tool (ffmpeg, ffprobe, yt-dlp) the one way the runner allows: no
- * shell, a given cwd, an environment holding PATH only — no credential, token
- * or proxy setting of the runner reaches the tool — and a deadline after which
- * the tool is killed.
+ * Runs a tool (ffmpeg, ffprobe, yt-dlp) the one way ffkube allows, in the
+ * runner and in the file processor alike: no shell, a given cwd, an
+ * environment holding PATH only — no credential, token or proxy setting of
+ * the caller reaches the tool — a deadline after which the tool is killed,
+ * and, where the host has one, the sandbox (sandbox.ts) around it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { resolve } from 'node:path'
 import type { Duplex, Readable } from 'node:stream'
+import { sandboxedArgv, type SandboxHost, type SandboxNetwork } from './sandbox.js'
 
 export interface ToolRun {
   code: number | null
@@ -27,6 +30,16 @@ export interface ToolOptions {
   onStderr?: (chunk: string) => void
   stderrLimit?: number
   now?: () => number
+  /** The jail to start the tool in (cwd is its work dir); null or absent: none (a runner pod, whose pod is the jail). */
+  sandbox?: { host: SandboxHost | null; network: SandboxNetwork } | undefined
+}
+
+/** The program and argv to spawn: the tool itself, or the jail around it with `toolEnv` set inside. */
+function launch(program: string, args: readonly string[], options: ToolOptions, toolEnv: Record<string, string> = {}): { file: string; argv: string[]; env: NodeJS.ProcessEnv } {
+  const host = options.sandbox?.host
+  if (!host) return { file: program, argv: [...args], env: { ...toolEnvironment(), ...toolEnv } }
+  const [file, ...argv] = sandboxedArgv(host, { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', toolEnv }, program, args)
+  return { file: file as string, argv, env: toolEnvironment() }
 }
 
 /** The whole environment a tool gets. */
@@ -66,7 +79,8 @@ export function runTool(program: string, args: readonly string[], options: ToolO
   const now = options.now ?? (() => performance.now())
   const started = now()
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd: options.cwd, env: toolEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], shell: false })
+    const { file, argv, env } = launch(program, args, options)
+    const child = spawn(file, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], shell: false })
     const output = collectOutput(child.stdout, child.stderr, options)
     const deadline = killAfter(child, options.timeoutMs)
     child.once('error', (error) => {
@@ -99,12 +113,13 @@ export interface GatedTool {
  * (most of an ffprobe's cost) and then waits before main() for open(). The
  * gate talks over descriptor 3: one byte "ready" from the tool, one byte "go"
  * to it. The environment is toolEnvironment()'s plus the two variables the
- * gate reads, which it removes before main().
+ * gate reads, which it removes before main(); in a sandbox they are set for
+ * the tool only, so the gate holds the tool and not prlimit or bwrap.
  */
 export function startGatedTool(program: string, args: readonly string[], options: ToolOptions & { gateLibrary: string }): GatedTool {
   const now = options.now ?? (() => performance.now())
-  const env = { ...toolEnvironment(), LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' }
-  const child = spawn(program, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], shell: false })
+  const { file, argv, env } = launch(program, args, options, { LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' })
+  const child = spawn(file, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], shell: false })
   // Piped, per stdio above: the typings cannot tell from a four-element array.
   const [, out, err, gate] = child.stdio as unknown as [null, Readable, Readable, Duplex]
   const output = collectOutput(out, err, options)

@@ -1,0 +1,72 @@
+/**
+ * Finds out, once at start, what jail this host can put the tools in
+ * (contracts/sandbox.ts): bubblewrap when it is installed and the kernel
+ * lets it make its namespaces, else the resource limits alone, loudly. The
+ * local executor hands the answer to its runners (FFKUBE_SANDBOX) and the
+ * file processor uses it for its ffprobe.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { DEFAULT_TOOL_LIMITS, sandboxedArgv, type SandboxHost } from '../../contracts/sandbox.js'
+import type { Logger } from '../logger.js'
+import { isExecutable } from './tool-paths.js'
+
+/** What the log and /readyz say: `bwrap`, `limits-only` (no bwrap here) or `none` (not even prlimit). */
+export type SandboxLevel = 'bwrap' | 'limits-only' | 'none'
+
+export interface SandboxDetection {
+  host: SandboxHost | null
+  level: SandboxLevel
+  /** Why the level is below `bwrap`; null when it is not. */
+  reason: string | null
+}
+
+/**
+ * Paths the tools need read-only besides the system's: the folder of each
+ * tool's binary (after links) and the folders the tools load from beside it
+ * (yt-dlp's package and the start gate live in the provisioned cache).
+ * Folders under /usr are in the sandbox already.
+ */
+export function toolFolders(tools: readonly string[], extra: readonly string[] = []): string[] {
+  const folders = new Set<string>()
+  for (const path of [...tools.filter((tool) => tool.includes('/')), ...extra]) {
+    if (!existsSync(path)) continue
+    for (const folder of [dirname(path), dirname(realpathSync(path))]) {
+      if (!folder.startsWith('/usr/') && folder !== '/usr') folders.add(folder)
+    }
+  }
+  return [...folders]
+}
+
+/** The first test of the real jail: `true` in it must exit 0. Returns why not, or null. */
+function refusal(host: SandboxHost): string | null {
+  const workDir = mkdtempSync(join(tmpdir(), 'ffkube-sandbox-check-'))
+  try {
+    const [file, ...args] = sandboxedArgv(host, { workDir, network: 'none' }, '/usr/bin/true', [])
+    const run = spawnSync(file as string, args, { cwd: workDir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 10_000 })
+    if (run.error) return run.error.message
+    return run.status === 0 ? null : (run.stderr.trim() || `exit ${run.status ?? run.signal}`)
+  } finally {
+    rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+/** Looks at this host once; logs a warning when the tools will run with less than bubblewrap. */
+export function detectSandbox(readOnly: readonly string[], logger: Logger, env: NodeJS.ProcessEnv = process.env): SandboxDetection {
+  if (!existsSync('/usr/bin/prlimit')) {
+    const reason = '/usr/bin/prlimit (util-linux) is missing'
+    logger.warn({ sandbox: 'none', reason }, 'SANDBOX OFF: ffmpeg, ffprobe and yt-dlp run unconfined, with this service\'s files and network in reach')
+    return { host: null, level: 'none', reason }
+  }
+  const limitsOnly: SandboxHost = { bwrap: null, readOnly, limits: DEFAULT_TOOL_LIMITS }
+  const bwrap = (env.PATH ?? '').split(':').map((dir) => join(dir, 'bwrap')).find((path) => path.startsWith('/') && isExecutable(path, env))
+  const reason = bwrap ? refusal({ ...limitsOnly, bwrap }) : 'bwrap is not installed (Debian package bubblewrap)'
+  if (bwrap && reason === null) return { host: { ...limitsOnly, bwrap }, level: 'bwrap', reason: null }
+  logger.warn(
+    { sandbox: 'limits-only', reason },
+    'SANDBOX DEGRADED: bubblewrap cannot run here, so ffmpeg, ffprobe and yt-dlp run with resource limits only, as this service\'s user, with its files and network in reach; only the argument policy stands between a command and them',
+  )
+  return { host: limitsOnly, level: 'limits-only', reason }
+}
