@@ -1,0 +1,93 @@
+/** The real jail on this host: what a tool in it sees, the limits it gets, the start gate through it, and the fallback. */
+import { copyFile, mkdir, stat, writeFile } from 'node:fs/promises'
+import { Writable } from 'node:stream'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import t from 'tap'
+import { detectSandbox, toolFolders } from '../../api/executors/sandbox-host.js'
+import { resolveStartGate } from '../../api/executors/tool-paths.js'
+import { toolPath } from '../../api/local/tools.js'
+import { DEFAULT_TOOL_LIMITS, type SandboxHost } from '../../contracts/sandbox.js'
+import { runTool, startGatedTool } from '../../contracts/tool-process.js'
+import { makeClip } from '../harness/media.js'
+import { scratchDir } from '../harness/scratch.js'
+
+/** A logger whose lines the test can read. */
+function capturingLogger(): { logger: pino.Logger; lines: () => string } {
+  let text = ''
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString()
+      done()
+    },
+  })
+  return { logger: pino({ level: 'info' }, sink), lines: () => text }
+}
+
+const ffmpeg = toolPath('ffmpeg')
+const ffprobe = toolPath('ffprobe')
+
+t.test('this host runs bubblewrap (scripts/provision.sh installs it)', async (t) => {
+  const { logger, lines } = capturingLogger()
+  const detected = detectSandbox(toolFolders([ffmpeg, ffprobe]), logger)
+  t.equal(detected.level, 'bwrap', detected.reason ?? '')
+  t.equal(lines(), '', 'no warning')
+})
+
+t.test('a host without bwrap falls back to the limits alone, with a warning that says what that means', async (t) => {
+  const { logger, lines } = capturingLogger()
+  const detected = detectSandbox([], logger, { PATH: '/nonexistent' })
+  t.match(detected, { level: 'limits-only', host: { bwrap: null }, reason: /bwrap is not installed/ })
+  const warning = JSON.parse(lines()) as { level: number; msg: string; sandbox: string }
+  t.equal(warning.level, 40, 'logged at warn')
+  t.match(warning, { sandbox: 'limits-only', msg: /SANDBOX DEGRADED/ })
+})
+
+t.test('in the jail', async (t) => {
+  const { logger } = capturingLogger()
+  const detected = detectSandbox(toolFolders([ffmpeg, ffprobe], [resolveStartGate() ?? '']), logger)
+  const host = detected.host as SandboxHost
+  const dir = await scratchDir(t)
+  const workDir = join(dir, 'work')
+  await mkdir(workDir)
+  await writeFile(join(dir, 'beside.txt'), 'not for the tool')
+  const jail = (network: 'none' | 'host' = 'none', limits = host.limits) => ({ host: { ...host, limits }, network })
+
+  t.test('a tool sees its work dir, not the folder around it, and its /proc holds only its own processes', async (t) => {
+    const run = await runTool('/bin/sh', ['-c', 'echo hi > mine.txt && cat mine.txt && ls /proc | grep -c "^[0-9]" && cat ../beside.txt'], { cwd: workDir, timeoutMs: 10_000, sandbox: jail() })
+    const [written, processes] = run.stdout.trim().split('\n')
+    t.equal(written, 'hi')
+    t.ok(Number(processes) <= 4, `bwrap's init, sh, ls, grep at most: ${processes}`)
+    t.not(run.code, 0)
+    t.match(run.stderr, /beside\.txt: No such file or directory/)
+  })
+
+  t.test('the system is read-only', async (t) => {
+    const run = await runTool('/bin/sh', ['-c', 'touch /usr/x'], { cwd: workDir, timeoutMs: 10_000, sandbox: jail() })
+    t.not(run.code, 0)
+    t.match(run.stderr, /Read-only file system/)
+  })
+
+  t.test('RLIMIT_FSIZE stops a file at the limit', async (t) => {
+    const limits = { ...DEFAULT_TOOL_LIMITS, fileBytes: 100_000 }
+    const run = await runTool(ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'anoisesrc=d=10', '-f', 'wav', '-y', 'big.wav'], { cwd: workDir, timeoutMs: 30_000, sandbox: jail('none', limits) })
+    t.not(run.code, 0, 'ffmpeg did not finish its 10 s of noise (~880 kB)')
+    const { size } = await stat(join(workDir, 'big.wav'))
+    t.ok(size <= 100_000, `the file stopped at ${size} bytes`)
+  })
+
+  t.test('the start gate holds a jailed ffprobe until it is opened', async (t) => {
+    const gate = resolveStartGate()
+    t.ok(gate, 'provisioned')
+    if (!gate) return
+    await mkdir(join(workDir, 'outputs'))
+    const held = startGatedTool(ffprobe, ['-v', 'error', '-show_format', '-of', 'json', 'outputs/a.mp4'], { cwd: workDir, timeoutMs: 10_000, gateLibrary: gate, sandbox: jail() })
+    // The file appears only now: an ffprobe that was not held would have failed on it already.
+    const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 1 })
+    await copyFile(clip, join(workDir, 'outputs', 'a.mp4'))
+    const run = await held.open()
+    t.ok(run, 'the gate held it')
+    t.equal(run?.code, 0, run?.stderr ?? '')
+    t.match(JSON.parse(run?.stdout ?? '{}'), { format: { format_name: /mp4/ } })
+  })
+})
