@@ -11,7 +11,7 @@ import type { SecretBox } from './crypto/secret-box.js'
 import type { DestinationCredentialSource, Executor } from './executors/executor.js'
 import { KubernetesExecutor } from './executors/kubernetes-executor.js'
 import { LocalExecutor } from './executors/local-executor.js'
-import { detectSandbox, toolFolders, type SandboxLevel } from './executors/sandbox-host.js'
+import { detectSandbox, toolsReadOnly, type SandboxLevel } from './executors/sandbox-host.js'
 import { isExecutable, resolveStartGate, resolveTool } from './executors/tool-paths.js'
 import { FileProcessor } from './file-processor/file-processor.js'
 import type { Logger } from './logger.js'
@@ -53,7 +53,7 @@ export function backgroundWork(
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp'), startGate: resolveStartGate() }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
-  const sandbox = detectSandbox(toolFolders([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : []), logger)
+  const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : []), logger)
   const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, ...(metrics ? { metrics } : {}) })
   const files = new FileProcessor({
     db: connections.db,

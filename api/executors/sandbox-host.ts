@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { DEFAULT_TOOL_LIMITS, sandboxedArgv, type SandboxHost } from '../../contracts/sandbox.js'
+import { toolCacheDir } from '../local/tools.js'
 import type { Logger } from '../logger.js'
 import { isExecutable } from './tool-paths.js'
 
@@ -38,6 +39,29 @@ export function toolFolders(tools: readonly string[], extra: readonly string[] =
     }
   }
   return [...folders]
+}
+
+/**
+ * The folders of the Python that runs yt-dlp when it lives outside /usr (a
+ * pyenv or a virtualenv: scripts/provision.sh uses the python3 on PATH): the
+ * install root above the python3 found on PATH (e.g. ~/.pyenv above its
+ * shims/) and above its real interpreter, read-only.
+ */
+export function pythonFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+  const python = (env.PATH ?? '').split(':').map((dir) => join(dir, 'python3')).find((path) => path.startsWith('/') && isExecutable(path, env))
+  if (!python) return []
+  const roots = [dirname(dirname(python)), dirname(dirname(realpathSync(python)))]
+  return [...new Set(roots.filter((root) => root !== '/' && root !== '/usr' && !root.startsWith('/usr/')))]
+}
+
+/**
+ * Everything the tools need read-only: their folders, the Python that runs
+ * yt-dlp, and the provisioned cache (yt-dlp is a script there that runs the
+ * package beside it).
+ */
+export function toolsReadOnly(tools: readonly string[], extra: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): string[] {
+  const cache = toolCacheDir(env)
+  return [...new Set([...toolFolders(tools, extra), ...pythonFolders(env), ...(existsSync(cache) ? [cache] : [])])]
 }
 
 /** The first test of the real jail: `true` in it must exit 0. Returns why not, or null. */
