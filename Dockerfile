@@ -12,7 +12,8 @@
 # Node 24 (LTS until April 2028) on Debian 12 bookworm; the code also runs on Node 20.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-# 1: compile api/, operator/, contracts/ and the runner modules the file processor shares.
+# 1: compile api/, operator/ and contracts/ (api/ shares no runner module: the file
+# processor starts ffprobe through contracts/tool-process.ts).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -21,7 +22,6 @@ COPY tsconfig.json ./
 COPY contracts ./contracts
 COPY api ./api
 COPY operator ./operator
-COPY runner-image/runner ./runner-image/runner
 RUN npx --no-install tsc -p tsconfig.json \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
