@@ -1,5 +1,5 @@
 /** The real jail on this host: what a tool in it sees, the limits it gets, the start gate through it, and the fallback. */
-import { copyFile, mkdir, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { Writable } from 'node:stream'
 import { join } from 'node:path'
 import { pino } from 'pino'
@@ -66,6 +66,18 @@ t.test('in the jail', async (t) => {
     const run = await runTool('/bin/sh', ['-c', 'touch /usr/x'], { cwd: workDir, timeoutMs: 10_000, sandbox: jail() })
     t.not(run.code, 0)
     t.match(run.stderr, /Read-only file system/)
+  })
+
+  t.test('a deadline ends the jailed tool and everything it started', async (t) => {
+    const run = await runTool('/bin/sh', ['-c', 'sleep 987 & sleep 986'], { cwd: workDir, timeoutMs: 300, sandbox: jail() })
+    t.ok(run.timedOut)
+    // The run ends when its output pipes close, i.e. when the last process holding them, the background sleep too, is gone.
+    const left: string[] = []
+    for (const entry of await readdir('/proc')) {
+      const argv = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+      if (argv === 'sleep\u0000987\u0000' || argv === 'sleep\u0000986\u0000') left.push(entry)
+    }
+    t.same(left, [], 'no sleep is left')
   })
 
   t.test('RLIMIT_FSIZE stops a file at the limit', async (t) => {
