@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { DEFAULT_TOOL_LIMITS, sandboxedArgv, type SandboxHost } from '../../contracts/sandbox.js'
 import { toolCacheDir } from '../local/tools.js'
 import type { Logger } from '../logger.js'
@@ -59,9 +59,13 @@ export function pythonFolders(env: NodeJS.ProcessEnv = process.env): string[] {
  * yt-dlp, and the provisioned cache (yt-dlp is a script there that runs the
  * package beside it).
  */
-export function toolsReadOnly(tools: readonly string[], extra: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): string[] {
+export function toolsReadOnly(tools: readonly string[], extra: readonly string[] = [], options: { dataDir?: string; env?: NodeJS.ProcessEnv } = {}): string[] {
+  const env = options.env ?? process.env
   const cache = toolCacheDir(env)
-  return [...new Set([...toolFolders(tools, extra), ...pythonFolders(env), ...(existsSync(cache) ? [cache] : [])])]
+  const folders = [...new Set([...toolFolders(tools, extra), ...pythonFolders(env), ...(existsSync(cache) ? [cache] : [])])]
+  // A folder holding the data dir (a python3 in ~/bin makes ~ a "Python root") would show the tools every secret in it.
+  const data = options.dataDir ? resolve(options.dataDir) : null
+  return folders.filter((folder) => data === null || !(data === folder || data.startsWith(`${folder}/`)))
 }
 
 /** The first test of the real jail: `true` in it must exit 0. Returns why not, or null. */

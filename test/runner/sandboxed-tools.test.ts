@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import t from 'tap'
-import { detectSandbox, toolFolders } from '../../api/executors/sandbox-host.js'
+import { detectSandbox, toolFolders, toolsReadOnly } from '../../api/executors/sandbox-host.js'
 import { resolveStartGate } from '../../api/executors/tool-paths.js'
 import { toolPath } from '../../api/local/tools.js'
 import { DEFAULT_TOOL_LIMITS, type SandboxHost } from '../../contracts/sandbox.js'
@@ -41,6 +41,16 @@ t.test('a host without bwrap falls back to the limits alone, with a warning that
   const warning = JSON.parse(lines()) as { level: number; msg: string; sandbox: string }
   t.equal(warning.level, 40, 'logged at warn')
   t.match(warning, { sandbox: 'limits-only', msg: /SANDBOX DEGRADED/ })
+})
+
+t.test('no read-only folder of the tools holds the data dir', async (t) => {
+  const dir = await scratchDir(t)
+  const python = join(dir, 'bin', 'python3')
+  await mkdir(join(dir, 'bin'))
+  await writeFile(python, '#!/bin/sh\n', { mode: 0o755 })
+  const env = { PATH: `${join(dir, 'bin')}:/usr/bin`, FFKUBE_CACHE: join(dir, 'no-cache') }
+  t.ok(toolsReadOnly([], [], { env }).includes(dir), 'a python3 in <dir>/bin makes <dir> its root')
+  t.notOk(toolsReadOnly([], [], { env, dataDir: join(dir, 'data') }).includes(dir), 'unless the data dir is inside it')
 })
 
 t.test('in the jail', async (t) => {
