@@ -69,11 +69,17 @@ export function toolsReadOnly(tools: readonly string[], extra: readonly string[]
 }
 
 /** The first test of the real jail: `true` in it must exit 0. Returns why not, or null. */
-function refusal(host: SandboxHost): string | null {
-  const workDir = mkdtempSync(join(tmpdir(), 'ffkube-sandbox-check-'))
+function refusal(host: SandboxHost, env: NodeJS.ProcessEnv): string | null {
+  let workDir: string
+  try {
+    workDir = mkdtempSync(join(tmpdir(), 'ffkube-sandbox-check-'))
+  } catch (err) {
+    // A read-only root without a writable TMPDIR (a pod): no check, so no jail.
+    return `cannot make a folder to test the jail in: ${err instanceof Error ? err.message : String(err)}`
+  }
   try {
     const [file, ...args] = sandboxedArgv(host, { workDir, network: 'none' }, '/usr/bin/true', [])
-    const run = spawnSync(file as string, args, { cwd: workDir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 10_000 })
+    const run = spawnSync(file as string, args, { cwd: workDir, env: { PATH: env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 10_000 })
     if (run.error) return run.error.message
     return run.status === 0 ? null : (run.stderr.trim() || `exit ${run.status ?? run.signal}`)
   } finally {
@@ -90,7 +96,7 @@ export function detectSandbox(readOnly: readonly string[], logger: Logger, env: 
   }
   const limitsOnly: SandboxHost = { bwrap: null, readOnly, limits: DEFAULT_TOOL_LIMITS }
   const bwrap = (env.PATH ?? '').split(':').map((dir) => join(dir, 'bwrap')).find((path) => path.startsWith('/') && isExecutable(path, env))
-  const reason = bwrap ? refusal({ ...limitsOnly, bwrap }) : 'bwrap is not installed (Debian package bubblewrap)'
+  const reason = bwrap ? refusal({ ...limitsOnly, bwrap }, env) : 'bwrap is not installed (Debian package bubblewrap)'
   if (bwrap && reason === null) return { host: { ...limitsOnly, bwrap }, level: 'bwrap', reason: null }
   logger.warn(
     { sandbox: 'limits-only', reason },
