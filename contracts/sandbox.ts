@@ -48,6 +48,8 @@ export interface SandboxRun {
   network: SandboxNetwork
   /** Variables set for the tool only, not for prlimit or bwrap before it (the start gate's LD_PRELOAD). */
   toolEnv?: Readonly<Record<string, string>>
+  /** The descriptor bwrap reads the seccomp filter from (seccomp-filter.ts); none: no filter. */
+  seccompFd?: number
 }
 
 /**
@@ -84,6 +86,7 @@ function bwrapArgs(bwrap: string, host: SandboxHost, run: SandboxRun): string[] 
   if (run.network === 'host') args.push('--share-net')
   args.push('--unshare-user', '--uid', SANDBOX_ID, '--gid', SANDBOX_ID, '--disable-userns')
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL')
+  if (run.seccompFd !== undefined) args.push('--seccomp', String(run.seccompFd))
   // The tmpfs first: a read-only path under /tmp (a test's tools) is bound over it, not hidden by it.
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp')
   for (const path of SYSTEM_READ_ONLY) args.push('--ro-bind-try', path, path)

@@ -5,10 +5,11 @@
  * the caller reaches the tool — a deadline after which the tool is killed,
  * and, where the host has one, the sandbox (sandbox.ts) around it.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process'
 import { resolve } from 'node:path'
-import type { Duplex, Readable } from 'node:stream'
+import type { Duplex, Readable, Writable } from 'node:stream'
 import { sandboxedArgv, type SandboxHost, type SandboxNetwork } from './sandbox.js'
+import { seccompProgram } from './seccomp-filter.js'
 
 export interface ToolRun {
   code: number | null
@@ -34,12 +35,40 @@ export interface ToolOptions {
   sandbox?: { host: SandboxHost | null; network: SandboxNetwork } | undefined
 }
 
-/** The program and argv to spawn: the tool itself, or the jail around it with `toolEnv` set inside. */
-function launch(program: string, args: readonly string[], options: ToolOptions, toolEnv: Record<string, string> = {}): { file: string; argv: string[]; env: NodeJS.ProcessEnv } {
+/** The jail's seccomp filter, built once; null on an architecture it is not written for. */
+const SECCOMP_PROGRAM = seccompProgram()
+
+interface Launch {
+  file: string
+  argv: string[]
+  env: NodeJS.ProcessEnv
+  /** Bytes to write to descriptor `seccompFd` (a pipe) for bwrap to read; null: no filter. */
+  seccomp: Buffer | null
+}
+
+/**
+ * The program and argv to spawn: the tool itself, or the jail around it with
+ * `toolEnv` set inside and the seccomp filter on descriptor `seccompFd` (the
+ * first one the caller's stdio leaves free).
+ */
+function launch(program: string, args: readonly string[], options: ToolOptions, seccompFd: number, toolEnv: Record<string, string> = {}): Launch {
   const host = options.sandbox?.host
-  if (!host) return { file: program, argv: [...args], env: { ...toolEnvironment(), ...toolEnv } }
-  const [file, ...argv] = sandboxedArgv(host, { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', toolEnv }, program, args)
-  return { file: file as string, argv, env: toolEnvironment() }
+  if (!host) return { file: program, argv: [...args], env: { ...toolEnvironment(), ...toolEnv }, seccomp: null }
+  const seccomp = host.bwrap ? SECCOMP_PROGRAM : null
+  const run = { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', toolEnv, ...(seccomp ? { seccompFd } : {}) }
+  const [file, ...argv] = sandboxedArgv(host, run, program, args)
+  return { file: file as string, argv, env: toolEnvironment(), seccomp }
+}
+
+/** Spawns a launch with `stdio`, plus the seccomp pipe after it, and hands bwrap the filter. */
+function spawnLaunch(launched: Launch, cwd: string, stdio: Array<'ignore' | 'pipe'>): ChildProcess {
+  const child = spawn(launched.file, launched.argv, { cwd, env: launched.env, stdio: launched.seccomp ? [...stdio, 'pipe'] : stdio, shell: false })
+  if (launched.seccomp) {
+    const pipe = child.stdio[stdio.length] as Writable
+    pipe.on('error', () => undefined)
+    pipe.end(launched.seccomp)
+  }
+  return child
 }
 
 /** The whole environment a tool gets. */
@@ -79,8 +108,7 @@ export function runTool(program: string, args: readonly string[], options: ToolO
   const now = options.now ?? (() => performance.now())
   const started = now()
   return new Promise((resolve, reject) => {
-    const { file, argv, env } = launch(program, args, options)
-    const child = spawn(file, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], shell: false })
+    const child = spawnLaunch(launch(program, args, options, 3), options.cwd, ['ignore', 'pipe', 'pipe']) as ChildProcessByStdio<null, Readable, Readable>
     const output = collectOutput(child.stdout, child.stderr, options)
     const deadline = killAfter(child, options.timeoutMs)
     child.once('error', (error) => {
@@ -118,8 +146,7 @@ export interface GatedTool {
  */
 export function startGatedTool(program: string, args: readonly string[], options: ToolOptions & { gateLibrary: string }): GatedTool {
   const now = options.now ?? (() => performance.now())
-  const { file, argv, env } = launch(program, args, options, { LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' })
-  const child = spawn(file, argv, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], shell: false })
+  const child = spawnLaunch(launch(program, args, options, 4, { LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' }), options.cwd, ['ignore', 'pipe', 'pipe', 'pipe'])
   // Piped, per stdio above: the typings cannot tell from a four-element array.
   const [, out, err, gate] = child.stdio as unknown as [null, Readable, Readable, Duplex]
   const output = collectOutput(out, err, options)

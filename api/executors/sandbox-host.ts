@@ -6,10 +6,11 @@
  * file processor uses it for its ffprobe.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { DEFAULT_TOOL_LIMITS, sandboxedArgv, type SandboxHost } from '../../contracts/sandbox.js'
+import { seccompProgram } from '../../contracts/seccomp-filter.js'
 import { toolCacheDir } from '../local/tools.js'
 import type { Logger } from '../logger.js'
 import { isExecutable } from './tool-paths.js'
@@ -68,6 +69,13 @@ export function toolsReadOnly(tools: readonly string[], extra: readonly string[]
   return folders.filter((folder) => data === null || !(data === folder || data.startsWith(`${folder}/`)))
 }
 
+/** The filter written to a file in `dir`, opened for reading. */
+function openFilter(dir: string, filter: Buffer): number {
+  const path = join(dir, 'seccomp.bpf')
+  writeFileSync(path, filter)
+  return openSync(path, 'r')
+}
+
 /** The first test of the real jail: `true` in it must exit 0. Returns why not, or null. */
 function refusal(host: SandboxHost, env: NodeJS.ProcessEnv): string | null {
   let workDir: string
@@ -78,8 +86,13 @@ function refusal(host: SandboxHost, env: NodeJS.ProcessEnv): string | null {
     return `cannot make a folder to test the jail in: ${err instanceof Error ? err.message : String(err)}`
   }
   try {
-    const [file, ...args] = sandboxedArgv(host, { workDir, network: 'none' }, '/usr/bin/true', [])
-    const run = spawnSync(file as string, args, { cwd: workDir, env: { PATH: env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 10_000 })
+    // With the seccomp filter the tools get, read from a file here rather than a pipe.
+    const filter = seccompProgram()
+    const filterFd = filter ? openFilter(workDir, filter) : null
+    const [file, ...args] = sandboxedArgv(host, { workDir, network: 'none', ...(filterFd === null ? {} : { seccompFd: 3 }) }, '/usr/bin/true', [])
+    const stdio = filterFd === null ? (['ignore', 'ignore', 'pipe'] as const) : (['ignore', 'ignore', 'pipe', filterFd] as const)
+    const run = spawnSync(file as string, args, { cwd: workDir, env: { PATH: env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 10_000, stdio: [...stdio] })
+    if (filterFd !== null) closeSync(filterFd)
     if (run.error) return run.error.message
     return run.status === 0 ? null : (run.stderr.trim() || `exit ${run.status ?? run.signal}`)
   } finally {

@@ -90,6 +90,16 @@ t.test('in the jail', async (t) => {
     t.same(left, [], 'no sleep is left')
   })
 
+  t.test('the seccomp filter refuses what a media tool never needs, with EPERM, and lets the rest through', async (t) => {
+    // Python's ctypes makes raw system calls: keyctl, ptrace, bpf, io_uring_setup, unshare, then getpid.
+    const script = 'import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfor nr in (250, 101, 321, 425, 272, 39):\n    r = libc.syscall(nr, 0, 0, 0, 0)\n    print(nr, r if r >= 0 else -ctypes.get_errno())\n'
+    const run = await runTool('/usr/bin/python3', ['-c', script], { cwd: workDir, timeoutMs: 10_000, sandbox: jail() })
+    t.equal(run.code, 0, run.stderr)
+    const results = Object.fromEntries(run.stdout.trim().split('\n').map((line) => line.split(' ').map(Number) as [number, number]))
+    for (const nr of [250, 101, 321, 425, 272]) t.equal(results[nr], -1, `system call ${nr} is refused with EPERM`)
+    t.ok((results[39] ?? 0) > 0, 'getpid answers')
+  })
+
   t.test('RLIMIT_FSIZE stops a file at the limit', async (t) => {
     const limits = { ...DEFAULT_TOOL_LIMITS, fileBytes: 100_000 }
     const run = await runTool(ffmpeg, ['-v', 'error', '-f', 'lavfi', '-i', 'anoisesrc=d=10', '-f', 'wav', '-y', 'big.wav'], { cwd: workDir, timeoutMs: 30_000, sandbox: jail('none', limits) })

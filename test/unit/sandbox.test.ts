@@ -55,6 +55,11 @@ t.test('the bwrap argv', async (t) => {
   for (const [name, check] of cases) t.test(name, async (t) => check(t))
 })
 
+t.test('a seccomp filter is read from the descriptor the caller names, and only then', async (t) => {
+  t.same(after(sandboxedArgv(host, { ...run, seccompFd: 4 }, 'ffprobe', []), '--seccomp'), [['4']])
+  t.same(after(sandboxedArgv(host, run, 'ffprobe', []), '--seccomp'), [])
+})
+
 t.test('yt-dlp keeps the host network; everything else stays', async (t) => {
   const argv = sandboxedArgv(host, { ...run, network: 'host' }, 'yt-dlp', ['--', 'https://a.example/v'])
   t.ok(argv.includes('--unshare-all'))
