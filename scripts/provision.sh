@@ -132,7 +132,8 @@ provision_ferretdb() {
   chmod -R u+w "$src/module"
   local patch
   for patch in "$dir"/patches/*.patch; do
-    (cd "$src/module" && git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module"; exit 1; }
+    # The ceiling keeps git from taking a repository around the cache for the target.
+    (cd "$src/module" && GIT_CEILING_DIRECTORIES="$src" git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module"; exit 1; }
   done
   cp "$dir/main.go" "$dir/go.mod" "$dir/go.sum" "$src/"
   (cd "$src" && go mod edit -replace "$module=./module" && go build -trimpath -ldflags "-s -w" -o "$bin/ferretdb" .)
