@@ -8,6 +8,7 @@ import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
 import { errorHandler, routeNotFound } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
+import { RouteTable } from './errors/method-not-allowed.js'
 import type { ReadinessProbe } from './health/readiness.js'
 import { healthRoutes } from './health/routes.js'
 import type { Logger } from './logger.js'
@@ -22,6 +23,7 @@ import { presetRoutes } from './presets/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import { metricsRoutes } from './metrics/routes.js'
 import type { ServiceMetrics } from './metrics/service-metrics.js'
+import { addCommonErrorResponses } from './openapi/common-responses.js'
 import { openApi } from './openapi/openapi.js'
 import { rateLimiting } from './rate-limit/rate-limiting.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
@@ -30,6 +32,7 @@ import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
+import { buildValidator } from './validation/validator-compiler.js'
 
 /** What the HTTP app needs from the process that hosts it. */
 export interface AppDependencies {
@@ -64,7 +67,7 @@ export interface AppDependencies {
 
 /** Builds the Fastify app: plugins first, then routes. Starting and stopping it is server.ts's job. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger }).withTypeProvider<TypeBoxTypeProvider>()
+  const app = Fastify({ loggerInstance: deps.logger, schemaController: { compilersFactory: { buildValidator } } }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(errorHandler)
   if (deps.metrics) await app.register(metricsRoutes, { metrics: deps.metrics })
   // Before every route: @fastify/swagger documents routes as they are added.
@@ -89,7 +92,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // After authentication: limits count per API key.
       await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
       await v1.register(finiteNumbers)
+      // Every route below documents the statuses any route can answer with, and is recorded for 405s.
+      const routeTable = new RouteTable()
+      v1.addHook('onRoute', addCommonErrorResponses)
+      v1.addHook('onRoute', routeTable.record)
       // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
+      v1.addHook('onRequest', routeTable.refuseOtherMethods)
       v1.setNotFoundHandler(routeNotFound)
       // Resource route plugins register here, one per folder under api/.
       await v1.register(storageDestinationRoutes, { allowPrivateNetworks })

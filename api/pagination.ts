@@ -3,9 +3,16 @@ import { Type, type Static } from 'typebox'
 /**
  * The spec's list query: `limit` 1..100 (default 50) and `offset` >= 0
  * (default 0). Ajv applies the defaults, so handlers always see numbers.
+ * `offset` stops at the largest safe integer: past it `1.6e32` passes as an
+ * "integer" and is echoed back as a float.
  */
 export const PageQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'page size, 1 to 100' }),
-  offset: Type.Integer({ minimum: 0, default: 0, description: 'items to skip' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'page size, 1 to 100' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'items to skip' })),
 })
-export type PageQuery = Static<typeof PageQuery>
+export type PageQuery = Required<Static<typeof PageQuery>>
+
+/** The page a list query asks for, with the defaults Ajv has already applied made visible to TypeScript. */
+export function pageOf(query: { limit?: number | undefined; offset?: number | undefined }): PageQuery {
+  return { limit: query.limit ?? 50, offset: query.offset ?? 0 }
+}

@@ -4,10 +4,12 @@
  * shared by both so the two can never disagree on what `{{in_x}}` means.
  */
 
-/** `in_` then letters, digits or underscores; 64 characters at most. */
-const INPUT_ALIAS = /^in_[A-Za-z0-9_]{1,61}$/
+/** `in_` then letters, digits or underscores; 64 characters at most. Also the API's JSON Schema pattern. */
+export const INPUT_ALIAS_PATTERN = '^in_[A-Za-z0-9_]{1,61}$'
 /** `out_` then letters, digits or underscores; 64 characters at most. */
-const OUTPUT_ALIAS = /^out_[A-Za-z0-9_]{1,60}$/
+export const OUTPUT_ALIAS_PATTERN = '^out_[A-Za-z0-9_]{1,60}$'
+const INPUT_ALIAS = new RegExp(INPUT_ALIAS_PATTERN)
+const OUTPUT_ALIAS = new RegExp(OUTPUT_ALIAS_PATTERN)
 
 export function isInputAlias(name: string): boolean {
   return INPUT_ALIAS.test(name)

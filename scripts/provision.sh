@@ -25,6 +25,8 @@ mkdir -p "$bin" "$stamps"
 
 # Pinned versions. The Go ones are also pinned by each wrapper's go.mod/go.sum.
 YTDLP_VERSION=2026.10.26
+# The OpenAPI fuzzer `npm test` runs against the served document (test/api/openapi-fuzz.test.ts).
+SCHEMATHESIS_VERSION=4.32.5
 # The last MinIO commit published before upstream stopped maintaining it.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 KUBE_VERSION=v1.36.3
@@ -102,6 +104,21 @@ PYTHONPATH="$dir" exec "$python" -m yt_dlp "\$@"
 EOF
   chmod +x "$bin/yt-dlp"
   write_stamp yt-dlp "$YTDLP_VERSION $python"
+}
+
+# Schemathesis from PyPI into its own venv: unlike yt-dlp it has dependencies
+# (hypothesis, httpx, ...), which must not meet the system's Python packages.
+provision_schemathesis() {
+  local python
+  python="$(command -v python3)" || { log "python3 is required for schemathesis"; exit 1; }
+  if stamp_matches schemathesis "$SCHEMATHESIS_VERSION $python" && [[ -x "$bin/schemathesis" ]]; then return 0; fi
+  local dir="$cache/schemathesis-$SCHEMATHESIS_VERSION"
+  log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI"
+  rm -rf "$dir"
+  "$python" -m venv "$dir" || { log "python3 -m venv failed: apt-get install python3-venv"; exit 1; }
+  "$dir/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+  ln -sfn "$dir/bin/schemathesis" "$bin/schemathesis"
+  write_stamp schemathesis "$SCHEMATHESIS_VERSION $python"
 }
 
 # go_build NAME MODULE_DIR PACKAGES LDFLAGS — builds a wrapper module's commands into bin/.
@@ -203,4 +220,5 @@ if [[ "$profile" == test ]]; then
   provision_kube
   provision_helm
   provision_dockerfile_lint
+  provision_schemathesis
 fi

@@ -1,6 +1,8 @@
+import { pageOf } from '../pagination.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { planFeatures } from '../accounts/plans.js'
+import { errorResponses } from '../errors/error-response.js'
 import { ForbiddenError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
 import { toPollResponse } from './command-document.js'
 import { draftChained, draftFfmpegCommand, draftMultiple, draftYtdlpCommand, draftYtdlpDownload, type CommandDraft } from './drafts.js'
@@ -37,7 +39,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.post(
     '/run-ffmpeg-command',
-    { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse } } },
+    { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => {
       const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { unsafeDisableFfmpegPolicyForTests: options.unsafeDisableFfmpegPolicyForTests === true })])
       return { command_id: commandId! }
@@ -46,7 +48,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.post(
     '/run-chained-ffmpeg-commands',
-    { schema: { tags: ['commands'], body: RunChainedBody, response: { 200: CommandIdResponse } } },
+    { schema: { tags: ['commands'], body: RunChainedBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => {
       const [commandId] = await accept(request, [draftChained(request.body)])
       return { command_id: commandId! }
@@ -55,14 +57,14 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.post(
     '/run-multiple-ffmpeg-commands',
-    { schema: { tags: ['commands'], body: RunMultipleBody, response: { 200: CommandIdsResponse } } },
+    { schema: { tags: ['commands'], body: RunMultipleBody, response: { 200: CommandIdsResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => ({ command_ids: await accept(request, draftMultiple(request.body)) }),
   )
 
   app.post(
     '/ytdlp-download',
     {
-      schema: { tags: ['commands'], body: YtdlpDownloadBody, response: { 200: CommandIdResponse } },
+      schema: { tags: ['commands'], body: YtdlpDownloadBody, response: { 200: CommandIdResponse, ...errorResponses(403, 404, 409, 422, 501) } },
       config: { validationErrorStatus: 422 },
       preValidation: requireYtdlp,
     },
@@ -75,7 +77,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
   app.post(
     '/run-ytdlp-command',
     {
-      schema: { tags: ['commands'], body: RunYtdlpCommandBody, response: { 200: CommandIdResponse } },
+      schema: { tags: ['commands'], body: RunYtdlpCommandBody, response: { 200: CommandIdResponse, ...errorResponses(403, 404, 409, 422, 501) } },
       config: { validationErrorStatus: 422 },
       preValidation: requireYtdlp,
     },
@@ -87,7 +89,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.get(
     '/commands/:commandId',
-    { schema: { tags: ['commands'], params: CommandParams, response: { 200: CommandPollResponse } } },
+    { schema: { tags: ['commands'], params: CommandParams, response: { 200: CommandPollResponse, ...errorResponses(404) } } },
     async (request) => {
       const doc = await app.commands.find(request.account.id, request.params.commandId)
       if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
@@ -97,9 +99,10 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.get(
     '/commands',
-    { schema: { tags: ['commands'], querystring: ListCommandsQuery, response: { 200: CommandListResponse } } },
+    { schema: { tags: ['commands'], querystring: ListCommandsQuery, response: { 200: CommandListResponse, ...errorResponses(400) } } },
     async (request) => {
-      const { limit, offset, status } = request.query
+      const { status } = request.query
+      const { limit, offset } = pageOf(request.query)
       const docs = await app.commands.list(request.account.id, { limit, offset, status })
       return { commands: docs.map(toPollResponse), limit, offset }
     },
@@ -107,7 +110,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
 
   app.delete(
     '/commands/:commandId/files',
-    { schema: { tags: ['commands'], params: CommandParams, response: { 200: DeleteCommandFilesResponse } } },
+    { schema: { tags: ['commands'], params: CommandParams, response: { 200: DeleteCommandFilesResponse, ...errorResponses(404) } } },
     async (request) => {
       const doc = await app.commands.find(request.account.id, request.params.commandId)
       if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)

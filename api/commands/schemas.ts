@@ -2,64 +2,116 @@ import { Type, type Static } from 'typebox'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
 import { PageQuery } from '../pagination.js'
+import { answersWith } from '../validation/error-status.js'
+import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
+import { STORAGE_DESTINATION_ID_PATTERN } from '../storage-destinations/storage-destination-id.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
-/** `in_*` alias → URL, or `out_*` alias → filename. Alias rules are checked in code (validation.ts), with the endpoint's status. */
+/** `in_*` alias → URL, or `out_*` alias → filename, as stored and returned. Submitted maps use InputUrlMap and OutputFileMap. */
 export const AliasMap = Type.Record(Type.String(), Type.String())
-
-/** As submitted: checked in code, because excess or mistyped metadata is 422 where a missing field is 400. */
-export const SubmittedMetadata = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-  description: 'map of string to string, number or boolean; at most 10 keys',
-})
 
 export const Metadata = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))
 export type Metadata = Static<typeof Metadata>
 
+/** Longest command string: a bound that keeps one record well inside MongoDB's 16 MiB document. */
+export const MAX_COMMAND_LENGTH = 16_384
+/** Commands per chained request and per multiple request. */
+export const MAX_COMMANDS = 10
+
+/**
+ * A command string of the FFmpeg endpoints: the word `ffmpeg`, then arguments.
+ * Its placeholders and options are checked in code against the declared
+ * aliases and the runner's argument policy (rules across fields, which JSON
+ * Schema cannot state).
+ */
+export const FfmpegCommand = Type.String({
+  minLength: 1,
+  maxLength: MAX_COMMAND_LENGTH,
+  pattern: '^[ \\t]*ffmpeg[ \\t]+[^ \\t]',
+  description: 'begins with "ffmpeg"; files by placeholder, e.g. {{in_video}} or <<out_mp4>>',
+})
+
 /** The optional fields every command endpoint accepts. */
 const CommonFields = {
   metadata: Type.Optional(SubmittedMetadata),
-  webhook_url: Type.Optional(Type.String({ description: 'Business plan; overrides the account webhook for this command' })),
-  storage_destination_id: Type.Optional(Type.String({ description: 'Business plan; sd_ followed by 32 hex characters' })),
+  webhook_url: Type.Optional(HttpUrl('Business plan; overrides the account webhook for this command')),
+  storage_destination_id: Type.Optional(
+    Type.String({ pattern: STORAGE_DESTINATION_ID_PATTERN, description: 'Business plan; sd_ followed by 32 hex characters', ...answersWith(422) }),
+  ),
 }
 
-export const RunFfmpegCommandBody = Type.Object({
-  input_files: AliasMap,
-  output_files: AliasMap,
-  ffmpeg_command: Type.String(),
-  ...CommonFields,
-})
+export const RunFfmpegCommandBody = Type.Object(
+  {
+    input_files: InputUrlMap,
+    output_files: OutputFileMap,
+    ffmpeg_command: FfmpegCommand,
+    ...CommonFields,
+  },
+  { additionalProperties: false },
+)
 export type RunFfmpegCommandBody = Static<typeof RunFfmpegCommandBody>
 
-export const RunChainedBody = Type.Object({
-  input_files: AliasMap,
-  output_files: AliasMap,
-  ffmpeg_commands: Type.Array(Type.String(), { minItems: 1, description: 'at most 10, run in order in one sandbox' }),
-  ...CommonFields,
-})
+export const RunChainedBody = Type.Object(
+  {
+    input_files: InputUrlMap,
+    output_files: OutputFileMap,
+    // Too many commands is 422; a malformed one inside stays 400.
+    ffmpeg_commands: Type.Array(Type.String({ ...FfmpegCommand, ...answersWith(400) }), {
+      minItems: 1,
+      maxItems: MAX_COMMANDS,
+      description: `at most ${MAX_COMMANDS}, run in order in one sandbox`,
+      ...answersWith(422),
+    }),
+    ...CommonFields,
+  },
+  { additionalProperties: false },
+)
 export type RunChainedBody = Static<typeof RunChainedBody>
 
-/** Each element is a run-ffmpeg-command body, checked in code: a bad element is 422 "invalid command structure". */
-export const RunMultipleBody = Type.Object({
-  commands: Type.Array(Type.Unknown(), { minItems: 1, description: 'at most 10 run-ffmpeg-command bodies' }),
-})
+/** Every fault inside an element is 422 "invalid command structure", as the spec lists it. */
+export const RunMultipleBody = Type.Object(
+  {
+    commands: Type.Array(RunFfmpegCommandBody, {
+      minItems: 1,
+      maxItems: MAX_COMMANDS,
+      description: `at most ${MAX_COMMANDS} run-ffmpeg-command bodies, run in parallel`,
+      ...answersWith(422),
+    }),
+  },
+  { additionalProperties: false },
+)
 export type RunMultipleBody = Static<typeof RunMultipleBody>
 
-/** Validated with status 422 (the yt-dlp endpoints list no 400). */
-export const YtdlpDownloadBody = Type.Object({
-  input_urls: AliasMap,
-  format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
-  ...CommonFields,
+/** yt-dlp post-processing: FFmpeg arguments only (a leading "ffmpeg" word is tolerated). */
+const YtdlpFfmpegArguments = Type.String({
+  minLength: 1,
+  maxLength: MAX_COMMAND_LENGTH,
+  pattern: '[^ \\t]',
+  description: 'FFmpeg arguments only; a leading "ffmpeg" word is tolerated',
 })
+
+/** Validated with status 422 (the yt-dlp endpoints list no 400). `ffmpeg_command` and `output_files` are refused here by the schema. */
+export const YtdlpDownloadBody = Type.Object(
+  {
+    input_urls: InputUrlMap,
+    format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
+    ...CommonFields,
+  },
+  { additionalProperties: false },
+)
 export type YtdlpDownloadBody = Static<typeof YtdlpDownloadBody>
 
-export const RunYtdlpCommandBody = Type.Object({
-  input_urls: AliasMap,
-  format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
-  ffmpeg_command: Type.Optional(Type.String({ description: 'FFmpeg arguments only; a leading "ffmpeg" word is tolerated' })),
-  output_files: Type.Optional(AliasMap),
-  ...CommonFields,
-})
+export const RunYtdlpCommandBody = Type.Object(
+  {
+    input_urls: InputUrlMap,
+    format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
+    ffmpeg_command: Type.Optional(YtdlpFfmpegArguments),
+    output_files: Type.Optional(OutputFileMap),
+    ...CommonFields,
+  },
+  { additionalProperties: false },
+)
 export type RunYtdlpCommandBody = Static<typeof RunYtdlpCommandBody>
 
 export const CommandIdResponse = Type.Object({ command_id: Type.String() })
@@ -137,4 +189,3 @@ export const CommandListResponse = Type.Object({
 
 export const DeleteCommandFilesResponse = Type.Object({ deleted: Type.Literal(true), files_deleted: Type.Integer() })
 
-export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String() })

@@ -7,17 +7,13 @@ import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-path
 import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
 import { aliasProblem, filenameProblem, placeholderProblems, unusedOutputs, type DeclaredAliases } from '../../contracts/placeholders.js'
 import { ValidationError, type ApiError } from '../errors/api-errors.js'
-import type { Metadata } from './schemas.js'
+import { MAX_FILES_PER_MAP, MAX_METADATA_KEY_LENGTH, MAX_METADATA_KEYS, MAX_METADATA_STRING_LENGTH, MAX_URL_LENGTH } from '../validation/field-schemas.js'
+import { MAX_COMMAND_LENGTH, MAX_COMMANDS, type Metadata } from './schemas.js'
 
 export type ApiErrorClass = new (message: string) => ApiError
 
-/** Commands per chained request and per multiple request. */
-export const MAX_COMMANDS = 10
-export const MAX_METADATA_KEYS = 10
-/** Not shown in the spec: bounds that keep one record well inside MongoDB's 16 MiB document. */
-export const MAX_URL_LENGTH = 4096
-export const MAX_COMMAND_LENGTH = 16_384
-export const MAX_FILES_PER_MAP = 50
+export { MAX_COMMAND_LENGTH, MAX_COMMANDS }
+export { MAX_FILES_PER_MAP, MAX_METADATA_KEYS, MAX_URL_LENGTH }
 
 /** Why `value` is not a usable http(s) URL, or null. */
 export function urlProblem(value: string): string | null {
@@ -55,7 +51,7 @@ export function checkMetadata(value: unknown, field = 'metadata'): Metadata | nu
     throw new ValidationError(`${field}: at most ${MAX_METADATA_KEYS} keys are allowed, got ${entries.length}`)
   }
   for (const [key, item] of entries) {
-    if (key.length === 0 || key.length > 256) throw new ValidationError(`${field}: keys must be 1 to 256 characters`)
+    if (key.length === 0 || [...key].length > MAX_METADATA_KEY_LENGTH) throw new ValidationError(`${field}: keys must be 1 to ${MAX_METADATA_KEY_LENGTH} characters`)
     // MongoDB's rules for a stored key (a NUL cannot be stored at all), and no other control character either.
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(key)) throw new ValidationError(`${field}: keys must not contain control characters, got ${JSON.stringify(key)}`)
@@ -65,7 +61,9 @@ export function checkMetadata(value: unknown, field = 'metadata'): Metadata | nu
       throw new ValidationError(`${field}.${key}: must be a string, number or boolean`)
     }
     if (type === 'number' && !Number.isFinite(item)) throw new ValidationError(`${field}.${key}: must be a finite number`)
-    if (type === 'string' && (item as string).length > 1024) throw new ValidationError(`${field}.${key}: must be at most 1024 characters`)
+    if (type === 'string' && [...(item as string)].length > MAX_METADATA_STRING_LENGTH) {
+      throw new ValidationError(`${field}.${key}: must be at most ${MAX_METADATA_STRING_LENGTH} characters`)
+    }
   }
   return value as Metadata
 }

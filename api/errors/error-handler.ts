@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { schemaAtFailure, statusForFailure } from '../validation/error-status.js'
 import { ApiError, InvalidRequestError, NotFoundError, RateLimitedError, ValidationError } from './api-errors.js'
 
 declare module 'fastify' {
@@ -13,14 +14,22 @@ declare module 'fastify' {
   }
 }
 
-/** Turns Ajv's first error into "field: reason", e.g. "body.input_files: must be object". */
-function describeValidation(error: FastifyError): string {
+/**
+ * Turns Ajv's first error into "field: reason", e.g. "body.input_files must be
+ * object". A key refused by a map's `propertyNames` names the pattern it missed.
+ */
+function describeValidation(error: FastifyError, schema: unknown): string {
   const first = error.validation?.[0]
   if (!first) return error.message
   const context = error.validationContext ?? 'request'
   const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
   const missing = (first.params as { missingProperty?: string }).missingProperty
   const additional = (first.params as { additionalProperty?: string }).additionalProperty
+  const key = (first as { propertyName?: string }).propertyName
+  if (key !== undefined) {
+    const rule = (schemaAtFailure(schema, first.schemaPath)?.pattern as string | undefined) ?? 'the key rule'
+    return `${[context, path].filter(Boolean).join('.')}: key "${key}" must match ${rule}`
+  }
   const field = [context, path, missing ?? additional].filter(Boolean).join('.')
   if (missing) return `${field} is required`
   if (additional) return `${field} is not a known field`
@@ -41,9 +50,11 @@ export const errorHandler = fp(async (app: FastifyInstance) => {
       return reply.code(error.statusCode).send(body)
     }
     if (error.validation) {
-      const status = request.routeOptions.config.validationErrorStatus ?? 400
+      const fallback = request.routeOptions.config.validationErrorStatus ?? 400
+      const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[error.validationContext ?? 'body']
+      const status = statusForFailure(schema, error.validation[0]?.schemaPath ?? '', fallback)
       const Mapped = status === 422 ? ValidationError : InvalidRequestError
-      const mapped = new Mapped(describeValidation(error))
+      const mapped = new Mapped(describeValidation(error, schema))
       return reply.code(mapped.statusCode).send({ error: mapped.code, message: mapped.message })
     }
     const status = error.statusCode ?? 500

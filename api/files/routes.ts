@@ -1,3 +1,5 @@
+import { errorResponses } from '../errors/error-response.js'
+import { pageOf } from '../pagination.js'
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { filenameProblem } from '../../contracts/placeholders.js'
@@ -7,7 +9,7 @@ import { systemClock, type Clock } from '../clock.js'
 import { urlProblem } from '../commands/validation.js'
 import { newPendingFile, toStoredFileResponse } from './file-document.js'
 import { uploadObjectKey } from './managed-storage.js'
-import { DeleteFileResponse, FileIdResponse, FileListResponse, FileParams, ListFilesQuery, StoreFileBody, StoredFileResponse } from './schemas.js'
+import { DeleteFileResponse, FileIdResponse, FileListResponse, FileParams, ListFilesQuery, StoreFileBody, StoredFileResponse, UploadForm } from './schemas.js'
 
 /** Not shown in the spec; 5 GiB, the largest object a single S3 PUT could hold, as a generous bound. */
 export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3
@@ -44,7 +46,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
-    scope.post('/files/upload', { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse } } }, async (request) => {
+    scope.post(
+      '/files/upload',
+      { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse, ...errorResponses(422) } }, config: { documentedBody: UploadForm } },
+      async (request) => {
       if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
       const part = await request.file().catch((error: unknown) => {
         throw malformedMultipart(error)
@@ -79,10 +84,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
       )
       request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
       return { file_id: fileId }
-    })
+    },
+    )
   })
 
-  app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse } } }, async (request) => {
+  app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 422) } } }, async (request) => {
     const { file_url } = request.body
     const problem = urlProblem(file_url)
     if (problem) throw new ValidationError(`file_url: ${problem}`)
@@ -99,19 +105,19 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     return { file_id: fileId }
   })
 
-  app.get('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: StoredFileResponse } } }, async (request) => {
+  app.get('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: StoredFileResponse, ...errorResponses(404) } } }, async (request) => {
     const file = await app.files.find(request.account.id, request.params.fileId)
     if (!file) throw new NotFoundError(`fileId: no file ${request.params.fileId}`)
     return toStoredFileResponse(file)
   })
 
-  app.get('/files', { schema: { tags: ['files'], querystring: ListFilesQuery, response: { 200: FileListResponse } } }, async (request) => {
-    const { limit, offset } = request.query
+  app.get('/files', { schema: { tags: ['files'], querystring: ListFilesQuery, response: { 200: FileListResponse, ...errorResponses(400) } } }, async (request) => {
+    const { limit, offset } = pageOf(request.query)
     const files = await app.files.list(request.account.id, { limit, offset })
     return { files: files.map(toStoredFileResponse), limit, offset }
   })
 
-  app.delete('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: DeleteFileResponse } } }, async (request) => {
+  app.delete('/files/:fileId', { schema: { tags: ['files'], params: FileParams, response: { 200: DeleteFileResponse, ...errorResponses(404) } } }, async (request) => {
     const { fileId } = request.params
     const file = await app.files.find(request.account.id, fileId)
     if (!file || file.is_deleted) throw new NotFoundError(`fileId: no file ${fileId}${file ? ' (already deleted)' : ''}`)

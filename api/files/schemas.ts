@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { PageQuery } from '../pagination.js'
+import { HttpUrl } from '../validation/field-schemas.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
@@ -38,9 +39,10 @@ export type StoredFileResponse = Static<typeof StoredFileResponse>
 
 export const FileIdResponse = Type.Object({ file_id: Type.String() })
 
-export const StoreFileBody = Type.Object({
-  file_url: Type.String({ description: 'a publicly reachable http(s) URL' }),
-})
+/** The upload form as the document shows it: one required `file` part. */
+export const UploadForm = Type.Object({ file: Type.String({ format: 'binary', description: 'the file to store' }) })
+
+export const StoreFileBody = Type.Object({ file_url: HttpUrl('a publicly reachable http(s) URL') }, { additionalProperties: false })
 export type StoreFileBody = Static<typeof StoreFileBody>
 
 export const FileParams = Type.Object({ fileId: Type.String() })

@@ -16,6 +16,7 @@ export type ToolName =
   | 'minio'
   | 'etcd'
   | 'kube-apiserver'
+  | 'schemathesis'
 
 /** Where scripts/provision.sh builds the start gate (runner-image/start-gate). */
 export function startGatePath(env: NodeJS.ProcessEnv = process.env): string {

@@ -2,6 +2,17 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { TSchema } from 'typebox'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A request body the document shows but Ajv does not validate: the
+     * multipart upload, which the handler reads as a stream.
+     */
+    documentedBody?: TSchema
+  }
+}
 
 /**
  * OpenAPI 3 generated from the routes' TypeBox schemas: the document at
@@ -13,7 +24,8 @@ export const openApi = fp(
   async (app: FastifyInstance) => {
     await app.register(swagger, {
       openapi: {
-        openapi: '3.0.3',
+        // 3.1: JSON Schema 2020-12, so `propertyNames` (alias keys) and `type: null` are part of the contract.
+        openapi: '3.1.0',
         info: {
           title: 'ffkube media API',
           description: 'FFmpeg and yt-dlp commands over HTTP/JSON. Every /api/v1 route needs the X-API-KEY header.',
@@ -21,6 +33,10 @@ export const openApi = fp(
         },
         components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } } },
         security: [{ apiKey: [] }],
+      },
+      transform: ({ schema, url, route }) => {
+        const body = route.config?.documentedBody
+        return { schema: body ? { ...schema, body } : schema, url }
       },
     })
     await app.register(swaggerUi, { routePrefix: '/docs' })

@@ -1,3 +1,5 @@
+import { errorResponses } from '../errors/error-response.js'
+import { pageOf } from '../pagination.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NotFoundError } from '../errors/api-errors.js'
 import { toPresetResponse } from './preset-repository.js'
@@ -18,20 +20,20 @@ const notFound = (presetId: string) => new NotFoundError(`presetId: no preset ${
 
 /** The preset endpoints: create, list, get, update, delete, execute. */
 export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/presets', { schema: { tags: ['presets'], body: CreatePresetBody, response: { 201: PresetResponse } } }, async (request, reply) => {
+  app.post('/presets', { schema: { tags: ['presets'], body: CreatePresetBody, response: { 201: PresetResponse, ...errorResponses(400, 422) } } }, async (request, reply) => {
     const definition = checkPresetDefinition(definitionFromCreate(request.body))
     const doc = await app.presets.create(request.account.id, definition)
     request.log.info({ preset_id: doc._id, account_id: request.account.id }, 'preset created')
     return reply.code(201).send(toPresetResponse(doc))
   })
 
-  app.get('/presets', { schema: { tags: ['presets'], querystring: ListPresetsQuery, response: { 200: PresetListResponse } } }, async (request) => {
-    const { limit, offset } = request.query
+  app.get('/presets', { schema: { tags: ['presets'], querystring: ListPresetsQuery, response: { 200: PresetListResponse, ...errorResponses(400) } } }, async (request) => {
+    const { limit, offset } = pageOf(request.query)
     const docs = await app.presets.list(request.account.id, { limit, offset })
     return { presets: docs.map(toPresetResponse), limit, offset }
   })
 
-  app.get('/presets/:presetId', { schema: { tags: ['presets'], params: PresetParams, response: { 200: PresetResponse } } }, async (request) => {
+  app.get('/presets/:presetId', { schema: { tags: ['presets'], params: PresetParams, response: { 200: PresetResponse, ...errorResponses(404) } } }, async (request) => {
     const doc = await app.presets.findReadable(request.account.id, request.params.presetId)
     if (!doc) throw notFound(request.params.presetId)
     return toPresetResponse(doc)
@@ -39,7 +41,7 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put(
     '/presets/:presetId',
-    { schema: { tags: ['presets'], params: PresetParams, body: UpdatePresetBody, response: { 200: PresetResponse } } },
+    { schema: { tags: ['presets'], params: PresetParams, body: UpdatePresetBody, response: { 200: PresetResponse, ...errorResponses(400, 404, 422) } } },
     async (request) => {
       const { presetId } = request.params
       const existing = await app.presets.findOwn(request.account.id, presetId)
@@ -51,7 +53,7 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   )
 
-  app.delete('/presets/:presetId', { schema: { tags: ['presets'], params: PresetParams, response: { 200: DeletePresetResponse } } }, async (request) => {
+  app.delete('/presets/:presetId', { schema: { tags: ['presets'], params: PresetParams, response: { 200: DeletePresetResponse, ...errorResponses(404) } } }, async (request) => {
     const { presetId } = request.params
     if (!(await app.presets.delete(request.account.id, presetId))) throw notFound(presetId)
     return { deleted: true as const, preset_id: presetId }
@@ -60,7 +62,7 @@ export const presetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/presets/:presetId/execute',
     {
-      schema: { tags: ['presets'], params: PresetParams, body: ExecutePresetBody, response: { 200: ExecutePresetResponse } },
+      schema: { tags: ['presets'], params: PresetParams, body: ExecutePresetBody, response: { 200: ExecutePresetResponse, ...errorResponses(403, 404, 422) } },
       config: { validationErrorStatus: 422 },
     },
     async (request) => {

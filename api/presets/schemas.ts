@@ -1,5 +1,8 @@
 import { Type, type Static } from 'typebox'
-import { AliasMap, Metadata, SubmittedMetadata } from '../commands/schemas.js'
+import { AliasMap, FfmpegCommand, MAX_COMMANDS, Metadata } from '../commands/schemas.js'
+import { answersWith } from '../validation/error-status.js'
+import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
+import { INPUT_ALIAS_PATTERN } from '../../contracts/placeholders.js'
 import { PageQuery } from '../pagination.js'
 
 export const PRESET_COMMAND_TYPES = ['FFMPEG_COMMAND', 'CHAINED_COMMAND', 'MULTIPLE_COMMAND'] as const
@@ -26,38 +29,55 @@ export type PresetResponse = Static<typeof PresetResponse>
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Description = Nullable(Type.String({ maxLength: 2000 }))
-
-export const CreatePresetBody = Type.Object({
-  name: Name,
-  description: Type.Optional(Description),
-  command_type: Type.Optional(Type.Enum([...PRESET_COMMAND_TYPES], { default: 'FFMPEG_COMMAND' })),
-  ffmpeg_command: Type.Optional(Type.String({ description: 'required for FFMPEG_COMMAND' })),
-  ffmpeg_commands: Type.Optional(Type.Array(Type.String(), { description: 'required for CHAINED_COMMAND and MULTIPLE_COMMAND; at most 10' })),
-  input_file_keys: Type.Array(Type.String(), { description: 'the in_* aliases execute expects' }),
-  output_file_definitions: AliasMap,
-  metadata: Type.Optional(SubmittedMetadata),
+/** Too many commands is 422; a malformed one inside stays the route's 400. */
+const FfmpegCommands = Type.Array(Type.String({ ...FfmpegCommand, ...answersWith(400) }), {
+  minItems: 1,
+  maxItems: MAX_COMMANDS,
+  description: `required for CHAINED_COMMAND and MULTIPLE_COMMAND; at most ${MAX_COMMANDS}`,
+  ...answersWith(422),
 })
+const InputFileKeys = Type.Array(Type.String({ pattern: INPUT_ALIAS_PATTERN }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'the in_* aliases execute expects' })
+
+export const CreatePresetBody = Type.Object(
+  {
+    name: Name,
+    description: Type.Optional(Description),
+    command_type: Type.Optional(Type.Enum([...PRESET_COMMAND_TYPES], { default: 'FFMPEG_COMMAND' })),
+    ffmpeg_command: Type.Optional(Type.String({ ...FfmpegCommand, description: 'required for FFMPEG_COMMAND' })),
+    ffmpeg_commands: Type.Optional(FfmpegCommands),
+    input_file_keys: InputFileKeys,
+    output_file_definitions: OutputFileMap,
+    metadata: Type.Optional(SubmittedMetadata),
+  },
+  { additionalProperties: false },
+)
 export type CreatePresetBody = Static<typeof CreatePresetBody>
 
-/** Any subset of the creation fields; at least one (checked in code, for a message that lists them). */
-export const UpdatePresetBody = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Description),
-  command_type: Type.Optional(Type.Enum([...PRESET_COMMAND_TYPES])),
-  ffmpeg_command: Type.Optional(Type.String()),
-  ffmpeg_commands: Type.Optional(Type.Array(Type.String())),
-  input_file_keys: Type.Optional(Type.Array(Type.String())),
-  output_file_definitions: Type.Optional(AliasMap),
-  metadata: Type.Optional(SubmittedMetadata),
-})
+/** Any subset of the creation fields; at least one. */
+export const UpdatePresetBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Description),
+    command_type: Type.Optional(Type.Enum([...PRESET_COMMAND_TYPES])),
+    ffmpeg_command: Type.Optional(FfmpegCommand),
+    ffmpeg_commands: Type.Optional(FfmpegCommands),
+    input_file_keys: Type.Optional(InputFileKeys),
+    output_file_definitions: Type.Optional(OutputFileMap),
+    metadata: Type.Optional(SubmittedMetadata),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
 export type UpdatePresetBody = Static<typeof UpdatePresetBody>
 
 /** Validated with status 422: execute's error list has no 400. */
-export const ExecutePresetBody = Type.Object({
-  input_files: AliasMap,
-  metadata: Type.Optional(SubmittedMetadata),
-  webhook_url: Type.Optional(Type.String({ description: 'Business plan' })),
-})
+export const ExecutePresetBody = Type.Object(
+  {
+    input_files: InputUrlMap,
+    metadata: Type.Optional(SubmittedMetadata),
+    webhook_url: Type.Optional(HttpUrl('Business plan')),
+  },
+  { additionalProperties: false },
+)
 export type ExecutePresetBody = Static<typeof ExecutePresetBody>
 
 export const ExecutePresetResponse = Type.Object({

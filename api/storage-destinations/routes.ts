@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { planFeatures } from '../accounts/plans.js'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors/api-errors.js'
-import { PageQuery } from '../pagination.js'
+import { PageQuery, pageOf } from '../pagination.js'
 import { testConnection } from './connection-test.js'
 import {
   normalizeEndpointUrl,
@@ -74,7 +74,7 @@ export const storageDestinationRoutes: FastifyPluginAsyncTypebox<{ allowPrivateN
     '/storage-destinations',
     { schema: { summary: "List the account's storage destinations", tags, querystring: PageQuery, response: { 200: StorageDestinationList, 400: ErrorResponse, ...errors } } },
     async (request) => {
-      const { limit, offset } = request.query
+      const { limit, offset } = pageOf(request.query)
       const docs = await destinations.list(request.account.id, limit, offset)
       return { storage_destinations: docs.map(toResponse), limit, offset }
     },

@@ -75,5 +75,4 @@ export const ConnectionTestResponse = Type.Union([
 ])
 export type ConnectionTestResponse = Static<typeof ConnectionTestResponse>
 
-/** The spec's ErrorResponse; 401 bodies also carry `detail`. */
-export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String(), detail: Type.Optional(Type.String()) })
+export { ErrorResponse } from '../errors/error-response.js'

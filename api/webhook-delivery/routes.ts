@@ -1,3 +1,4 @@
+import { pageOf } from '../pagination.js'
 import { randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Db } from 'mongodb'
@@ -33,7 +34,8 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clo
     '/webhook-deliveries',
     { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse, ...errors } } },
     async (request) => {
-      const { limit, offset, command_id } = request.query
+      const { command_id } = request.query
+      const { limit, offset } = pageOf(request.query)
       const records = await store.list(request.account.id, { limit, offset, commandId: command_id })
       return { deliveries: records.map(toAttempt), limit, offset }
     },

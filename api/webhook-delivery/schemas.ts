@@ -36,4 +36,4 @@ export const RedeliverResponse = Type.Object({
   command_id: Type.String(),
 })
 
-export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String(), detail: Type.Optional(Type.String()) })
+export { ErrorResponse } from '../errors/error-response.js'

@@ -1,9 +1,13 @@
 import { Type, type Static } from 'typebox'
+import { HttpUrl } from '../validation/field-schemas.js'
 
-export const PutWebhookConfigBody = Type.Object({
-  url: Type.String({ minLength: 1, maxLength: 2048 }),
-  secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-})
+export const PutWebhookConfigBody = Type.Object(
+  {
+    url: Type.String({ ...HttpUrl('an absolute http(s) URL; a literal private or loopback IP address is refused unless the deployment allows private networks'), maxLength: 2048 }),
+    secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  },
+  { additionalProperties: false },
+)
 export type PutWebhookConfigBody = Static<typeof PutWebhookConfigBody>
 
 export const PutWebhookConfigResponse = Type.Object({ success: Type.Literal(true), url: Type.String() })
@@ -22,5 +26,4 @@ export type WebhookConfigResponse = Static<typeof WebhookConfigResponse>
 
 export const DeleteWebhookConfigResponse = Type.Object({ success: Type.Literal(true) })
 
-/** The spec's ErrorResponse; 401 bodies also carry `detail`. */
-export const ErrorResponse = Type.Object({ error: Type.String(), message: Type.String(), detail: Type.Optional(Type.String()) })
+export { ErrorResponse } from '../errors/error-response.js'

@@ -1,0 +1,66 @@
+/**
+ * Which status a schema-validation failure answers with. The spec gives each
+ * endpoint a status for bad input (400 INVALID_REQUEST on most, 422 on the
+ * yt-dlp and execute endpoints) and names some faults 422 even where the rest
+ * is 400: excess metadata, an invalid URL, a malformed destination id, too
+ * many commands. Those constraints live in the TypeBox schemas, annotated with
+ * `answersWith(422)`, so the status sits beside the rule it belongs to and the
+ * OpenAPI document shows it (`x-error-status`, an OpenAPI extension).
+ */
+export const ERROR_STATUS_KEYWORD = 'x-error-status'
+
+export type ErrorStatus = 400 | 422
+
+/** Schema options: failures of this schema (and beneath it) answer with `status`. */
+export function answersWith(status: ErrorStatus): { [ERROR_STATUS_KEYWORD]: ErrorStatus } {
+  return { [ERROR_STATUS_KEYWORD]: status }
+}
+
+type SchemaNode = Record<string, unknown>
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === 'object' && value !== null
+}
+
+function pathSegments(schemaPath: string): string[] {
+  return schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+}
+
+/** The schema holding the keyword that failed at `schemaPath`, for a message that can say what was expected. */
+export function schemaAtFailure(schema: unknown, schemaPath: string): SchemaNode | null {
+  let node: unknown = schema
+  for (const segment of pathSegments(schemaPath).slice(0, -1)) {
+    if (!isNode(node)) return null
+    node = node[segment]
+  }
+  return isNode(node) ? node : null
+}
+
+/**
+ * The status for Ajv's failure at `schemaPath` (e.g.
+ * `#/properties/metadata/maxProperties`) in `schema`: the nearest annotation on
+ * the way to the failing keyword, else `fallback`. A wrong JSON type on the
+ * annotated schema itself keeps `fallback`: `file_url: 7` is an invalid field
+ * value (400) where a malformed URL string is 422.
+ */
+export function statusForFailure(schema: unknown, schemaPath: string, fallback: ErrorStatus): ErrorStatus {
+  const segments = pathSegments(schemaPath)
+  const keyword = segments.pop()
+  let node: unknown = schema
+  let status: ErrorStatus = fallback
+  let annotatedAt: unknown = null
+  const visit = (value: unknown) => {
+    if (isNode(value) && value[ERROR_STATUS_KEYWORD] !== undefined) {
+      status = value[ERROR_STATUS_KEYWORD] as ErrorStatus
+      annotatedAt = value
+    }
+  }
+  visit(node)
+  for (const segment of segments) {
+    if (!isNode(node)) return fallback
+    node = node[segment]
+    visit(node)
+  }
+  if (keyword === 'type' && annotatedAt === node) return fallback
+  return status
+}

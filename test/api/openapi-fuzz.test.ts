@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import t from 'tap'
+import { toolPath } from '../../api/local/tools.js'
+import { startApi } from '../harness/api.js'
+import { scratchDir } from '../harness/scratch.js'
+
+/**
+ * Schemathesis against the served /openapi.json: every check, a fixed seed so a
+ * failure reproduces, and a bounded number of examples per operation so the run
+ * stays within a couple of minutes on a loaded 2-core machine. The harness app
+ * has real FerretDB and MinIO and no rate limits (a 429 would hide everything
+ * after it); commands it accepts are recorded, not run.
+ */
+const SEED = 20261124
+const MAX_EXAMPLES = Number(process.env.FFKUBE_FUZZ_EXAMPLES ?? 25)
+
+function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+      resolve({ code, output: `${stdout}\n${stderr}` })
+    })
+  })
+}
+
+t.test('the served OpenAPI document holds under Schemathesis with every check on', async (t) => {
+  const api = await startApi(t, { allowPrivateNetworks: true })
+  const { api_key } = await api.createAccount('business')
+  const address = await api.app.listen({ host: '127.0.0.1', port: 0 })
+  const scratch = await scratchDir(t, 'ffkube-fuzz-')
+  const config = join(import.meta.dirname, 'openapi-fuzz', 'schemathesis.toml')
+  const { code, output } = await run(
+    toolPath('schemathesis'),
+    [
+      '--config-file', config,
+      'run', `${address}/openapi.json`,
+      '--url', address,
+      '--checks', 'all',
+      '--seed', String(SEED),
+      '--max-examples', String(MAX_EXAMPLES),
+      '--generation-database', 'none',
+      '--workers', '1',
+      '--no-color',
+      '--header', `X-API-KEY: ${api_key}`,
+    ],
+    {
+      PATH: process.env.PATH,
+      HOME: scratch,
+      // Hypothesis keeps its example database and Schemathesis its reports in the working tree otherwise.
+      PYTHONDONTWRITEBYTECODE: '1',
+    },
+  )
+  t.equal(code, 0, 'Schemathesis reports no failures', { diagnostic: true, output })
+})
