@@ -29,13 +29,13 @@ export const FfmpegCommand = Type.String({
   minLength: 1,
   maxLength: MAX_COMMAND_LENGTH,
   pattern: '^[ \\t]*ffmpeg[ \\t]+[^ \\t]',
-  description: 'begins with "ffmpeg"; files by placeholder, e.g. {{in_video}} or <<out_mp4>>',
+  description: 'must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>>',
 })
 
 /** The optional fields every command endpoint accepts. */
 const CommonFields = {
   metadata: Type.Optional(SubmittedMetadata),
-  webhook_url: Type.Optional(HttpUrl('Business plan; overrides the account webhook for this command')),
+  webhook_url: Type.Optional(HttpUrl('must be an http(s) URL (Business plan; overrides the account webhook for this command)')),
   storage_destination_id: Type.Optional(
     Type.String({ pattern: STORAGE_DESTINATION_ID_PATTERN, description: 'Business plan; sd_ followed by 32 hex characters', ...answersWith(422) }),
   ),

@@ -22,17 +22,24 @@ function describeValidation(error: FastifyError, schema: unknown): string {
   const first = error.validation?.[0]
   if (!first) return error.message
   const context = error.validationContext ?? 'request'
-  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  // commands/1/output_files → commands[1].output_files, as the code's own checks name fields.
+  const path = first.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')
   const missing = (first.params as { missingProperty?: string }).missingProperty
   const additional = (first.params as { additionalProperty?: string }).additionalProperty
   const key = (first as { propertyName?: string }).propertyName
   if (key !== undefined) {
-    const rule = (schemaAtFailure(schema, first.schemaPath)?.pattern as string | undefined) ?? 'the key rule'
-    return `${[context, path].filter(Boolean).join('.')}: key "${key}" must match ${rule}`
+    const rule = schemaAtFailure(schema, first.schemaPath)
+    return `${[context, path].filter(Boolean).join('.')}: key "${key}" ${(rule?.description as string | undefined) ?? `must match ${String(rule?.pattern)}`}`
   }
   const field = [context, path, missing ?? additional].filter(Boolean).join('.')
   if (missing) return `${field} is required`
   if (additional) return `${field} is not a known field`
+  const limit = (first.params as { limit?: number }).limit
+  if (first.keyword === 'maxProperties') return `${field}: at most ${limit} keys are allowed`
+  if (first.keyword === 'maxItems') return `${field}: at most ${limit} items are allowed`
+  // A pattern's schema says in words what it wants ("must be an absolute http(s) URL ...").
+  const description = first.keyword === 'pattern' ? (schemaAtFailure(schema, first.schemaPath)?.description as string | undefined) : undefined
+  if (description?.startsWith('must ')) return `${field}: ${description}`
   return `${field} ${first.message ?? 'is invalid'}`
 }
 

@@ -42,7 +42,7 @@ export const FileIdResponse = Type.Object({ file_id: Type.String() })
 /** The upload form as the document shows it: one required `file` part. */
 export const UploadForm = Type.Object({ file: Type.String({ format: 'binary', description: 'the file to store' }) })
 
-export const StoreFileBody = Type.Object({ file_url: HttpUrl('a publicly reachable http(s) URL') }, { additionalProperties: false })
+export const StoreFileBody = Type.Object({ file_url: HttpUrl('must be a publicly reachable http(s) URL without credentials') }, { additionalProperties: false })
 export type StoreFileBody = Static<typeof StoreFileBody>
 
 export const FileParams = Type.Object({ fileId: Type.String() })

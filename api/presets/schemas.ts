@@ -74,7 +74,7 @@ export const ExecutePresetBody = Type.Object(
   {
     input_files: InputUrlMap,
     metadata: Type.Optional(SubmittedMetadata),
-    webhook_url: Type.Optional(HttpUrl('Business plan')),
+    webhook_url: Type.Optional(HttpUrl('must be an http(s) URL (Business plan)')),
   },
   { additionalProperties: false },
 )

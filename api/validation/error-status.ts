@@ -18,12 +18,23 @@ export function answersWith(status: ErrorStatus): { [ERROR_STATUS_KEYWORD]: Erro
 
 type SchemaNode = Record<string, unknown>
 
+const KEPT_AT_ANNOTATION = new Set(['type', 'minItems', 'minProperties', 'required'])
+
 function isNode(value: unknown): value is SchemaNode {
   return typeof value === 'object' && value !== null
 }
 
 function pathSegments(schemaPath: string): string[] {
-  return schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+  // Ajv percent-encodes keys in schema paths (a patternProperties key `^.*$` is `%5E.*%24`).
+  return schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map((s) => decodeSegment(s).replaceAll('~1', '/').replaceAll('~0', '~'))
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
 }
 
 /** The schema holding the keyword that failed at `schemaPath`, for a message that can say what was expected. */
@@ -39,9 +50,10 @@ export function schemaAtFailure(schema: unknown, schemaPath: string): SchemaNode
 /**
  * The status for Ajv's failure at `schemaPath` (e.g.
  * `#/properties/metadata/maxProperties`) in `schema`: the nearest annotation on
- * the way to the failing keyword, else `fallback`. A wrong JSON type on the
- * annotated schema itself keeps `fallback`: `file_url: 7` is an invalid field
- * value (400) where a malformed URL string is 422.
+ * the way to the failing keyword, else `fallback`. A wrong JSON type or an
+ * empty list on the annotated schema itself keeps `fallback`: `file_url: 7`
+ * and `ffmpeg_commands: []` are invalid or missing values (400) where a
+ * malformed URL or eleven commands are 422.
  */
 export function statusForFailure(schema: unknown, schemaPath: string, fallback: ErrorStatus): ErrorStatus {
   const segments = pathSegments(schemaPath)
@@ -61,6 +73,6 @@ export function statusForFailure(schema: unknown, schemaPath: string, fallback: 
     node = node[segment]
     visit(node)
   }
-  if (keyword === 'type' && annotatedAt === node) return fallback
+  if (annotatedAt === node && keyword !== undefined && KEPT_AT_ANNOTATION.has(keyword)) return fallback
   return status
 }

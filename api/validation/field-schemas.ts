@@ -23,7 +23,7 @@ export const HTTP_URL_PATTERN = `^https?://${HOST}${PORT}(?:[/?#][^\\x00-\\x20\\
 export const MAX_URL_LENGTH = 4096
 
 /** An http(s) URL field; a malformed one is 422 on every endpoint (a non-string keeps the endpoint's status). */
-export const HttpUrl = (description = 'an absolute http(s) URL') =>
+export const HttpUrl = (description = 'must be an absolute http(s) URL without credentials') =>
   Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description, ...answersWith(422) })
 
 /**
@@ -34,7 +34,12 @@ export const HttpUrl = (description = 'an absolute http(s) URL') =>
 const FILENAME_CHAR = '[^./\\\\{}<>\\x00-\\x1f\\x7f]'
 /** Every dot is followed by another allowed character, except one at the end: so never "..". */
 export const FILENAME_PATTERN = `^[^./\\\\{}<>\\x00-\\x1f\\x7f-](?:${FILENAME_CHAR}|\\.${FILENAME_CHAR})*\\.?$`
-export const Filename = Type.String({ minLength: 1, maxLength: 255, pattern: FILENAME_PATTERN })
+export const Filename = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: FILENAME_PATTERN,
+  description: 'must be a plain filename: no path separators, no "..", no leading dot or dash, no control characters or placeholder brackets',
+})
 
 /** Entries per alias map: a bound that keeps one record well inside MongoDB's 16 MiB document. */
 export const MAX_FILES_PER_MAP = 50
@@ -44,11 +49,11 @@ export const MAX_FILES_PER_MAP = 50
  * Record: @fastify/swagger rewrites `patternProperties` into
  * `additionalProperties`, which would drop the key rule from the document.
  */
-const keyedBy = (pattern: string) => ({ propertyNames: { pattern } })
+const keyedBy = (pattern: string, description: string) => ({ propertyNames: { pattern, description } })
 
 /** `in_*` alias → URL. A key off the pattern is the endpoint's "invalid alias" status. */
 export const InputUrlMap = Type.Record(Type.String(), HttpUrl(), {
-  ...keyedBy(INPUT_ALIAS_PATTERN),
+  ...keyedBy(INPUT_ALIAS_PATTERN, 'must start with "in_" followed by 1 to 61 letters, digits or underscores'),
   minProperties: 1,
   maxProperties: MAX_FILES_PER_MAP,
   description: 'map of in_* alias to http(s) URL',
@@ -56,7 +61,7 @@ export const InputUrlMap = Type.Record(Type.String(), HttpUrl(), {
 
 /** `out_*` alias → plain filename. */
 export const OutputFileMap = Type.Record(Type.String(), Filename, {
-  ...keyedBy(OUTPUT_ALIAS_PATTERN),
+  ...keyedBy(OUTPUT_ALIAS_PATTERN, 'must start with "out_" followed by 1 to 60 letters, digits or underscores'),
   maxProperties: MAX_FILES_PER_MAP,
   description: 'map of out_* alias to a plain filename',
 })
@@ -69,7 +74,7 @@ export const MAX_METADATA_STRING_LENGTH = 1024
 export const SubmittedMetadata = Type.Union(
   [
     Type.Record(Type.String(), Type.Union([Type.String({ maxLength: MAX_METADATA_STRING_LENGTH }), Type.Number(), Type.Boolean()]), {
-      ...keyedBy(`^[^$.][^.]{0,${MAX_METADATA_KEY_LENGTH - 1}}$`),
+      ...keyedBy(`^[^$.][^.]{0,${MAX_METADATA_KEY_LENGTH - 1}}$`, `must be 1 to ${MAX_METADATA_KEY_LENGTH} characters, not start with "$" and not contain "."`),
       maxProperties: MAX_METADATA_KEYS,
     }),
     Type.Null(),

@@ -3,7 +3,7 @@ import { HttpUrl } from '../validation/field-schemas.js'
 
 export const PutWebhookConfigBody = Type.Object(
   {
-    url: Type.String({ ...HttpUrl('an absolute http(s) URL; a literal private or loopback IP address is refused unless the deployment allows private networks'), maxLength: 2048 }),
+    url: Type.String({ ...HttpUrl('must be an absolute http(s) URL; a literal private or loopback IP address is refused unless the deployment allows private networks'), maxLength: 2048 }),
     secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
   },
   { additionalProperties: false },
