@@ -25,11 +25,14 @@ export const MAX_COMMANDS = 10
  * aliases and the runner's argument policy (rules across fields, which JSON
  * Schema cannot state).
  */
+/** Spaces and tabs only: JavaScript's and Python's `\\s` disagree on a few control characters, and the fuzzer generates from the pattern in Python. */
+export const FFMPEG_COMMAND_PATTERN = '^[ \\t]*ffmpeg[ \\t]+[^ \\t]'
+export const FFMPEG_COMMAND_RULE = 'must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>>'
 export const FfmpegCommand = Type.String({
   minLength: 1,
   maxLength: MAX_COMMAND_LENGTH,
-  pattern: '^[ \\t]*ffmpeg[ \\t]+[^ \\t]',
-  description: 'must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>>',
+  pattern: FFMPEG_COMMAND_PATTERN,
+  description: FFMPEG_COMMAND_RULE,
 })
 
 /** The optional fields every command endpoint accepts. */
@@ -91,11 +94,16 @@ const YtdlpFfmpegArguments = Type.String({
   description: 'FFmpeg arguments only; a leading "ffmpeg" word is tolerated',
 })
 
-/** Validated with status 422 (the yt-dlp endpoints list no 400). `ffmpeg_command` and `output_files` are refused here by the schema. */
+/** Named so the refusal says why, rather than "not a known field". */
+const NotAccepted = Type.Never({ description: 'must not be sent: ytdlp-download does not post-process; use run-ytdlp-command' })
+
+/** Validated with status 422 (the yt-dlp endpoints list no 400). */
 export const YtdlpDownloadBody = Type.Object(
   {
     input_urls: InputUrlMap,
     format_selector: Type.Optional(Type.Enum([...FORMAT_SELECTORS], { default: 'best' })),
+    ffmpeg_command: Type.Optional(NotAccepted),
+    output_files: Type.Optional(NotAccepted),
     ...CommonFields,
   },
   { additionalProperties: false },

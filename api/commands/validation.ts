@@ -114,13 +114,18 @@ export function firstWord(command: string): string {
  * it, and names only declared aliases in its placeholders.
  */
 export function checkFfmpegCommand(command: string, field: string, declared: DeclaredAliases, Fault: ApiErrorClass): void {
-  if (command.length > MAX_COMMAND_LENGTH) throw new Fault(`${field}: must be at most ${MAX_COMMAND_LENGTH} characters`)
-  const program = firstWord(command)
-  if (program !== 'ffmpeg') {
-    throw new Fault(program === '' ? `${field}: must not be empty` : `${field}: must begin with "ffmpeg", not "${program}"`)
-  }
-  if (command.trim() === 'ffmpeg') throw new Fault(`${field}: has no arguments after "ffmpeg"`)
+  const problem = ffmpegCommandProblem(command)
+  if (problem) throw new Fault(`${field}: ${problem}`)
   checkPlaceholders(command, field, declared, Fault)
+}
+
+/** Why `command` is not an FFmpeg command string, leaving its placeholders aside, or null. */
+export function ffmpegCommandProblem(command: string): string | null {
+  if (command.length > MAX_COMMAND_LENGTH) return `must be at most ${MAX_COMMAND_LENGTH} characters`
+  const program = firstWord(command)
+  if (program !== 'ffmpeg') return program === '' ? 'must not be empty' : `must begin with "ffmpeg", not "${program}"`
+  if (command.trim() === 'ffmpeg') return 'has no arguments after "ffmpeg"'
+  return null
 }
 
 /**

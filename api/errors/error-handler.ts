@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { schemaAtFailure, statusForFailure } from '../validation/error-status.js'
+import { statusForFailure } from '../validation/error-status.js'
+import { describeFailure } from '../validation/failure-message.js'
 import { ApiError, InvalidRequestError, NotFoundError, RateLimitedError, ValidationError } from './api-errors.js'
 
 declare module 'fastify' {
@@ -12,35 +13,6 @@ declare module 'fastify' {
      */
     validationErrorStatus?: 400 | 422
   }
-}
-
-/**
- * Turns Ajv's first error into "field: reason", e.g. "body.input_files must be
- * object". A key refused by a map's `propertyNames` names the pattern it missed.
- */
-function describeValidation(error: FastifyError, schema: unknown): string {
-  const first = error.validation?.[0]
-  if (!first) return error.message
-  const context = error.validationContext ?? 'request'
-  // commands/1/output_files → commands[1].output_files, as the code's own checks name fields.
-  const path = first.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')
-  const missing = (first.params as { missingProperty?: string }).missingProperty
-  const additional = (first.params as { additionalProperty?: string }).additionalProperty
-  const key = (first as { propertyName?: string }).propertyName
-  if (key !== undefined) {
-    const rule = schemaAtFailure(schema, first.schemaPath)
-    return `${[context, path].filter(Boolean).join('.')}: key "${key}" ${(rule?.description as string | undefined) ?? `must match ${String(rule?.pattern)}`}`
-  }
-  const field = [context, path, missing ?? additional].filter(Boolean).join('.')
-  if (missing) return `${field} is required`
-  if (additional) return `${field} is not a known field`
-  const limit = (first.params as { limit?: number }).limit
-  if (first.keyword === 'maxProperties') return `${field}: at most ${limit} keys are allowed`
-  if (first.keyword === 'maxItems') return `${field}: at most ${limit} items are allowed`
-  // A pattern's schema says in words what it wants ("must be an absolute http(s) URL ...").
-  const description = first.keyword === 'pattern' ? (schemaAtFailure(schema, first.schemaPath)?.description as string | undefined) : undefined
-  if (description?.startsWith('must ')) return `${field}: ${description}`
-  return `${field} ${first.message ?? 'is invalid'}`
 }
 
 /**
@@ -61,7 +33,7 @@ export const errorHandler = fp(async (app: FastifyInstance) => {
       const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[error.validationContext ?? 'body']
       const status = statusForFailure(schema, error.validation[0]?.schemaPath ?? '', fallback)
       const Mapped = status === 422 ? ValidationError : InvalidRequestError
-      const mapped = new Mapped(describeValidation(error, schema))
+      const mapped = new Mapped(describeFailure(error.validation, error.validationContext ?? 'request', schema))
       return reply.code(mapped.statusCode).send({ error: mapped.code, message: mapped.message })
     }
     const status = error.statusCode ?? 500

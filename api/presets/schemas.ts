@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { AliasMap, FfmpegCommand, MAX_COMMANDS, Metadata } from '../commands/schemas.js'
+import { AliasMap, FFMPEG_COMMAND_RULE, FfmpegCommand, MAX_COMMANDS, Metadata } from '../commands/schemas.js'
 import { answersWith } from '../validation/error-status.js'
 import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { INPUT_ALIAS_PATTERN } from '../../contracts/placeholders.js'
@@ -36,14 +36,14 @@ const FfmpegCommands = Type.Array(Type.String({ ...FfmpegCommand, ...answersWith
   description: `required for CHAINED_COMMAND and MULTIPLE_COMMAND; at most ${MAX_COMMANDS}`,
   ...answersWith(422),
 })
-const InputFileKeys = Type.Array(Type.String({ pattern: INPUT_ALIAS_PATTERN }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'the in_* aliases execute expects' })
+const InputFileKeys = Type.Array(Type.String({ pattern: INPUT_ALIAS_PATTERN, description: 'must start with "in_" followed by 1 to 61 letters, digits or underscores' }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'the in_* aliases execute expects' })
 
 export const CreatePresetBody = Type.Object(
   {
     name: Name,
     description: Type.Optional(Description),
     command_type: Type.Optional(Type.Enum([...PRESET_COMMAND_TYPES], { default: 'FFMPEG_COMMAND' })),
-    ffmpeg_command: Type.Optional(Type.String({ ...FfmpegCommand, description: 'required for FFMPEG_COMMAND' })),
+    ffmpeg_command: Type.Optional(Type.String({ ...FfmpegCommand, description: `${FFMPEG_COMMAND_RULE}; required for FFMPEG_COMMAND` })),
     ffmpeg_commands: Type.Optional(FfmpegCommands),
     input_file_keys: InputFileKeys,
     output_file_definitions: OutputFileMap,
@@ -52,6 +52,8 @@ export const CreatePresetBody = Type.Object(
   { additionalProperties: false },
 )
 export type CreatePresetBody = Static<typeof CreatePresetBody>
+
+const UPDATABLE_FIELDS = ['name', 'description', 'command_type', 'ffmpeg_command', 'ffmpeg_commands', 'input_file_keys', 'output_file_definitions', 'metadata']
 
 /** Any subset of the creation fields; at least one. */
 export const UpdatePresetBody = Type.Object(
@@ -65,7 +67,7 @@ export const UpdatePresetBody = Type.Object(
     output_file_definitions: Type.Optional(OutputFileMap),
     metadata: Type.Optional(SubmittedMetadata),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, description: `must have at least one of ${UPDATABLE_FIELDS.join(', ')}` },
 )
 export type UpdatePresetBody = Static<typeof UpdatePresetBody>
 

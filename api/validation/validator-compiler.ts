@@ -22,7 +22,8 @@ export const buildValidator: BuildCompiler = (externalSchemas, serverOptions) =>
       customOptions: { ...base.customOptions, ...custom, keywords: [...((base.customOptions?.keywords as string[] | undefined) ?? []), ERROR_STATUS_KEYWORD] },
     }) as CompilerOptions
   // removeAdditional off too: an unknown field is refused by name instead of silently dropped.
-  const asSent = AjvCompiler()(externalSchemas, withOptions({ coerceTypes: false, removeAdditional: false })) as unknown as Compile
+  // verbose: the failing value in each error, for a message that says what was wrong with it.
+  const asSent = AjvCompiler()(externalSchemas, withOptions({ coerceTypes: false, removeAdditional: false, verbose: true })) as unknown as Compile
   const fromText = AjvCompiler()(externalSchemas, withOptions({})) as unknown as Compile
   const compile: Compile = (route) => (route.httpPart === 'body' ? asSent : fromText)(route)
   return compile as unknown as ReturnType<BuildCompiler>

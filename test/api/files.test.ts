@@ -128,7 +128,7 @@ t.test('file endpoints', async (t) => {
     for (const file_url of ['not a url', 'ftp://media.example.com/a.mp4']) {
       const res = await call('POST', '/files/store-file', { payload: { file_url } })
       t.equal(res.statusCode, 422, file_url)
-      t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^file_url: / })
+      t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^body\.file_url: must / })
     }
   })
 

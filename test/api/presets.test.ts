@@ -73,7 +73,7 @@ t.test('preset endpoints', async (t) => {
   const invalid: [string, object, number, RegExp][] = [
     ['a missing name', { ...PRESET, name: undefined }, 400, /name is required/],
     ['missing input_file_keys', { ...PRESET, input_file_keys: undefined }, 400, /input_file_keys is required/],
-    ['an input key without in_', { ...PRESET, input_file_keys: ['video'] }, 400, /input_file_keys: "video" must start with "in_"/],
+    ['an input key without in_', { ...PRESET, input_file_keys: ['video'] }, 400, /input_file_keys\[0\]: must start with "in_"/],
     ['an output alias without out_', { ...PRESET, output_file_definitions: { half: 'half.mp4' } }, 400, /must start with "out_"/],
     ['a malformed command', { ...PRESET, ffmpeg_command: 'bash -c x' }, 400, /ffmpeg_command: must begin with "ffmpeg"/],
     ['a placeholder naming no input key', { ...PRESET, ffmpeg_command: 'ffmpeg -i {{in_other}} {{out_half}}' }, 400, /names no declared alias/],
@@ -176,7 +176,7 @@ t.test('preset endpoints', async (t) => {
   })
 
   const executeErrors: [string, object, RegExp][] = [
-    ['a missing input key', { input_files: {} }, /missing in_video/],
+    ['a missing input key', { input_files: { in_other: 'https://a.example/v.mp4' } }, /missing in_video/],
     ['an extra input key', { input_files: { in_video: 'https://a.example/v.mp4', in_extra: 'https://a.example/x.mp4' } }, /unexpected in_extra/],
     ['missing input_files', {}, /input_files is required/],
     ['an invalid URL', { input_files: { in_video: 'file:///etc/passwd' } }, /input_files.in_video/],
