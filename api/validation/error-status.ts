@@ -51,28 +51,37 @@ export function schemaAtFailure(schema: unknown, schemaPath: string): SchemaNode
  * The status for Ajv's failure at `schemaPath` (e.g.
  * `#/properties/metadata/maxProperties`) in `schema`: the nearest annotation on
  * the way to the failing keyword, else `fallback`. A wrong JSON type or an
- * empty list on the annotated schema itself keeps `fallback`: `file_url: 7`
- * and `ffmpeg_commands: []` are invalid or missing values (400) where a
- * malformed URL or eleven commands are 422.
+ * empty list on the annotated field itself (or a branch of its union, as for
+ * nullable metadata) keeps `fallback`: `file_url: 7`, `metadata: "x"` and
+ * `ffmpeg_commands: []` are invalid or missing values (400) where a malformed
+ * URL, eleven metadata keys or eleven commands are 422.
  */
 export function statusForFailure(schema: unknown, schemaPath: string, fallback: ErrorStatus): ErrorStatus {
   const segments = pathSegments(schemaPath)
   const keyword = segments.pop()
   let node: unknown = schema
   let status: ErrorStatus = fallback
-  let annotatedAt: unknown = null
-  const visit = (value: unknown) => {
+  // Segments walked since the nearest annotation: none, or only a union branch, means "at the annotated field itself".
+  let sinceAnnotation: string[] | null = null
+  const visit = (value: unknown, segment?: string) => {
     if (isNode(value) && value[ERROR_STATUS_KEYWORD] !== undefined) {
       status = value[ERROR_STATUS_KEYWORD] as ErrorStatus
-      annotatedAt = value
+      sinceAnnotation = []
+    } else if (sinceAnnotation && segment !== undefined) {
+      sinceAnnotation.push(segment)
     }
   }
   visit(node)
   for (const segment of segments) {
     if (!isNode(node)) return fallback
     node = node[segment]
-    visit(node)
+    visit(node, segment)
   }
-  if (annotatedAt === node && keyword !== undefined && KEPT_AT_ANNOTATION.has(keyword)) return fallback
+  const atAnnotatedField = sinceAnnotation !== null && isUnionBranch(sinceAnnotation)
+  if (atAnnotatedField && keyword !== undefined && KEPT_AT_ANNOTATION.has(keyword)) return fallback
   return status
+}
+
+function isUnionBranch(segments: string[]): boolean {
+  return segments.length === 0 || (segments.length === 2 && (segments[0] === 'anyOf' || segments[0] === 'oneOf'))
 }
