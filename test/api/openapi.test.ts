@@ -46,4 +46,92 @@ t.test('OpenAPI', async (t) => {
     t.match(res.headers['content-type'], /text\/html/)
     t.match(res.body, /swagger-ui/i)
   })
+
+  t.test('states every status the spec lists for a route, each with the ErrorResponse shape', async (t) => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    // From the spec's endpoint pages; 401 and 429 are on every route ("Any endpoint can return 401 and 429").
+    const spec: [string, string, number[]][] = [
+      ['post', '/api/v1/run-ffmpeg-command', [200, 400, 401, 403, 404, 409, 422, 429]],
+      ['post', '/api/v1/run-chained-ffmpeg-commands', [200, 400, 401, 403, 404, 409, 422, 429]],
+      ['post', '/api/v1/run-multiple-ffmpeg-commands', [200, 400, 401, 403, 404, 409, 422, 429]],
+      ['post', '/api/v1/ytdlp-download', [200, 401, 403, 404, 409, 422, 429, 501]],
+      ['post', '/api/v1/run-ytdlp-command', [200, 401, 403, 404, 409, 422, 429, 501]],
+      ['get', '/api/v1/commands/{commandId}', [200, 401, 404, 429]],
+      ['get', '/api/v1/commands', [200, 400, 401, 429]],
+      ['delete', '/api/v1/commands/{commandId}/files', [200, 401, 404, 429]],
+      ['post', '/api/v1/files/upload', [200, 401, 422, 429]],
+      ['post', '/api/v1/files/store-file', [200, 400, 401, 422, 429]],
+      ['get', '/api/v1/files/{fileId}', [200, 401, 404, 429]],
+      ['get', '/api/v1/files', [200, 400, 401, 429]],
+      ['delete', '/api/v1/files/{fileId}', [200, 401, 404, 429]],
+      ['post', '/api/v1/presets', [201, 400, 401, 422, 429]],
+      ['get', '/api/v1/presets', [200, 401, 429]],
+      ['put', '/api/v1/presets/{presetId}', [200, 400, 401, 404, 422, 429]],
+      ['delete', '/api/v1/presets/{presetId}', [200, 401, 404, 429]],
+      ['post', '/api/v1/presets/{presetId}/execute', [200, 401, 404, 422, 429]],
+      ['put', '/api/v1/webhook-config', [200, 401, 422, 429]],
+      ['delete', '/api/v1/webhook-config', [200, 401, 429]],
+    ]
+    for (const [method, path, statuses] of spec) {
+      const responses = doc.paths[path]?.[method]?.responses ?? {}
+      for (const status of statuses) t.ok(responses[status], `${method.toUpperCase()} ${path} documents ${status}`)
+      for (const status of statuses.filter((s) => s >= 400)) {
+        const schema = responses[status]?.content?.['application/json']?.schema
+        t.same(schema?.required?.sort(), ['error', 'message'], `${method.toUpperCase()} ${path} ${status} is an ErrorResponse`)
+      }
+    }
+  })
+
+  t.test('states the rules the server enforces: alias keys, metadata and list bounds', async (t) => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const run = doc.paths['/api/v1/run-ffmpeg-command'].post.requestBody.content['application/json'].schema
+    t.equal(run.additionalProperties, false, 'unknown fields are refused')
+    t.ok(new RegExp(run.properties.input_files.propertyNames.pattern).test('in_video'), 'input keys are in_* aliases')
+    t.notOk(new RegExp(run.properties.input_files.propertyNames.pattern).test('video'))
+    t.ok(new RegExp(run.properties.output_files.propertyNames.pattern).test('out_small'))
+    const metadataObject = (run.properties.metadata.anyOf as { type: string; maxProperties?: number }[]).find((s) => s.type === 'object')
+    t.equal(metadataObject?.maxProperties, 10, 'metadata: at most 10 keys')
+    const chained = doc.paths['/api/v1/run-chained-ffmpeg-commands'].post.requestBody.content['application/json'].schema
+    t.equal(chained.properties.ffmpeg_commands.maxItems, 10)
+    const list = doc.paths['/api/v1/commands'].get.parameters as { name: string; required?: boolean; schema: Record<string, number> }[]
+    const limit = list.find((p) => p.name === 'limit')!
+    const offset = list.find((p) => p.name === 'offset')!
+    t.match(limit.schema, { minimum: 1, maximum: 100 })
+    t.match(offset.schema, { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+    t.notOk(limit.required, 'limit has a default, so it is optional')
+    t.notOk(offset.required, 'offset has a default, so it is optional')
+  })
+
+  t.test('an offset past the largest safe integer is refused, not echoed as a float', async (t) => {
+    const { api_key } = await api.createAccount('business')
+    for (const offset of ['1.6e32', '9007199254740992', '1.5', '-1']) {
+      const res = await api.app.inject({ method: 'GET', url: `/api/v1/commands?offset=${offset}`, headers: { 'x-api-key': api_key } })
+      t.equal(res.statusCode, 400, `offset=${offset}`)
+      t.match(res.json(), { error: 'INVALID_REQUEST', message: /querystring\.offset/ })
+    }
+    const largest = await api.app.inject({ method: 'GET', url: `/api/v1/presets?offset=${Number.MAX_SAFE_INTEGER}`, headers: { 'x-api-key': api_key } })
+    t.equal(largest.statusCode, 200)
+    t.equal(largest.json().offset, Number.MAX_SAFE_INTEGER)
+  })
+
+  t.test('a known path with another method is 405 with Allow; an unknown path stays 404', async (t) => {
+    const { api_key } = await api.createAccount('business')
+    const headers = { 'x-api-key': api_key }
+    const patch = await api.app.inject({ method: 'PATCH', url: '/api/v1/commands/0b0e4f6c-0000-4000-8000-000000000000', headers })
+    t.equal(patch.statusCode, 405)
+    t.equal(patch.headers.allow, 'GET, HEAD')
+    t.match(patch.json(), { error: 'METHOD_NOT_ALLOWED', message: /PATCH/ })
+    const onStoreFile = await api.app.inject({ method: 'GET', url: '/api/v1/files/store-file', headers })
+    t.equal(onStoreFile.statusCode, 404, 'GET /files/store-file is the file route with id "store-file"')
+    const optionsStoreFile = await api.app.inject({ method: 'OPTIONS', url: '/api/v1/files/store-file', headers })
+    t.equal(optionsStoreFile.statusCode, 405)
+    t.equal(optionsStoreFile.headers.allow, 'POST', 'the static route, not /files/:fileId')
+    const withBody = await api.app.inject({ method: 'PUT', url: '/api/v1/files', headers: { ...headers, 'content-type': 'text/plain' }, payload: 'x' })
+    t.equal(withBody.statusCode, 405, 'the method is judged before the body')
+    t.equal(withBody.headers.allow, 'GET, HEAD')
+    const unknown = await api.app.inject({ method: 'GET', url: '/api/v1/nothing-here', headers })
+    t.equal(unknown.statusCode, 404)
+    const anonymous = await api.app.inject({ method: 'PATCH', url: '/api/v1/files' })
+    t.equal(anonymous.statusCode, 401, 'without a key the route table is not revealed')
+  })
 })
