@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { HOST_NAME, HTTP_ORIGIN, PORT } from '../validation/field-schemas.js'
 
 /** How a destination's bucket is reached; the secrets are write-only. */
 export const CredentialsInput = Type.Object(
@@ -10,33 +11,78 @@ export const CredentialsInput = Type.Object(
   { additionalProperties: false },
 )
 
-export const CreateStorageDestinationBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  endpoint_url: Type.String({ minLength: 1, maxLength: 2048 }),
-  region: Type.String({ minLength: 1, maxLength: 64 }),
-  bucket: Type.String({ minLength: 1, maxLength: 63 }),
-  prefix: Type.Optional(Type.String({ maxLength: 1024 })),
-  public_base_url: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()])),
-  path_style: Type.Optional(Type.Boolean({ default: false })),
-  credentials: CredentialsInput,
+/**
+ * The destination rules of destination-rules.ts, as far as a pattern can state
+ * them (that file keeps the rest: a bucket shaped like an IP address or using
+ * a prefix S3 reserves, a local host name where private networks are not
+ * allowed).
+ */
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'must not be blank' })
+export const ENDPOINT_URL_PATTERN = `^https?://${HOST_NAME}${PORT}/?$`
+const EndpointUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  pattern: ENDPOINT_URL_PATTERN,
+  description: 'must be an https:// origin on a host name (no raw IP address, path, query or fragment; http:// only where the deployment allows private networks)',
 })
+export const REGION_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+const Region = Type.String({ pattern: REGION_PATTERN, description: 'must be 1 to 64 letters, digits, hyphens or underscores' })
+const BUCKET_LABEL = '[a-z0-9](?:[a-z0-9-]*[a-z0-9])?'
+export const BUCKET_PATTERN = `^${BUCKET_LABEL}(?:\\.${BUCKET_LABEL})*$`
+const Bucket = Type.String({
+  minLength: 3,
+  maxLength: 63,
+  pattern: BUCKET_PATTERN,
+  description: 'must be 3 to 63 lowercase letters, digits, dots or hyphens, in dot-separated labels starting and ending with a letter or digit',
+})
+const PREFIX_CHAR = '[^/\\\\\\x00-\\x1f\\x7f]'
+/** A segment other than "." and "..", without control characters or backslashes. */
+const PREFIX_SEGMENT = `(?:[^./\\\\\\x00-\\x1f\\x7f]${PREFIX_CHAR}*|\\.[^./\\\\\\x00-\\x1f\\x7f]${PREFIX_CHAR}*|\\.\\.${PREFIX_CHAR}+)`
+export const PREFIX_PATTERN = `^/*(?:${PREFIX_SEGMENT}(?:/${PREFIX_SEGMENT})*)?/*$`
+const Prefix = Type.String({
+  maxLength: 512,
+  pattern: PREFIX_PATTERN,
+  description: 'must be "/"-separated segments, none empty, "." or "..", without control characters or backslashes (leading and trailing slashes are removed)',
+})
+export const PUBLIC_BASE_URL_PATTERN = `${HTTP_ORIGIN}(?:/[^?#\\x00-\\x20\\x7f]*)?$`
+const PublicBaseUrl = Type.Union([
+  Type.String({ minLength: 1, maxLength: 2048, pattern: PUBLIC_BASE_URL_PATTERN, description: 'must be an http(s) URL without query or fragment' }),
+  Type.Null(),
+])
+
+export const CreateStorageDestinationBody = Type.Object(
+  {
+    name: Name,
+    endpoint_url: EndpointUrl,
+    region: Region,
+    bucket: Bucket,
+    prefix: Type.Optional(Prefix),
+    public_base_url: Type.Optional(PublicBaseUrl),
+    path_style: Type.Optional(Type.Boolean({ default: false })),
+    credentials: CredentialsInput,
+  },
+  { additionalProperties: false },
+)
 export type CreateStorageDestinationBody = Static<typeof CreateStorageDestinationBody>
 
 /**
  * PATCH takes the mutable fields. endpoint_url, region and bucket are listed
  * (as anything) only so the handler can reject them by name with 422 instead of
- * Ajv silently dropping them.
+ * "not a known field".
  */
-export const UpdateStorageDestinationBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  prefix: Type.Optional(Type.String({ maxLength: 1024 })),
-  public_base_url: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()])),
-  path_style: Type.Optional(Type.Boolean()),
-  credentials: Type.Optional(CredentialsInput),
-  endpoint_url: Type.Optional(Type.Unknown()),
-  region: Type.Optional(Type.Unknown()),
-  bucket: Type.Optional(Type.Unknown()),
-})
+export const UpdateStorageDestinationBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    prefix: Type.Optional(Prefix),
+    public_base_url: Type.Optional(PublicBaseUrl),
+    path_style: Type.Optional(Type.Boolean()),
+    credentials: Type.Optional(CredentialsInput),
+    endpoint_url: Type.Optional(Type.Unknown()),
+    region: Type.Optional(Type.Unknown()),
+    bucket: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+)
 export type UpdateStorageDestinationBody = Static<typeof UpdateStorageDestinationBody>
 
 export const StorageDestinationParams = Type.Object({

@@ -12,14 +12,18 @@ import { answersWith } from './error-status.js'
 
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])'
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
-/** A DNS name whose last label starts with a letter (so it is never read as an IPv4 address), or a dotted IPv4 address. */
-const HOST = `(?:(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|${OCTET}(?:\\.${OCTET}){3})`
-const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?'
+/** A DNS name whose last label starts with a letter, so it is never read as an IPv4 address. */
+export const HOST_NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?`
+/** A host name or a dotted IPv4 address. */
+const HOST = `(?:${HOST_NAME}|${OCTET}(?:\\.${OCTET}){3})`
+export const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?'
 /**
  * An absolute http(s) URL without credentials: a subset of what the WHATWG URL
  * parser accepts, so every URL the schema allows is one the server can parse.
  */
-export const HTTP_URL_PATTERN = `^https?://${HOST}${PORT}(?:[/?#][^\\x00-\\x20\\x7f]*)?$`
+/** The scheme, host and port of an http(s) URL, anchored at the start only. */
+export const HTTP_ORIGIN = `^https?://${HOST}${PORT}`
+export const HTTP_URL_PATTERN = `${HTTP_ORIGIN}(?:[/?#][^\\x00-\\x20\\x7f]*)?$`
 export const MAX_URL_LENGTH = 4096
 
 /** An http(s) URL field; a malformed one is 422 on every endpoint (a non-string keeps the endpoint's status). */
