@@ -51,7 +51,7 @@ t.test('webhook configuration', async (t) => {
 
   for (const [what, payload, message] of [
     ['a missing url', {}, /body\.url is required/],
-    ['a url that is not a URL', { url: 'not a url' }, /^body\.url: must be an absolute http(s) URL/],
+    ['a url that is not a URL', { url: 'not a url' }, /^body\.url: must be an absolute http\(s\) URL/],
     ['a non-http url', { url: 'ftp://hooks.example.com' }, /^body\.url: must use http or https, not ftp/],
     ['a url with credentials', { url: 'https://u:p@hooks.example.com' }, /^body\.url: must not carry credentials/],
     ['a loopback address', { url: 'http://127.0.0.1:8080/hook' }, /^url: 127\.0\.0\.1 is a loopback address/],
