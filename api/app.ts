@@ -32,6 +32,7 @@ import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
+import { strictJsonBodies } from './validation/json-body.js'
 import { buildValidator } from './validation/validator-compiler.js'
 
 /** What the HTTP app needs from the process that hosts it. */
@@ -69,6 +70,7 @@ export interface AppDependencies {
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger, schemaController: { compilersFactory: { buildValidator } } }).withTypeProvider<TypeBoxTypeProvider>()
   await app.register(errorHandler)
+  await app.register(strictJsonBodies)
   if (deps.metrics) await app.register(metricsRoutes, { metrics: deps.metrics })
   // Before every route: @fastify/swagger documents routes as they are added.
   await app.register(openApi)

@@ -65,10 +65,12 @@ export const CreateStorageDestinationBody = Type.Object(
 )
 export type CreateStorageDestinationBody = Static<typeof CreateStorageDestinationBody>
 
+const Immutable = Type.Never({ description: 'cannot be changed; create a new storage destination instead' })
+const MUTABLE_FIELDS = ['name', 'prefix', 'public_base_url', 'path_style', 'credentials'] as const
+
 /**
- * PATCH takes the mutable fields. endpoint_url, region and bucket are listed
- * (as anything) only so the handler can reject them by name with 422 instead of
- * "not a known field".
+ * PATCH takes the mutable fields, at least one. endpoint_url, region and
+ * bucket are listed as never valid so the refusal names them and says why.
  */
 export const UpdateStorageDestinationBody = Type.Object(
   {
@@ -77,11 +79,15 @@ export const UpdateStorageDestinationBody = Type.Object(
     public_base_url: Type.Optional(PublicBaseUrl),
     path_style: Type.Optional(Type.Boolean()),
     credentials: Type.Optional(CredentialsInput),
-    endpoint_url: Type.Optional(Type.Unknown()),
-    region: Type.Optional(Type.Unknown()),
-    bucket: Type.Optional(Type.Unknown()),
+    endpoint_url: Type.Optional(Immutable),
+    region: Type.Optional(Immutable),
+    bucket: Type.Optional(Immutable),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    anyOf: MUTABLE_FIELDS.map((field) => ({ required: [field] })),
+    description: `must have at least one of ${MUTABLE_FIELDS.join(', ')}`,
+  },
 )
 export type UpdateStorageDestinationBody = Static<typeof UpdateStorageDestinationBody>
 

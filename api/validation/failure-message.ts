@@ -28,8 +28,13 @@ export function describeFailure(errors: readonly FastifySchemaValidationError[],
 
   const key = (first as { propertyName?: string }).propertyName
   if (key !== undefined) return `${at}: key "${key}" ${said ?? `must match ${String(failing?.pattern)}`}`
-  if (params.missingProperty !== undefined) return `${at}.${params.missingProperty} is required`
   if (params.additionalProperty !== undefined) return `${at}.${params.additionalProperty} is not a known field`
+  // `anyOf` of `required` lists ("at least one of"): the schema's own words, not the first branch's.
+  const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)
+  const unionSaid = union && schemaAtFailure(schema, union.schemaPath)?.description
+  if (first.keyword === 'required' && typeof unionSaid === 'string' && unionSaid.startsWith('must ')) return `${at}: ${unionSaid}`
+  if (params.missingProperty !== undefined) return `${at}.${params.missingProperty} is required`
+  if (first.keyword === 'not' && typeof failing?.description === 'string') return `${at}: ${failing.description}`
   if (first.keyword === 'type') {
     // A union (string, number or boolean; object or null) fails once per branch, at the same place.
     const types = errors.filter((e) => e.keyword === 'type' && e.instancePath === first.instancePath).map((e) => String((e.params as { type?: string }).type))
