@@ -66,10 +66,15 @@ export interface StorageDestinationChanges {
   credentials?: StorageCredentials | undefined
 }
 
-/** Shows the first and last four characters of an access key id, e.g. `AKIA…WXYZ`. */
+/**
+ * Shows the first and last four characters of an access key id, e.g.
+ * `AKIA…WXYZ`. Characters, not UTF-16 units: a cut through a surrogate pair
+ * would put a lone surrogate in every response that shows the destination.
+ */
 export function maskAccessKeyId(accessKeyId: string): string {
-  if (accessKeyId.length <= 8) return '…' + accessKeyId.slice(-Math.min(2, Math.floor(accessKeyId.length / 2)))
-  return `${accessKeyId.slice(0, 4)}…${accessKeyId.slice(-4)}`
+  const chars = [...accessKeyId]
+  if (chars.length <= 8) return '…' + chars.slice(-Math.min(2, Math.floor(chars.length / 2))).join('')
+  return `${chars.slice(0, 4).join('')}…${chars.slice(-4).join('')}`
 }
 
 /**

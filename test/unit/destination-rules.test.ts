@@ -72,4 +72,5 @@ t.test('access key ids are masked to their first and last four characters', asyn
   t.equal(maskAccessKeyId('minioadmin'), 'mini…dmin')
   t.notOk(maskAccessKeyId('short').includes('short'), 'a short id is not shown whole')
   t.notOk(maskAccessKeyId('12345678').includes('1234'), 'eight characters show at most the last two')
+  t.equal(maskAccessKeyId('\u{1F511}KEY-0123456789-\u{1F511}\u{1F512}'), '\u{1F511}KEY…9-\u{1F511}\u{1F512}', 'a character outside the BMP is never cut in half')
 })
