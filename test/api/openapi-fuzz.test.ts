@@ -13,7 +13,7 @@ import { scratchDir } from '../harness/scratch.js'
  * after it); commands it accepts are recorded, not run.
  */
 const SEED = 20261124
-const MAX_EXAMPLES = Number(process.env.FFKUBE_FUZZ_EXAMPLES ?? 25)
+const MAX_EXAMPLES = Number(process.env.FFKUBE_FUZZ_EXAMPLES ?? 15)
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
