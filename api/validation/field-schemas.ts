@@ -14,8 +14,23 @@ const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])'
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
 /** A DNS name whose last label starts with a letter, so it is never read as an IPv4 address. */
 export const HOST_NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?`
-/** A host name or a dotted IPv4 address. */
-const HOST = `(?:${HOST_NAME}|${OCTET}(?:\\.${OCTET}){3})`
+const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`
+const H16 = '[0-9A-Fa-f]{1,4}'
+/** The RFC 4291 text forms (and IPv4-mapped/compatible ones), all of which the WHATWG parser accepts. */
+const IPV6 = [
+  `(?:${H16}:){7}${H16}`,
+  `(?:${H16}:){1,7}:`,
+  `(?:${H16}:){1,6}:${H16}`,
+  `(?:${H16}:){1,5}(?::${H16}){1,2}`,
+  `(?:${H16}:){1,4}(?::${H16}){1,3}`,
+  `(?:${H16}:){1,3}(?::${H16}){1,4}`,
+  `(?:${H16}:){1,2}(?::${H16}){1,5}`,
+  `${H16}:(?::${H16}){1,6}`,
+  `:(?:(?::${H16}){1,7}|:)`,
+  `::(?:[Ff]{4}(?::0{1,4})?:)?${IPV4}`,
+].join('|')
+/** A host name, a dotted IPv4 address or a bracketed IPv6 address. */
+const HOST = `(?:${HOST_NAME}|${IPV4}|\\[(?:${IPV6})\\])`
 export const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?'
 /**
  * An absolute http(s) URL without credentials: a subset of what the WHATWG URL
