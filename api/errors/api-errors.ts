@@ -62,6 +62,19 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/** 405: the path exists but not with this method (not a spec code; RFC 9110). `allow` goes in Allow. */
+export class MethodNotAllowedError extends ApiError {
+  override name = 'MethodNotAllowedError'
+  readonly statusCode = 405
+  readonly code = 'METHOD_NOT_ALLOWED'
+  constructor(
+    message: string,
+    readonly allow: readonly string[],
+  ) {
+    super(message)
+  }
+}
+
 /** 501: the yt-dlp backend is unavailable; the client retries shortly. */
 export class NotImplementedError extends ApiError {
   override name = 'NotImplementedError'

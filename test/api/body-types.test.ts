@@ -23,6 +23,17 @@ const commonFields: [string, unknown, (400 | 422)?][] = [
   ['webhook_url', STRING],
   ['storage_destination_id', STRING],
 ]
+/** Both preset bodies (create, update) take these fields. */
+const presetFields: [string, unknown][] = [
+  ['name', STRING],
+  ['description', STRING],
+  ['command_type', STRING],
+  ['ffmpeg_command', STRING],
+  ['ffmpeg_commands', NOT_A_LIST],
+  ['input_file_keys', 'in_video'],
+  ['output_file_definitions', NOT_A_MAP],
+  ['metadata', NOT_A_MAP],
+]
 const destination = {
   name: 'media',
   endpoint_url: 'https://s3.example.com',
@@ -85,33 +96,14 @@ const routes: Route[] = [
     url: '/api/v1/presets',
     status: 400,
     valid: { name: 'small', ffmpeg_command: ffmpegBody.ffmpeg_command, input_file_keys: ['in_video'], output_file_definitions: ffmpegBody.output_files },
-    wrong: [
-      ['name', STRING],
-      ['description', STRING],
-      ['command_type', STRING],
-      ['ffmpeg_command', STRING],
-      ['ffmpeg_commands', NOT_A_LIST],
-      ['input_file_keys', 'in_video'],
-      ['input_file_keys.0', STRING],
-      ['output_file_definitions', NOT_A_MAP],
-      ['metadata', NOT_A_MAP],
-    ],
+    wrong: [...presetFields, ['input_file_keys.0', STRING]],
   },
   {
     method: 'PUT',
     url: '/api/v1/presets/preset_0123456789abcdef0123456789abcdef',
     status: 400,
     valid: { name: 'small' },
-    wrong: [
-      ['name', STRING],
-      ['description', STRING],
-      ['command_type', STRING],
-      ['ffmpeg_command', STRING],
-      ['ffmpeg_commands', NOT_A_LIST],
-      ['input_file_keys', 'in_video'],
-      ['output_file_definitions', NOT_A_MAP],
-      ['metadata', NOT_A_MAP],
-    ],
+    wrong: presetFields,
   },
   {
     method: 'POST',

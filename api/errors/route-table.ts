@@ -1,18 +1,5 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { ApiError } from './api-errors.js'
-
-/** 405: the path exists but not with this method; `allow` lists the methods it has. */
-export class MethodNotAllowedError extends ApiError {
-  override name = 'MethodNotAllowedError'
-  readonly statusCode = 405
-  readonly code = 'METHOD_NOT_ALLOWED'
-  constructor(
-    message: string,
-    readonly allow: readonly string[],
-  ) {
-    super(message)
-  }
-}
+import { MethodNotAllowedError } from './api-errors.js'
 
 /**
  * Which methods each route path serves, so a request that matches no route
