@@ -40,6 +40,9 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
       '--seed', String(SEED),
       '--max-examples', String(MAX_EXAMPLES),
       '--generation-database', 'none',
+      // A Hypothesis health check on how generation goes, not a check of the server: with some
+      // seeds the bare string path parameter of webhook redelivery trips it.
+      '--suppress-health-check', 'filter_too_much',
       '--workers', '1',
       '--no-color',
       '--header', `X-API-KEY: ${api_key}`,
