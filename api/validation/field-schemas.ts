@@ -93,13 +93,16 @@ export const MAX_METADATA_STRING_LENGTH = 1024
 export const SubmittedMetadata = Type.Union(
   [
     Type.Record(Type.String(), Type.Union([Type.String({ maxLength: MAX_METADATA_STRING_LENGTH }), Type.Number(), Type.Boolean()]), {
-      ...keyedBy(`^[^$.][^.]{0,${MAX_METADATA_KEY_LENGTH - 1}}$`, `must be 1 to ${MAX_METADATA_KEY_LENGTH} characters, not start with "$" and not contain "."`),
+      ...keyedBy(
+        `^[^$.\\x00-\\x1f\\x7f][^.\\x00-\\x1f\\x7f]{0,${MAX_METADATA_KEY_LENGTH - 1}}$`,
+        `must be 1 to ${MAX_METADATA_KEY_LENGTH} characters, not start with "$", and contain no "." or control character`,
+      ),
       maxProperties: MAX_METADATA_KEYS,
     }),
     Type.Null(),
   ],
   {
-    description: `map of string to string, number or boolean; at most ${MAX_METADATA_KEYS} keys of 1 to ${MAX_METADATA_KEY_LENGTH} characters, not starting with "$" and without "."`,
+    description: `map of string to string, number or boolean; at most ${MAX_METADATA_KEYS} keys of 1 to ${MAX_METADATA_KEY_LENGTH} characters, not starting with "$", without "." or control characters`,
     ...answersWith(422),
   },
 )
