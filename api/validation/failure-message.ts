@@ -27,7 +27,7 @@ export function describeFailure(errors: readonly FastifySchemaValidationError[],
   const said = typeof failing?.description === 'string' && failing.description.startsWith('must ') ? failing.description : undefined
 
   const key = (first as { propertyName?: string }).propertyName
-  if (key !== undefined) return `${at}: key "${key}" ${said ?? `must match ${String(failing?.pattern)}`}`
+  if (key !== undefined) return `${at}: key ${JSON.stringify(key)} ${said ?? `must match ${String(failing?.pattern)}`}`
   if (params.additionalProperty !== undefined) return `${at}.${params.additionalProperty} is not a known field`
   // `anyOf` of `required` lists ("at least one of"): the schema's own words, not the first branch's.
   const union = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)

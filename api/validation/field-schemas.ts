@@ -12,9 +12,15 @@ import { answersWith } from './error-status.js'
 
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])'
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
-/** A DNS name whose last label starts with a letter, so it is never read as an IPv4 address. */
-export const HOST_NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?`
+/**
+ * A DNS name whose last label starts with a letter, so it is never read as an
+ * IPv4 address; a trailing dot (the root) is allowed, as the URL parser allows
+ * it, and the rules that judge the host (loopback, private) see it.
+ */
+export const HOST_NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?`
 const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`
+/** Dotted IPv4, with the trailing dot the URL parser also takes. */
+const IPV4_HOST = `${IPV4}\\.?`
 const H16 = '[0-9A-Fa-f]{1,4}'
 /** The RFC 4291 text forms (and IPv4-mapped/compatible ones), all of which the WHATWG parser accepts. */
 const IPV6 = [
@@ -30,7 +36,7 @@ const IPV6 = [
   `::(?:[Ff]{4}(?::0{1,4})?:)?${IPV4}`,
 ].join('|')
 /** A host name, a dotted IPv4 address or a bracketed IPv6 address. */
-const HOST = `(?:${HOST_NAME}|${IPV4}|\\[(?:${IPV6})\\])`
+const HOST = `(?:${HOST_NAME}|${IPV4_HOST}|\\[(?:${IPV6})\\])`
 export const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?'
 /**
  * An absolute http(s) URL without credentials: a subset of what the WHATWG URL
