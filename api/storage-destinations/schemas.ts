@@ -71,6 +71,9 @@ const MUTABLE_FIELDS = ['name', 'prefix', 'public_base_url', 'path_style', 'cred
 /**
  * PATCH takes the mutable fields, at least one. endpoint_url, region and
  * bucket are listed as never valid so the refusal names them and says why.
+ * "At least one property" is "at least one mutable field" here (every other
+ * property is refused), and unlike an `anyOf` of `required` lists it lets a
+ * body of only `bucket` fail on `bucket` itself.
  */
 export const UpdateStorageDestinationBody = Type.Object(
   {
@@ -85,7 +88,7 @@ export const UpdateStorageDestinationBody = Type.Object(
   },
   {
     additionalProperties: false,
-    anyOf: MUTABLE_FIELDS.map((field) => ({ required: [field] })),
+    minProperties: 1,
     description: `must have at least one of ${MUTABLE_FIELDS.join(', ')}`,
   },
 )

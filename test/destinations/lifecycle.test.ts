@@ -212,7 +212,7 @@ t.test('a Business account sends outputs to its own bucket and finds them at the
     for (const field of ['endpoint_url', 'region', 'bucket']) {
       const refused = await call(api, 'PATCH', `/storage-destinations/${destinationId}`, { [field]: 'other' })
       t.equal(refused.status, 422, field)
-      t.match(refused.body.message, new RegExp(`^${field}: cannot be changed`))
+      t.match(refused.body.message, new RegExp(`^body\\.${field}: cannot be changed`))
     }
     const rotated = await call(api, 'PATCH', `/storage-destinations/${destinationId}`, {
       credentials: { access_key_id: customer.accessKeyId, secret_access_key: WRONG_SECRET },
