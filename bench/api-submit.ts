@@ -33,6 +33,7 @@ import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
+import { buildValidator } from '../api/validation/validator-compiler.js'
 
 const BODY = JSON.stringify({
   input_files: { in_video: 'https://media.example.com/clip.mp4' },
@@ -61,7 +62,8 @@ async function serve(variant: Variant, stored: number): Promise<void> {
   let port: number
   let apiKey = 'none'
   if (variant === 'bare') {
-    const app = Fastify({ logger: false }).withTypeProvider<TypeBoxTypeProvider>()
+    // The app's own validators, so the baseline validates exactly as the API does.
+    const app = Fastify({ logger: false, schemaController: { compilersFactory: { buildValidator } } }).withTypeProvider<TypeBoxTypeProvider>()
     const poll = {
       command_id: randomUUID(),
       status: 'QUEUED' as const,
