@@ -37,6 +37,8 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
       'run', `${address}/openapi.json`,
       '--url', address,
       '--checks', 'all',
+      // Replaced by fuzz_hooks.py's use_after_free_of_removed_resources: see schemathesis.toml.
+      '--exclude-checks', 'use_after_free',
       '--seed', String(SEED),
       '--max-examples', String(MAX_EXAMPLES),
       '--generation-database', 'none',
@@ -54,7 +56,7 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
         PATH: process.env.PATH,
         HOME: scratch,
         PYTHONDONTWRITEBYTECODE: '1',
-        // Fits generated command strings to the generated maps (a rule across fields): see the file.
+        // Fits generated command strings to the generated maps (a rule across fields), and narrows use_after_free: see the file.
         SCHEMATHESIS_HOOKS: 'fuzz_hooks',
         PYTHONPATH: join(import.meta.dirname, 'openapi-fuzz'),
       },
