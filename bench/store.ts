@@ -14,12 +14,11 @@
  * ten. Bounded: the sizes are fixed, every loop has a count.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { MongoClient, type Collection } from 'mongodb'
-import { ChildServer } from '../api/local/child-server.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
 import { percentile } from './table.js'
 
@@ -32,13 +31,6 @@ interface Doc {
   payload: string
 }
 
-
-async function startStock(binary: string, dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const uriFile = join(dir, 'uri')
-  const server = ChildServer.start({ name: 'ferretdb-stock', command: binary, args: ['-listen', '127.0.0.1:0', '-data', join(dir, 'sqlite'), '-uri-file', uriFile] })
-  const url = await server.waitUntilReady(async () => (await readFile(uriFile, 'utf8')).trim() || undefined)
-  return { url, stop: () => server.stop() }
-}
 
 async function fill(collection: Collection<Doc>, from: number, to: number): Promise<number> {
   const started = performance.now()
@@ -137,11 +129,11 @@ async function main(): Promise<void> {
       await patched.server.stop()
     }
     if (values.stock) {
-      const stock = await startStock(values.stock, join(dir, 'stock'))
+      const stock = await startFerretDB(join(dir, 'stock'), values.stock)
       try {
         lines.push(...(await measure('stock', stock.url, stockSizes, 20)))
       } finally {
-        await stock.stop()
+        await stock.server.stop()
       }
     }
   } finally {
