@@ -111,14 +111,17 @@ EOF
 provision_schemathesis() {
   local python
   python="$(command -v python3)" || { log "python3 is required for schemathesis"; exit 1; }
-  if stamp_matches schemathesis "$SCHEMATHESIS_VERSION $python" && [[ -x "$bin/schemathesis" ]]; then return 0; fi
+  local constraints="$root/scripts/toolchain/schemathesis-constraints.txt" key
+  key="$SCHEMATHESIS_VERSION $python $(sha256sum "$constraints" | cut -c1-16)"
+  if stamp_matches schemathesis "$key" && [[ -x "$bin/schemathesis" ]]; then return 0; fi
   local dir="$cache/schemathesis-$SCHEMATHESIS_VERSION"
   log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI"
   rm -rf "$dir"
   "$python" -m venv "$dir" || { log "python3 -m venv failed: apt-get install python3-venv"; exit 1; }
-  "$dir/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+  # Its dependencies pinned too, so the fuzz run does not change under a new Hypothesis.
+  "$dir/bin/pip" install --quiet --disable-pip-version-check -c "$constraints" "schemathesis==$SCHEMATHESIS_VERSION"
   ln -sfn "$dir/bin/schemathesis" "$bin/schemathesis"
-  write_stamp schemathesis "$SCHEMATHESIS_VERSION $python"
+  write_stamp schemathesis "$key"
 }
 
 # go_build NAME MODULE_DIR PACKAGES LDFLAGS — builds a wrapper module's commands into bin/.
