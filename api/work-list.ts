@@ -1,0 +1,127 @@
+/**
+ * Work that waits on the record it is about: the one claim primitive of the
+ * service. A record with work to do carries four top-level fields (their names
+ * chosen per collection, e.g. `dispatch_state`, `dispatch_due_at`, …):
+ *
+ *   state     'waiting' until the work is done, then 'done';
+ *   due_at    when the work may next be taken;
+ *   claim     the token of whoever holds it now (null when nobody does);
+ *   attempts  how many times it has been taken.
+ *
+ * A claim is one conditional findOneAndUpdate: "waiting and due" becomes
+ * "due again when the lease ends, held by my token". Whoever holds the token
+ * finishes the work or puts it off, each a write filtered on that token, so a
+ * holder whose lease ran out (and whose work another took over) changes
+ * nothing. A crash needs no recovery scan: the record is due again when the
+ * lease ends. The state is a top-level equality so an index answers "what is
+ * waiting" on MongoDB and on the patched FerretDB alike (docs/adr/0001); the
+ * due time is then compared on the waiting records only.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Collection, Document, Filter, UpdateFilter } from 'mongodb'
+
+/** The names of a collection's four work fields. */
+export interface WorkFields {
+  state: string
+  dueAt: string
+  claim: string
+  attempts: string
+}
+
+export type WorkState = 'waiting' | 'done'
+
+/** A record this caller holds until `leaseUntil`, and the token its later writes must show. */
+export interface Claim<T> {
+  doc: T
+  token: string
+  leaseUntil: Date
+}
+
+/** The work fields' values for a record that starts out waiting, due at `dueAt`. */
+export function waitingFields(fields: WorkFields, dueAt: Date): Record<string, unknown> {
+  return { [fields.state]: 'waiting', [fields.dueAt]: dueAt, [fields.claim]: null, [fields.attempts]: 0 }
+}
+
+export class WorkList<T extends Document & { _id: string }> {
+  readonly #collection: Collection<T>
+  readonly #fields: WorkFields
+
+  constructor(collection: Collection<T>, fields: WorkFields) {
+    this.#collection = collection
+    this.#fields = fields
+  }
+
+  /** The index that makes "what is waiting" a lookup rather than a scan. */
+  async ensureIndexes(): Promise<void> {
+    await this.#collection.createIndex({ [this.#fields.state]: 1 })
+  }
+
+  /** The work fields of a record that starts out waiting (to spread into its insert). */
+  waiting(dueAt: Date): Record<string, unknown> {
+    return waitingFields(this.#fields, dueAt)
+  }
+
+  /**
+   * Takes the earliest due record (matching `filter` too) for `leaseMs`;
+   * null when none is due. Exactly one of any number of concurrent callers
+   * gets a given record.
+   */
+  async claimNext(now: Date, leaseMs: number, filter: Filter<T> = {}): Promise<Claim<T> | null> {
+    return this.#claim({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, true)
+  }
+
+  /** Takes one known record if it is waiting and due (a nudge names it); null otherwise. */
+  async claimOne(id: string, now: Date, leaseMs: number): Promise<Claim<T> | null> {
+    return this.#claim({ _id: id, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, false)
+  }
+
+  /**
+   * Ends the work: the record becomes 'done' with `set` applied, if the claim
+   * still holds it. False when it does not (the lease ran out and another
+   * holder took over): then nothing was written.
+   */
+  async finish(claim: Claim<T>, set: Record<string, unknown> = {}): Promise<boolean> {
+    return this.#write(claim, { ...set, [this.#fields.state]: 'done', [this.#fields.claim]: null })
+  }
+
+  /** Puts the work off until `dueAt` (a retry, a backoff) with `set` applied, if the claim still holds it. */
+  async putOff(claim: Claim<T>, dueAt: Date, set: Record<string, unknown> = {}): Promise<boolean> {
+    return this.#write(claim, { ...set, [this.#fields.dueAt]: dueAt, [this.#fields.claim]: null })
+  }
+
+  /** Keeps holding the record for another `leaseMs` (long work); false when the claim was lost. */
+  async extend(claim: Claim<T>, now: Date, leaseMs: number): Promise<boolean> {
+    const leaseUntil = new Date(now.getTime() + leaseMs)
+    const extended = await this.#write(claim, { [this.#fields.dueAt]: leaseUntil })
+    if (extended) claim.leaseUntil = leaseUntil
+    return extended
+  }
+
+  /** When the earliest waiting record is due (a held one: when its lease ends); null when nothing waits. */
+  async nextDueAt(): Promise<Date | null> {
+    const [next] = await this.#collection
+      .find({ [this.#fields.state]: 'waiting' } as Filter<T>, { projection: { [this.#fields.dueAt]: 1 } })
+      .sort({ [this.#fields.dueAt]: 1 })
+      .limit(1)
+      .toArray()
+    return next ? ((next as Record<string, unknown>)[this.#fields.dueAt] as Date) : null
+  }
+
+  async #claim(filter: Filter<T>, now: Date, leaseMs: number, sorted: boolean): Promise<Claim<T> | null> {
+    const token = randomUUID()
+    const leaseUntil = new Date(now.getTime() + leaseMs)
+    const update = { $set: { [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token }, $inc: { [this.#fields.attempts]: 1 } } as unknown as UpdateFilter<T>
+    const doc = await this.#collection.findOneAndUpdate(filter, update, {
+      returnDocument: 'after',
+      ...(sorted ? { sort: { [this.#fields.dueAt]: 1, _id: 1 } } : {}),
+    })
+    return doc ? { doc: doc as T, token, leaseUntil } : null
+  }
+
+  /** Every write after a claim is filtered on its token: a holder that lost the record writes nothing. */
+  async #write(claim: Claim<T>, set: Record<string, unknown>): Promise<boolean> {
+    const filter = { _id: claim.doc._id, [this.#fields.state]: 'waiting', [this.#fields.claim]: claim.token } as Filter<T>
+    const result = await this.#collection.updateOne(filter, { $set: set } as UpdateFilter<T>)
+    return result.matchedCount === 1
+  }
+}
