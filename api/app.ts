@@ -1,5 +1,5 @@
-import Fastify, { type FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import type { NatsConnection } from 'nats'
@@ -9,9 +9,6 @@ import type { SecretBox } from './crypto/secret-box.js'
 import { errorHandler, routeNotFound } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
 import { RouteTable } from './errors/route-table.js'
-import type { ReadinessProbe } from './health/readiness.js'
-import { healthRoutes } from './health/routes.js'
-import type { Logger } from './logger.js'
 import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
@@ -21,8 +18,6 @@ import { fileRoutes } from './files/routes.js'
 import { presetRepository } from './presets/preset-repository.js'
 import { presetRoutes } from './presets/routes.js'
 import { systemClock, type Clock } from './clock.js'
-import { metricsRoutes } from './metrics/routes.js'
-import type { ServiceMetrics } from './metrics/service-metrics.js'
 import { addCommonErrorResponses } from './openapi/common-responses.js'
 import { openApi } from './openapi/openapi.js'
 import { rateLimiting } from './rate-limit/rate-limiting.js'
@@ -33,12 +28,9 @@ import { webhookConfigRepository } from './webhooks/webhook-config-repository.js
 import { webhookConfigRoutes } from './webhooks/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
-import { buildValidator } from './validation/validator-compiler.js'
 
-/** What the HTTP app needs from the process that hosts it. */
-export interface AppDependencies {
-  logger: Logger
-  probes: readonly ReadinessProbe[]
+/** What the HTTP API needs from the process that hosts it. */
+export interface AppOptions {
   db: Db
   secretBox: SecretBox
   /** Requests per minute per API key by plan (config.rateLimits); DEFAULT_RATE_LIMITS when unset. */
@@ -58,58 +50,60 @@ export interface AppDependencies {
   onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
   onWebhookRedeliveryQueued?: () => void
-  /** Serves GET /metrics and times every request; unset in most tests. */
-  metrics?: ServiceMetrics
   /** False when this host cannot run yt-dlp: the yt-dlp endpoints answer 501. Unset: available. */
   ytdlpAvailable?: () => boolean
   /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
   unsafeDisableFfmpegPolicyForTests?: boolean
 }
 
-/** Builds the Fastify app: plugins first, then routes. Starting and stopping it is server.ts's job. */
-export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger, schemaController: { compilersFactory: { buildValidator } } }).withTypeProvider<TypeBoxTypeProvider>()
-  await app.register(errorHandler)
-  await app.register(strictJsonBodies)
-  if (deps.metrics) await app.register(metricsRoutes, { metrics: deps.metrics })
-  // Before every route: @fastify/swagger documents routes as they are added.
-  await app.register(openApi)
-  const clock = deps.clock ?? systemClock
-  const allowPrivateNetworks = deps.allowPrivateNetworks ?? false
+/**
+ * The HTTP API (`/api/v1`, `/openapi.json`, `/docs`) as a plugin: the
+ * repositories and cross-cutting plugins first, then one route plugin per
+ * resource folder. server.ts registers it; fastify-plugin keeps its error
+ * handler and decorators (`app.accounts`, …) on the server itself.
+ */
+export const appPlugin = fp(
+  async (app: FastifyInstance, deps: AppOptions) => {
+    await app.register(errorHandler)
+    await app.register(strictJsonBodies)
+    // Before every route: @fastify/swagger documents routes as they are added.
+    await app.register(openApi)
+    const clock = deps.clock ?? systemClock
+    const allowPrivateNetworks = deps.allowPrivateNetworks ?? false
 
-  const accounts = new AccountRepository(deps.db, deps.secretBox)
-  await accounts.ensureIndexes()
-  app.decorate('accounts', accounts)
-  await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-  await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-  await app.register(commandRepository, { db: deps.db })
-  await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
-  await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
-  await app.register(presetRepository, { db: deps.db, now: clock })
+    const accounts = new AccountRepository(deps.db, deps.secretBox)
+    await accounts.ensureIndexes()
+    app.decorate('accounts', accounts)
+    await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
+    await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
+    await app.register(commandRepository, { db: deps.db })
+    await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
+    await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
+    await app.register(presetRepository, { db: deps.db, now: clock })
 
-  await app.register(healthRoutes, { probes: deps.probes })
-  await app.register(
-    async (v1) => {
-      await v1.register(authentication, { accounts })
-      // After authentication: limits count per API key.
-      await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
-      await v1.register(finiteNumbers)
-      // Every route below documents the statuses any route can answer with, and is recorded for 405s.
-      const routeTable = new RouteTable()
-      v1.addHook('onRoute', addCommonErrorResponses)
-      v1.addHook('onRoute', routeTable.record)
-      // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
-      v1.addHook('onRequest', routeTable.refuseOtherMethods)
-      v1.setNotFoundHandler(routeNotFound)
-      // Resource route plugins register here, one per folder under api/.
-      await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
-      await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
-      await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
-      await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
-      await v1.register(fileRoutes, { now: clock })
-      await v1.register(presetRoutes)
-    },
-    { prefix: '/api/v1' },
-  )
-  return app as unknown as FastifyInstance
-}
+    await app.register(
+      async (v1) => {
+        await v1.register(authentication, { accounts })
+        // After authentication: limits count per API key.
+        await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
+        await v1.register(finiteNumbers)
+        // Every route below documents the statuses any route can answer with, and is recorded for 405s.
+        const routeTable = new RouteTable()
+        v1.addHook('onRoute', addCommonErrorResponses)
+        v1.addHook('onRoute', routeTable.record)
+        // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
+        v1.addHook('onRequest', routeTable.refuseOtherMethods)
+        v1.setNotFoundHandler(routeNotFound)
+        // Resource route plugins register here, one per folder under api/.
+        await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
+        await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
+        await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
+        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
+        await v1.register(fileRoutes, { now: clock })
+        await v1.register(presetRoutes)
+      },
+      { prefix: '/api/v1' },
+    )
+  },
+  { name: 'ffkube-api' },
+)

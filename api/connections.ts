@@ -11,7 +11,8 @@ export interface Connections {
   nats: NatsConnection
   s3: S3Client
   s3Bucket: string
-  probes: ReadinessProbe[]
+  /** A readiness probe per service, for each role to pick the ones it depends on. */
+  probes: { mongodb: ReadinessProbe; nats: ReadinessProbe; storage: ReadinessProbe }
   close(): Promise<void>
 }
 
@@ -54,11 +55,11 @@ export async function openConnections(options: {
   }
   const s3 = s3Client(options.s3)
   const db = mongo.db(options.mongodbDatabase)
-  const probes: ReadinessProbe[] = [
-    { name: 'mongodb', check: async () => void (await db.command({ ping: 1 })) },
-    { name: 'nats', check: async () => void (await nats.rtt()) },
-    { name: 'storage', check: async () => void (await s3.send(new HeadBucketCommand({ Bucket: options.s3.bucket }))) },
-  ]
+  const probes = {
+    mongodb: { name: 'mongodb', check: async () => void (await db.command({ ping: 1 })) },
+    nats: { name: 'nats', check: async () => void (await nats.rtt()) },
+    storage: { name: 'storage', check: async () => void (await s3.send(new HeadBucketCommand({ Bucket: options.s3.bucket }))) },
+  }
   return {
     mongo,
     db,

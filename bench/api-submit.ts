@@ -23,10 +23,10 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { S3Client } from '@aws-sdk/client-s3'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { MongoClient, type Db, type Document } from 'mongodb'
 import { connect } from 'nats'
-import { buildApp } from '../api/app.js'
+import { buildServer } from '../api/server.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
@@ -91,17 +91,18 @@ async function serve(variant: Variant, stored: number): Promise<void> {
       dispatcher = new Dispatcher({ db, logger, executor: { name: 'noop', execute: async () => {} } })
       dispatcher.start()
     }
-    const app = await buildApp({
+    const app = await buildServer({
       logger,
-      probes: [],
-      db,
-      secretBox: new SecretBox([['bench', Buffer.alloc(32, 7)]]),
-      s3,
-      s3Bucket: 'unused',
-      // Limits so high they never bite, so each request still pays for counting.
-      nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
-      rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
-      onCommandsAccepted: () => dispatcher?.nudge(),
+      app: {
+        db,
+        secretBox: new SecretBox([['bench', Buffer.alloc(32, 7)]]),
+        s3,
+        s3Bucket: 'unused',
+        // Limits so high they never bite, so each request still pays for counting.
+        nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
+        rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
+        onCommandsAccepted: () => dispatcher?.nudge(),
+      },
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = (app.server.address() as { port: number }).port
@@ -120,7 +121,7 @@ function databaseName(variant: Variant, stored: number): string {
  * the benchmark account's own, the rest spread over 100 other accounts. Each
  * is a copy of a record the API itself wrote, with its own id and time.
  */
-async function seedCommands(app: Awaited<ReturnType<typeof buildApp>>, db: Db, apiKey: string, count: number): Promise<void> {
+async function seedCommands(app: FastifyInstance, db: Db, apiKey: string, count: number): Promise<void> {
   if (count === 0) return
   const submitted = await app.inject({ method: 'POST', url: '/api/v1/run-ffmpeg-command', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, payload: BODY })
   const { command_id: templateId } = submitted.json<{ command_id: string }>()

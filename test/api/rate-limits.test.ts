@@ -1,6 +1,6 @@
 import t from 'tap'
 import { connect, type NatsConnection } from 'nats'
-import { buildApp } from '../../api/app.js'
+import { buildServer } from '../../api/server.js'
 import { createLogger } from '../../api/logger.js'
 import { RATE_LIMIT_BUCKET, WindowCounter } from '../../api/rate-limit/window-counter.js'
 import { startApi } from '../harness/api.js'
@@ -79,7 +79,7 @@ t.test('rate limits per API key', async (t) => {
   t.test('every API replica counts against the same limit', async (t) => {
     now = new Date('2026-03-01T12:05:00Z')
     // Its own NATS connection, as another pod's would be.
-    const replica = await buildApp({ logger: createLogger('test', 'silent'), probes: [], db: api.db, secretBox: api.secretBox, s3: api.s3, s3Bucket: api.s3Bucket, clock, rateLimits, nats: await natsConnectionTo(nats.getServer()) })
+    const replica = await buildServer({ logger: createLogger('test', 'silent'), app: { db: api.db, secretBox: api.secretBox, s3: api.s3, s3Bucket: api.s3Bucket, clock, rateLimits, nats: await natsConnectionTo(nats.getServer()) } })
     t.teardown(() => replica.close())
     const { api_key } = await api.createAccount('free')
     t.not((await get(api_key)).statusCode, 429)

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream'
 import { MongoClient } from 'mongodb'
 import { pino } from 'pino'
 import t from 'tap'
-import { buildApp } from '../../api/app.js'
+import { buildServer } from '../../api/server.js'
 import { parseEncryptionKeys, SecretBox } from '../../api/crypto/secret-box.js'
 import { startMongo } from '../harness/mongo.js'
 import { startS3 } from '../harness/s3.js'
@@ -35,15 +35,16 @@ t.test('destination credentials survive key rotation and never reach a log line'
   const k2 = `k2:${randomBytes(32).toString('base64')}`
   // Two API processes on one database: before and during a rotation from k1 to k2 (ENCRYPTION_KEYS="k2:…,k1:…").
   const app = async (keys: string) => {
-    const built = await buildApp({
+    const built = await buildServer({
       logger: pino({ level: 'trace' }, sink),
-      probes: [],
-      rateLimits: { free: 0, trial: 0, growth: 0, business: 0 },
-      db,
-      secretBox: new SecretBox(parseEncryptionKeys(keys)),
-      s3: managed,
-      s3Bucket: s3.bucket,
-      allowPrivateNetworks: true,
+      app: {
+        rateLimits: { free: 0, trial: 0, growth: 0, business: 0 },
+        db,
+        secretBox: new SecretBox(parseEncryptionKeys(keys)),
+        s3: managed,
+        s3Bucket: s3.bucket,
+        allowPrivateNetworks: true,
+      },
     })
     t.teardown(() => built.close())
     return built

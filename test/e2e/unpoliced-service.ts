@@ -7,7 +7,7 @@
  */
 import { loadConfig } from '../../api/config.js'
 import { createLogger } from '../../api/logger.js'
-import { runService } from '../../api/service.js'
+import { runRoles } from '../../api/main.js'
 
 const config = loadConfig()
-await runService(config, createLogger('ffkube', config.logLevel), { unsafeDisableFfmpegPolicyForTests: true })
+await runRoles(config, createLogger('ffkube', config.logLevel), { unsafeDisableFfmpegPolicyForTests: true })

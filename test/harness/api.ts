@@ -3,14 +3,15 @@ import type { S3Client } from '@aws-sdk/client-s3'
 import type { FastifyInstance } from 'fastify'
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb'
 import type { Plan } from '../../api/accounts/plans.js'
-import { buildApp, type AppDependencies } from '../../api/app.js'
+import type { AppOptions } from '../../api/app.js'
 import { SecretBox } from '../../api/crypto/secret-box.js'
 import { createLogger } from '../../api/logger.js'
+import { buildServer } from '../../api/server.js'
 import { startMongo } from './mongo.js'
 import { startS3 } from './s3.js'
 import type { Teardown } from './scratch.js'
 
-/** The API app built on a real MongoDB-wire server, ready for `app.inject()`. */
+/** The API served as api/server.ts serves it, on a real MongoDB-wire server, ready for `app.inject()`. */
 export interface TestApi {
   app: FastifyInstance
   db: Db
@@ -29,7 +30,7 @@ export interface TestApi {
  * allowPrivateNetworks }`. Rate limits default to unlimited here, so only tests
  * about rate limiting meet them.
  */
-export type ApiOverrides = Partial<Omit<AppDependencies, 'db' | 'secretBox'>>
+export type ApiOverrides = Partial<Omit<AppOptions, 'db' | 'secretBox'>>
 
 const UNLIMITED = { free: 0, trial: 0, growth: 0, business: 0 }
 
@@ -47,7 +48,7 @@ export async function startApi(t: Teardown, overrides: ApiOverrides = {}, client
     t.teardown(() => client.destroy())
     storage = { s3: client, s3Bucket: s3.bucket }
   }
-  const app = await buildApp({ logger: createLogger('test', 'silent'), probes: [], rateLimits: UNLIMITED, ...overrides, ...storage, db, secretBox })
+  const app = await buildServer({ logger: createLogger('test', 'silent'), app: { rateLimits: UNLIMITED, ...overrides, ...storage, db, secretBox } })
   t.teardown(() => app.close())
   return { app, db, client, mongo, secretBox, ...storage, createAccount: (plan = 'business') => app.accounts.createAccount(plan) }
 }

@@ -48,10 +48,6 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
     output_files: { out_audio: 'audio.m4a' },
     ffmpeg_command: 'ffmpeg -i {{in_video}} -vn -c:a copy {{out_audio}}',
   })
-  // No worker yet: the API process records the command and hands it to nobody.
-  await new Promise((resolve) => setTimeout(resolve, 2_000))
-  t.equal((await client.request('GET', `/commands/${command_id}`)).body.status, 'QUEUED', 'the api role runs no dispatcher')
-
   const worker = await startRole(t, 'dist/api/main.js', { ...environment.env, FFKUBE_ROLES: 'worker' })
   t.equal((await fetch(`${worker.baseUrl}/healthz`)).status, 200, 'the worker answers /healthz')
   const ready = await fetch(`${worker.baseUrl}/readyz`)
@@ -69,7 +65,8 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
     return res.text()
   }
   const workerMetrics = await metricsOf(worker.baseUrl)
-  t.match(workerMetrics, /^ffkube_dispatcher_handoffs_total\{outcome="dispatched"\} 1$/m, 'the worker counts its hand-off')
+  // One hand-off per command: the worker's being the one means the API process made none.
+  t.match(workerMetrics, /^ffkube_dispatcher_handoffs_total\{outcome="dispatched"\} 1$/m, 'the worker, not the API, handed the command off')
   t.match(workerMetrics, /^ffkube_status_events_applied_total\{type="SUCCESS"\} 1$/m, 'and the events it applied')
   t.match(workerMetrics, /^ffkube_commands_finished_total\{status="SUCCESS"\} 1$/m)
   t.match(workerMetrics, /^ffkube_process_resident_memory_bytes \d+/m, 'with node\'s process metrics')
@@ -77,21 +74,29 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
   t.match(apiMetrics, /^ffkube_http_requests_total\{method="POST",route="\/api\/v1\/run-ffmpeg-command",status_code="200"\} 1$/m, 'the API counts requests by route')
   t.match(apiMetrics, /route="\/api\/v1\/commands\/:commandId",status_code="200"/, 'by the route pattern')
   t.notOk(apiMetrics.includes(command_id), 'never by the raw URL, so ids do not become series')
+  t.notMatch(apiMetrics, /^ffkube_dispatcher_handoffs_total\{[^}]*\} [1-9]/m, 'the api role runs no dispatcher')
 
-  const webhooks = await startRole(t, 'dist/api/webhook-delivery/main.js', { ...environment.env, ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
-  t.equal((await fetch(`${webhooks.baseUrl}/readyz`)).status, 200, 'the webhook deliverer answers /readyz')
+  const webhooks = await startRole(t, 'dist/api/main.js', { ...environment.env, FFKUBE_ROLES: 'webhooks', ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
+  const webhooksReady = await fetch(`${webhooks.baseUrl}/readyz`)
+  t.equal(webhooksReady.status, 200, 'the webhook deliverer answers /readyz')
+  t.same((await webhooksReady.json()) as unknown, { status: 'ready', checks: { mongodb: 'ok', nats: 'ok' } }, 'checking only what it uses: it never touches storage')
+  t.equal((await fetch(`${webhooks.baseUrl}/api/v1/commands/${command_id}`, { headers: { 'x-api-key': api.apiKey } })).status, 404, 'and serves no API')
 })
 
-t.test('outside local mode nothing is started locally: missing servers and keys are named', async (t) => {
+t.test('outside local mode, and in a webhook deliverer alone, nothing is started locally: missing servers and keys are named', async (t) => {
   const environment = await serviceEnvironment(t)
-  const env: NodeJS.ProcessEnv = { ...environment.env, EXECUTOR: 'kubernetes' }
-  delete env.NATS_URL
-  for (const [script, name] of [['dist/api/main.js', 'ffkube'], ['dist/api/webhook-delivery/main.js', 'ffkube-webhook-deliverer']] as const) {
-    const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const withoutNats: NodeJS.ProcessEnv = { ...environment.env }
+  delete withoutNats.NATS_URL
+  const cases = [
+    { name: 'every role with EXECUTOR=kubernetes', env: { ...withoutNats, EXECUTOR: 'kubernetes' } },
+    { name: 'the webhook deliverer alone with EXECUTOR=local', env: { ...withoutNats, EXECUTOR: 'local', FFKUBE_ROLES: 'webhooks' } },
+  ]
+  for (const { name, env } of cases) {
+    const child = spawn(process.execPath, ['dist/api/main.js'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-    t.equal(code, 2, `${script} exits 2`)
-    t.match(stderr, new RegExp(`^${name}: NATS_URL, ENCRYPTION_KEYS must be set`), `${script} names what is missing`)
+    t.equal(code, 2, `${name}: exits 2`)
+    t.match(stderr, /^ffkube: NATS_URL, ENCRYPTION_KEYS must be set/, `${name}: names each variable missing, and only those`)
   }
 })

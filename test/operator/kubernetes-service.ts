@@ -63,7 +63,7 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, logger })
   await projector.start()
   t.teardown(() => projector.stop())
-  // As the worker wires it (api/background-work.ts): destination credentials go into a per-command Secret.
+  // As the worker wires it (api/roles/worker.ts): destination credentials go into a per-command Secret.
   const destinations = new StorageDestinationRepository(api.db, api.secretBox)
   const executor = new KubernetesExecutor({
     kubeConfig: kc,

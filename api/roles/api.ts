@@ -1,0 +1,57 @@
+import { AccountRepository } from '../accounts/account-repository.js'
+import { ensureLocalBusinessKey } from '../accounts/local-business-key.js'
+import type { AppOptions } from '../app.js'
+import { isExecutable, resolveTool } from '../executors/tool-paths.js'
+import type { Role, RoleContext, TestOnlySwitches } from './role.js'
+
+/** The api role: what server.ts serves, and what the process prints once it listens. */
+export interface ApiRole extends Role {
+  /** The HTTP API's options, for server.ts to register app.ts with. */
+  app: AppOptions
+  /** Prints the base URL and, in local mode, the ready-to-use key (DESIGN.md: `npm start`'s output). */
+  announce(baseUrl: string): void
+}
+
+/** Where the API hands new work to the other roles of its process (each absent when another process runs it). */
+export interface ApiNudges {
+  commandsAccepted?: () => void
+  filesQueued?: () => void
+  redeliveryQueued?: () => void
+}
+
+/**
+ * The HTTP API. A worker or deliverer in another process finds new work by
+ * polling, so the nudges only shorten the wait when they share this process.
+ */
+export function apiRole({ config, connections, secretBox }: RoleContext, nudges: ApiNudges, testOnly: TestOnlySwitches = {}): ApiRole {
+  // Checked once: a yt-dlp installed later is seen on the next start. In local
+  // mode runners run on this host; on a cluster they run in the runner image, which has one.
+  const ytdlp = config.executor === 'local' ? isExecutable(resolveTool('yt-dlp')) : true
+  let localKey: string | null = null
+  return {
+    probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
+    app: {
+      db: connections.db,
+      secretBox,
+      rateLimits: config.rateLimits,
+      nats: connections.nats,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      s3: connections.s3,
+      s3Bucket: connections.s3Bucket,
+      onCommandsAccepted: nudges.commandsAccepted,
+      onFilesQueued: nudges.filesQueued,
+      onWebhookRedeliveryQueued: nudges.redeliveryQueued,
+      ytdlpAvailable: () => ytdlp,
+      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
+    },
+    async start() {
+      // An API on a cluster never makes or prints a key.
+      if (config.executor === 'local') localKey = (await ensureLocalBusinessKey(new AccountRepository(connections.db, secretBox), config.dataDir)).api_key
+    },
+    async stop() {},
+    announce(baseUrl) {
+      process.stdout.write(`ffkube is listening on ${baseUrl}\n`)
+      if (localKey) process.stdout.write(`API key (business plan): ${localKey}\n`)
+    },
+  }
+}

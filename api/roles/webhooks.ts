@@ -1,0 +1,32 @@
+import { WebhookDeliverer } from '../webhook-delivery/deliverer.js'
+import { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
+import type { Role, RoleContext } from './role.js'
+
+/** The webhook deliverer as the other roles of its process see it. */
+export interface WebhooksRole extends Role {
+  /** The API queued a redelivery: the deliverer looks now instead of at its next poll. */
+  redeliveryQueued(): void
+}
+
+/**
+ * The webhook deliverer: consumes completion events and POSTs them, signed
+ * with the account's secret (hence the SecretBox, the API's ENCRYPTION_KEYS).
+ * It never touches storage, so its /readyz does not depend on it.
+ */
+export function webhooksRole({ config, connections, secretBox, logger, metrics }: RoleContext): WebhooksRole {
+  const deliverer = new WebhookDeliverer({
+    db: connections.db,
+    nats: connections.nats,
+    configs: new WebhookConfigRepository(connections.db, secretBox),
+    logger: logger.child({ component: 'webhook-deliverer' }),
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    timeoutMs: config.webhookTimeoutMs,
+    metrics,
+  })
+  return {
+    probes: [connections.probes.mongodb, connections.probes.nats],
+    redeliveryQueued: () => deliverer.nudge(),
+    start: () => deliverer.start(),
+    stop: () => deliverer.stop(),
+  }
+}

@@ -1,0 +1,102 @@
+import { KubeConfig } from '@kubernetes/client-node'
+import type { Connections } from '../connections.js'
+import type { SecretBox } from '../crypto/secret-box.js'
+import { Dispatcher } from '../dispatcher/dispatcher.js'
+import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
+import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
+import { LocalExecutor } from '../executors/local-executor.js'
+import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
+import { resolveStartGate, resolveTool } from '../executors/tool-paths.js'
+import { FileProcessor } from '../file-processor/file-processor.js'
+import { StatusProjector } from '../projector/status-projector.js'
+import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
+import type { Role, RoleContext, TestOnlySwitches } from './role.js'
+
+/** The worker as the other roles of its process see it. */
+export interface WorkerRole extends Role {
+  /** The API recorded commands: the dispatcher looks now instead of at its next poll. */
+  commandsAccepted(): void
+  /** The API queued a file: the file processor looks now instead of at its next poll. */
+  filesQueued(): void
+  /** The jail the tools of this process run in (api/executors/sandbox-host.ts), for the start-up log. */
+  sandbox: SandboxLevel
+}
+
+/** Opens a command's storage-destination credentials for its runner's upload step (never its spec). */
+function destinationCredentialSource(connections: Connections, secretBox: SecretBox): DestinationCredentialSource {
+  const destinations = new StorageDestinationRepository(connections.db, secretBox)
+  return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
+}
+
+/**
+ * The worker: the status projector turning runners' events into records, the
+ * executor (runners on this host, or MediaCommands for the operator), the
+ * dispatcher handing accepted commands to it, and the file processor.
+ */
+export function workerRole({ config, connections, secretBox, logger, metrics }: RoleContext, testOnly: TestOnlySwitches = {}): WorkerRole {
+  const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp'), startGate: resolveStartGate() }
+  // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
+  const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
+  const destinationCredentials = destinationCredentialSource(connections, secretBox)
+  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, metrics })
+  const files = new FileProcessor({
+    db: connections.db,
+    s3: connections.s3,
+    bucket: connections.s3Bucket,
+    logger,
+    dataDir: config.dataDir,
+    ffprobePath: tools.ffprobe,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    sandbox: sandbox.host,
+  })
+  let local: LocalExecutor | null = null
+  let executor: Executor
+  if (config.executor === 'local') {
+    local = new LocalExecutor({
+      db: connections.db,
+      nats: connections.nats,
+      logger,
+      dataDir: config.dataDir,
+      concurrency: config.localRunnerConcurrency,
+      deadlineMs: config.commandDeadlineSeconds * 1000,
+      workDirMaxBytes: config.commandWorkDirMaxBytes,
+      destinationCredentials,
+      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
+      runner: {
+        natsUrl: config.natsUrl as string,
+        allowPrivateNetworks: config.allowPrivateNetworks,
+        s3: config.s3,
+        ffmpegPath: tools.ffmpeg,
+        ffprobePath: tools.ffprobe,
+        ytdlpPath: tools.ytdlp,
+        startGate: tools.startGate,
+        sandbox: sandbox.host,
+      },
+    })
+    executor = local
+  } else {
+    const kubeConfig = new KubeConfig()
+    kubeConfig.loadFromDefault()
+    executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
+  }
+  const dispatcher = new Dispatcher({ db: connections.db, executor, logger, metrics })
+  return {
+    probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
+    commandsAccepted: () => dispatcher.nudge(),
+    filesQueued: () => files.nudge(),
+    sandbox: sandbox.level,
+    // Consumers before producers: runners' events have a projector before the first runner starts.
+    async start() {
+      await projector.start()
+      await local?.start()
+      files.start()
+      dispatcher.start()
+    },
+    async stop() {
+      await dispatcher.stop()
+      await files.stop()
+      await local?.stop()
+      await projector.stop()
+    },
+  }
+}
