@@ -11,7 +11,9 @@ export interface WebhooksRole extends Role {
 /**
  * The webhook deliverer: consumes completion events and POSTs them, signed
  * with the account's secret (hence the SecretBox, the API's ENCRYPTION_KEYS).
- * It never touches storage, so its /readyz does not depend on it.
+ * Its /readyz checks storage too, although it never writes there: DESIGN.md
+ * fixes /readyz as "MongoDB, NATS, storage reachable" for every process, and
+ * the chart's probes and users' dashboards rely on one meaning.
  */
 export function webhooksRole({ config, connections, secretBox, logger, metrics }: RoleContext): WebhooksRole {
   const deliverer = new WebhookDeliverer({
@@ -24,7 +26,7 @@ export function webhooksRole({ config, connections, secretBox, logger, metrics }
     metrics,
   })
   return {
-    probes: [connections.probes.mongodb, connections.probes.nats],
+    probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
     redeliveryQueued: () => deliverer.nudge(),
     start: () => deliverer.start(),
     stop: () => deliverer.stop(),

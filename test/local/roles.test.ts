@@ -79,7 +79,7 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
   const webhooks = await startRole(t, 'dist/api/main.js', { ...environment.env, FFKUBE_ROLES: 'webhooks', ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
   const webhooksReady = await fetch(`${webhooks.baseUrl}/readyz`)
   t.equal(webhooksReady.status, 200, 'the webhook deliverer answers /readyz')
-  t.same((await webhooksReady.json()) as unknown, { status: 'ready', checks: { mongodb: 'ok', nats: 'ok' } }, 'checking only what it uses: it never touches storage')
+  t.same((await webhooksReady.json()) as unknown, { status: 'ready', checks: { mongodb: 'ok', nats: 'ok', storage: 'ok' } }, 'the same three checks as every process (DESIGN.md)')
   t.equal((await fetch(`${webhooks.baseUrl}/api/v1/commands/${command_id}`, { headers: { 'x-api-key': api.apiKey } })).status, 404, 'and serves no API')
 })
 
