@@ -5,7 +5,7 @@ import {
   type DestinationCredentials,
 } from '../../contracts/destination-credentials.js'
 import { parseSandboxHost, SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
-import { PROGRESS_INTERVAL_MS } from './progress-throttle.js'
+import { PROGRESS_INTERVAL_MS } from './report/progress-throttle.js'
 
 /**
  * The runner's configuration, from its environment, read in one place. Storage

@@ -18,11 +18,11 @@ import { pathToFileURL } from 'node:url'
 import { pino, type Logger } from 'pino'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { readRunnerConfig, type RunnerConfig } from './config.js'
-import { JsonLinesReporter, type StatusReporter } from './reporter.js'
-import { PHASES, runCommandPhase, type Phase } from './command-phases.js'
-import { runCommand } from './run-command.js'
+import { JsonLinesReporter, type StatusReporter } from './report/reporter.js'
+import { PHASES, runCommandPhase, type Phase } from './phases.js'
+import { runCommand } from './report/outcome.js'
 import { parseCommandSpec } from './spec.js'
-import { uploadTargetFor } from './upload-target.js'
+import { uploadTargetFor } from './upload/upload-target.js'
 
 export interface MainIo {
   argv: string[]
@@ -52,7 +52,7 @@ async function readSpecJson(io: MainIo): Promise<string> {
 async function makeReporter(config: RunnerConfig, spec: CommandSpec, io: MainIo, logger: Logger): Promise<StatusReporter> {
   if (config.reporter === 'nats') {
     // Loaded only when used: the nats client adds ~80 ms to a start that local mode does not need.
-    const { NatsReporter } = await import('./nats-reporter.js')
+    const { NatsReporter } = await import('./report/nats-reporter.js')
     return NatsReporter.connect({ url: config.natsUrl as string, commandId: spec.commandId, logger })
   }
   return new JsonLinesReporter(spec.commandId, io.stdout)

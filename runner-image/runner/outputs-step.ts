@@ -8,19 +8,19 @@ import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file
 import type { SandboxHost } from '../../contracts/sandbox.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { RunnerFailure } from './failure.js'
-import { startProbe } from './probe-step.js'
-import type { UploadTarget } from './upload-step.js'
+import { startProbe } from './run/probes.js'
+import type { UploadTarget } from './upload/s3-upload.js'
 
 /**
  * The AWS SDK takes ~180 ms to load. When one process runs every phase,
  * loading starts early (see preloadUploader) and overlaps the fetch and
  * ffmpeg, instead of delaying the first status event.
  */
-let uploader: Promise<typeof import('./upload-step.js')> | null = null
+let uploader: Promise<typeof import('./upload/s3-upload.js')> | null = null
 
 export function preloadUploader(): void {
   if (uploader) return
-  uploader = import('./upload-step.js')
+  uploader = import('./upload/s3-upload.js')
   // Observed here so a failed load is not an unhandled rejection; uploadOutputFiles awaits it and throws.
   uploader.catch(() => undefined)
 }
@@ -86,7 +86,7 @@ export async function uploadOutputFiles(
   context: { commandId: string; workDir: string; target: UploadTarget },
 ): Promise<Record<string, OutputFileResult>> {
   preloadUploader()
-  const { uploadOutputs } = await (uploader as Promise<typeof import('./upload-step.js')>)
+  const { uploadOutputs } = await (uploader as Promise<typeof import('./upload/s3-upload.js')>)
   const uploading = uploadOutputs(
     context.target,
     context.commandId,

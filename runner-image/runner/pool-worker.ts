@@ -24,10 +24,10 @@ import { pino } from 'pino'
 import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { readRunnerConfig } from './config.js'
 import { preloadUploader } from './outputs-step.js'
-import { JsonLinesReporter } from './reporter.js'
-import { runCommand } from './run-command.js'
+import { JsonLinesReporter } from './report/reporter.js'
+import { runCommand } from './report/outcome.js'
 import { parseCommandSpec } from './spec.js'
-import { uploadTargetFor } from './upload-target.js'
+import { uploadTargetFor } from './upload/upload-target.js'
 
 async function main(): Promise<void> {
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'runner-pool-worker' } }, pino.destination(2))

@@ -4,9 +4,9 @@
  * spent in ffmpeg only (ffmpeg_command_run_seconds).
  */
 import { commandPercent, parseDurationLine, ProgressReader } from './ffmpeg-progress.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool } from '../../contracts/tool-process.js'
-import { RunnerFailure } from './failure.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool } from '../../../contracts/tool-process.js'
+import { RunnerFailure } from '../failure.js'
 
 export interface FfmpegStepOptions {
   ffmpegPath: string

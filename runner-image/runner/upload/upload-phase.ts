@@ -6,13 +6,13 @@
  * phase's record (produced-files.ts), each must be a regular file at its
  * expected path, and nothing else in the work dir is read.
  */
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { SuccessEvent } from '../../contracts/status-events.js'
-import { assertWritten, uploadOutputFiles } from './outputs-step.js'
-import type { PhaseContext } from './phase-context.js'
-import type { Fetched } from './phase-state.js'
-import { producedFiles } from './produced-files.js'
-import type { RunOutcome } from './run-phase.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import type { SuccessEvent } from '../../../contracts/status-events.js'
+import { assertWritten, uploadOutputFiles } from '../outputs-step.js'
+import type { PhaseContext } from '../phase-context.js'
+import type { Fetched } from '../phase-state.js'
+import { producedFiles } from '../produced-files.js'
+import type { RunOutcome } from '../run/run-phase.js'
 
 export type SuccessBody = Omit<SuccessEvent, 'command_id' | 'event_id' | 'emitted_at'>
 

@@ -5,11 +5,11 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { guardedDownload, UrlGuardError, type GuardedFetchOptions } from '../../contracts/url-guard-fetch.js'
-import type { RunnerErrorStatus } from '../../contracts/status-events.js'
-import type { RunnerConfig } from './config.js'
-import { RunnerFailure } from './failure.js'
+import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
+import { guardedDownload, UrlGuardError, type GuardedFetchOptions } from '../../../contracts/url-guard-fetch.js'
+import type { RunnerErrorStatus } from '../../../contracts/status-events.js'
+import type { RunnerConfig } from '../config.js'
+import { RunnerFailure } from '../failure.js'
 
 /** The managed bucket as the runner is configured with it; the inputs the API verified as its own storage_urls. */
 export interface ManagedInputs {

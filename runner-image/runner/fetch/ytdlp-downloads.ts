@@ -4,14 +4,14 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
-import type { FormatSelector } from '../../contracts/command-spec.js'
-import type { FailedFile } from '../../contracts/status-events.js'
-import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../contracts/url-guard-fetch.js'
-import type { UrlGuardOptions } from '../../contracts/url-guard.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool } from '../../contracts/tool-process.js'
+import type { FormatSelector } from '../../../contracts/command-spec.js'
+import type { FailedFile } from '../../../contracts/status-events.js'
+import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../../contracts/url-guard-fetch.js'
+import type { UrlGuardOptions } from '../../../contracts/url-guard.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool } from '../../../contracts/tool-process.js'
 import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
-import { lastLines } from './ffmpeg-step.js'
+import { lastLines } from '../run/ffmpeg.js'
 import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
 
 export interface YtdlpStepOptions {

@@ -8,13 +8,13 @@
  * 1, so Kubernetes runs no later container; only `upload` reports SUCCESS.
  */
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import { fetchPhase } from './fetch-phase.js'
+import { fetchPhase } from './fetch/fetch-phase.js'
 import { RunnerFailure } from './failure.js'
 import type { RunDeps } from './phase-context.js'
 import { initialState, readPhaseState, writePhaseState } from './phase-state.js'
-import { reportOutcome } from './run-command.js'
-import { runPhase } from './run-phase.js'
-import { uploadPhase } from './upload-phase.js'
+import { reportOutcome } from './report/outcome.js'
+import { runPhase } from './run/run-phase.js'
+import { uploadPhase } from './upload/upload-phase.js'
 
 export const PHASES = ['fetch', 'run', 'upload'] as const
 export type Phase = (typeof PHASES)[number]

@@ -12,7 +12,7 @@
  * next one, or the terminal event, replaces it.
  */
 import type { Logger } from 'pino'
-import type { ProcessingStage, StatusEventBody } from '../../contracts/status-events.js'
+import type { ProcessingStage, StatusEventBody } from '../../../contracts/status-events.js'
 import type { StatusReporter } from './reporter.js'
 
 type ProcessingBody = StatusEventBody & { type: 'PROCESSING' }

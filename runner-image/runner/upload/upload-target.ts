@@ -5,10 +5,10 @@
  * `credentials()`, never before, and an EXTERNAL upload never falls back to
  * the runner's own credentials or the SDK's default chain.
  */
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import { DESTINATION_CREDENTIALS_FILE_ENV, type DestinationCredentials } from '../../contracts/destination-credentials.js'
-import { readDestinationCredentials, readStorageCredentials, type RunnerConfig } from './config.js'
-import type { UploadTarget } from './upload-step.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import { DESTINATION_CREDENTIALS_FILE_ENV, type DestinationCredentials } from '../../../contracts/destination-credentials.js'
+import { readDestinationCredentials, readStorageCredentials, type RunnerConfig } from '../config.js'
+import type { UploadTarget } from './s3-upload.js'
 
 /**
  * `held`: the destination's credentials when the caller already holds them in

@@ -12,8 +12,8 @@ import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { pinnedLookup, systemResolver, UrlGuardError } from '../../contracts/url-guard-fetch.js'
-import { RunnerFailure } from './failure.js'
+import { pinnedLookup, systemResolver, UrlGuardError } from '../../../contracts/url-guard-fetch.js'
+import { RunnerFailure } from '../failure.js'
 
 /** Where outputs go: managed storage (INTERNAL) or a customer's bucket (EXTERNAL). */
 export interface UploadTarget {

@@ -6,16 +6,16 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands, unpolicedArgvsForTests } from '../../contracts/ffmpeg-plan.js'
-import type { MediaMeta } from '../../contracts/output-file-meta.js'
-import { RunnerFailure } from './failure.js'
-import { runFfmpegCommands } from './ffmpeg-step.js'
-import { assertWritten, startProbes } from './outputs-step.js'
-import type { PhaseContext } from './phase-context.js'
-import type { Fetched } from './phase-state.js'
-import { producedFiles } from './produced-files.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
+import { planFfmpegCommands, unpolicedArgvsForTests } from '../../../contracts/ffmpeg-plan.js'
+import type { MediaMeta } from '../../../contracts/output-file-meta.js'
+import { RunnerFailure } from '../failure.js'
+import { runFfmpegCommands } from './ffmpeg.js'
+import { assertWritten, startProbes } from '../outputs-step.js'
+import type { PhaseContext } from '../phase-context.js'
+import type { Fetched } from '../phase-state.js'
+import { producedFiles } from '../produced-files.js'
 
 export interface RunOutcome {
   runSeconds: number | null

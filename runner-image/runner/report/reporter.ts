@@ -3,7 +3,7 @@
  * body; the reporter adds the envelope (command_id, event_id, emitted_at).
  */
 import type { Writable } from 'node:stream'
-import { statusEventId, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
+import { statusEventId, type StatusEvent, type StatusEventBody } from '../../../contracts/status-events.js'
 
 export interface StatusReporter {
   report(body: StatusEventBody): Promise<void>

@@ -6,17 +6,17 @@
  * Every expected failure becomes a FAILED event with an error_status; an
  * unexpected one becomes INTERNAL_ERROR with its details in the log only.
  */
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { StatusEventBody } from '../../contracts/status-events.js'
-import { fetchPhase } from './fetch-phase.js'
-import { RunnerFailure } from './failure.js'
-import { preloadUploader } from './outputs-step.js'
-import type { PhaseContext, RunDeps } from './phase-context.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import type { StatusEventBody } from '../../../contracts/status-events.js'
+import { fetchPhase } from '../fetch/fetch-phase.js'
+import { RunnerFailure } from '../failure.js'
+import { preloadUploader } from '../outputs-step.js'
+import type { PhaseContext, RunDeps } from '../phase-context.js'
 import { ProgressThrottle } from './progress-throttle.js'
-import { runPhase } from './run-phase.js'
-import { uploadPhase, type SuccessBody } from './upload-phase.js'
+import { runPhase } from '../run/run-phase.js'
+import { uploadPhase, type SuccessBody } from '../upload/upload-phase.js'
 
-export type { RunDeps } from './phase-context.js'
+export type { RunDeps } from '../phase-context.js'
 
 /** Runs the command and reports its outcome; returns the terminal status. */
 export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED'> {

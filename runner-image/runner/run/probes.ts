@@ -1,11 +1,11 @@
 /** Step 3: probes each output with ffprobe (contracts/media-probe.ts), in the same sandbox as ffmpeg. */
 import { stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
-import type { MediaMeta } from '../../contracts/output-file-meta.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool, startGatedTool } from '../../contracts/tool-process.js'
-import { RunnerFailure } from './failure.js'
+import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../../contracts/media-probe.js'
+import type { MediaMeta } from '../../../contracts/output-file-meta.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool, startGatedTool } from '../../../contracts/tool-process.js'
+import { RunnerFailure } from '../failure.js'
 
 async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   try {
