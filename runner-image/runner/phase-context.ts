@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { RunnerConfig } from './config.js'
 import type { ProgressThrottle } from './report/progress-throttle.js'
 import type { StatusReporter } from './report/reporter.js'
-import type { UploadTarget } from './upload/s3-upload.js'
+import type { UploadTarget } from './upload/upload-target.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 
 export interface RunDeps {

@@ -1,11 +1,17 @@
 /**
- * One phase of a command in its own process, as the Job's containers run it
- * (operator/job-builder.ts): `fetch` and `run` in init containers, `upload`
- * in the main container. They share only the work volume; each phase reads
- * what the earlier ones recorded (phase-state.ts) and records its own.
+ * The order of a command's three phases (main.ts says what each does), run
+ * two ways:
  *
- * A phase that fails reports the command FAILED itself and the process exits
- * 1, so Kubernetes runs no later container; only `upload` reports SUCCESS.
+ * - `runCommand`: all three in one process (local mode: main.ts without
+ *   --phase, and the warm pool worker). The run phase's probes are still
+ *   running when the upload phase starts.
+ * - `runCommandPhase`: one phase in its own process, as the Job's containers
+ *   run them (operator/job-builder.ts). They share only the work volume: each
+ *   reads what the earlier ones recorded (phase-state.ts) and records its own.
+ *   A phase that fails reports the command FAILED itself and the process exits
+ *   1, so Kubernetes runs no later container; only phase 3 reports SUCCESS.
+ *
+ * Either way every phase runs inside reportOutcome (report/outcome.ts).
  */
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { fetchPhase } from './fetch/fetch-phase.js'
@@ -14,10 +20,23 @@ import type { RunDeps } from './phase-context.js'
 import { initialState, readPhaseState, writePhaseState } from './phase-state.js'
 import { reportOutcome } from './report/outcome.js'
 import { runPhase } from './run/run-phase.js'
-import { uploadPhase } from './upload/upload-phase.js'
+import { preloadUploader, uploadPhase } from './upload/upload-phase.js'
 
+/** Phase 1, 2 and 3, by the name `--phase` takes. */
 export const PHASES = ['fetch', 'run', 'upload'] as const
 export type Phase = (typeof PHASES)[number]
+
+/** Runs every phase in this process and reports the outcome; returns the terminal status. */
+export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED'> {
+  const outcome = await reportOutcome(spec, deps, async (context) => {
+    // The storage SDK loads while inputs arrive (network-bound), not while ffmpeg is timed.
+    preloadUploader()
+    const fetched = await fetchPhase(spec, context)
+    const ran = await runPhase(spec, fetched, context)
+    return uploadPhase(spec, fetched, ran, context)
+  })
+  return outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILED'
+}
 
 /** Runs one phase; `DONE` means it succeeded and the next phase may start. */
 export async function runCommandPhase(phase: Phase, spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED' | 'DONE'> {

@@ -1,5 +1,5 @@
 /**
- * The runner's upload step against a real S3 server playing a customer's
+ * The runner's upload (phase 3) against a real S3 server playing a customer's
  * bucket: the key layout, multipart uploads, what a failure leaves behind,
  * and how a failure is told.
  */
@@ -19,7 +19,7 @@ import { scratchDir } from '../harness/scratch.js'
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 
-t.test('the upload step writes to a storage destination', async (t) => {
+t.test('the upload phase writes to a storage destination', async (t) => {
   const customer = await startS3(t)
   const bucket = await customer.createBucket('customer-out')
   const client = customer.client()

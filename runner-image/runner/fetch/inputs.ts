@@ -1,7 +1,8 @@
 /**
- * Step 1 of an FFmpeg command: the runner (never ffmpeg) fetches every input
- * into `inputs/`, through the URL guard; the service's own storage_urls are
- * read from the managed storage endpoint instead (see isManagedStorageUrl).
+ * Phase 1 (fetch) of an FFmpeg command: the runner (never ffmpeg) fetches
+ * every input into `inputs/`, through the URL guard; the service's own
+ * storage_urls are read from the managed storage endpoint instead (see
+ * isManagedStorageUrl).
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'

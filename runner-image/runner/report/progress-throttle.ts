@@ -1,6 +1,6 @@
 /**
- * Sends a command's PROCESSING events in order without making a step wait for
- * NATS: at most one per 5 % of progress, and at most one per `intervalMs`,
+ * Sends a command's PROCESSING events in order without making a phase wait
+ * for NATS: at most one per 5 % of progress, and at most one per `intervalMs`,
  * counted from the throttle's creation (the runner's start). What arrives
  * within an interval is merged into one event carrying the newest stage and
  * the highest progress, sent when the interval ends; a SUCCESS supersedes
