@@ -142,7 +142,7 @@ async function phase(api: Client, completions: Completions, dir: string, name: s
     const bareStarted = performance.now()
     await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clipPath, ...args, join(dir, outName)])
     const bareMs = performance.now() - bareStarted
-    // An ordinary probe of the output (probe-step.ts's arguments, near enough), to show what the start gate saves.
+    // An ordinary probe of the output (runner-image/runner/run/probes.ts's arguments, near enough), to show what the start gate saves.
     const probeStarted = performance.now()
     await run(toolPath('ffprobe'), ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', join(dir, outName)])
     const probeMs = performance.now() - probeStarted

@@ -1,15 +1,10 @@
-import { readFile } from 'node:fs/promises'
-import {
-  DESTINATION_CREDENTIALS_FILE_ENV,
-  parseDestinationCredentials,
-  type DestinationCredentials,
-} from '../../contracts/destination-credentials.js'
 import { parseSandboxHost, SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
-import { PROGRESS_INTERVAL_MS } from './progress-throttle.js'
+import { PROGRESS_INTERVAL_MS } from './report/progress-throttle.js'
 
 /**
  * The runner's configuration, from its environment, read in one place. Storage
- * credentials are not part of it: the upload step reads them itself.
+ * credentials are not part of it: phase 3 reads them itself, when it starts
+ * (upload/upload-target.ts).
  */
 
 export interface RunnerConfig {
@@ -100,40 +95,4 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', true),
     },
   }
-}
-
-/**
- * Managed-storage credentials, read by the upload step only, when it runs.
- * `S3_CREDENTIALS_FILE` (JSON `{"accessKeyId", "secretAccessKey", "sessionToken"?}`)
- * is preferred: a secret read from a file at upload time is never in the
- * runner's process environment (/proc/<pid>/environ) while ffmpeg runs.
- * Otherwise `S3_ACCESS_KEY_ID` / `S3_SECRET_ACCESS_KEY`; null lets the SDK's
- * default chain decide (e.g. a pod identity).
- */
-export async function readStorageCredentials(
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null> {
-  const file = env.S3_CREDENTIALS_FILE
-  if (file) {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
-    const { accessKeyId, secretAccessKey, sessionToken } = parsed
-    if (typeof accessKeyId !== 'string' || typeof secretAccessKey !== 'string') {
-      throw new RunnerConfigError('S3_CREDENTIALS_FILE must hold accessKeyId and secretAccessKey strings')
-    }
-    return typeof sessionToken === 'string' ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey }
-  }
-  const accessKeyId = env.S3_ACCESS_KEY_ID
-  const secretAccessKey = env.S3_SECRET_ACCESS_KEY
-  return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null
-}
-
-/**
- * A storage destination's credentials from the JSON file named by
- * FFKUBE_DESTINATION_CREDENTIALS_FILE (contracts/destination-credentials.ts),
- * read by the upload step only, when it runs; null when the variable is unset.
- */
-export async function readDestinationCredentials(env: NodeJS.ProcessEnv = process.env): Promise<DestinationCredentials | null> {
-  const file = env[DESTINATION_CREDENTIALS_FILE_ENV]
-  if (!file) return null
-  return parseDestinationCredentials(await readFile(file, 'utf8'))
 }

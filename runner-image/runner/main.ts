@@ -1,16 +1,38 @@
 /**
- * The runner's entrypoint, in the runner image and as the local executor's
- * child process:
+ * The runner: one command, from its CommandSpec to a terminal status event.
+ * This file is its entrypoint, in the runner image and as the local
+ * executor's child process:
  *
  *   node dist/runner-image/runner/main.js [--phase fetch|run|upload] [--spec FILE|-] [--work-dir DIR]
  *
- * Reads one CommandSpec (JSON) from FILE, stdin (`-`), or, without --spec,
+ * A command runs in three phases, one folder each:
+ *
+ *   1. fetch/   checks the command against the ffmpeg policy, then brings its
+ *               inputs into the work dir: HTTP inputs, or yt-dlp downloads.
+ *               Network; no credential.
+ *   2. run/     runs ffmpeg on them, checks every file to deliver was written,
+ *               probes it. No credential.
+ *   3. upload/  uploads those files and builds the SUCCESS event. The only
+ *               phase that reads storage credentials.
+ *
+ * report/ is around every phase, not a phase: PROCESSING events (throttled)
+ * while it runs, and the FAILED event of a phase that fails or phase 3's
+ * SUCCESS, as JSON lines on stdout or to NATS JetStream
+ * (FFKUBE_STATUS_REPORTER=nats).
+ *
+ * In a pod each phase is a container of the Job (operator/job-builder.ts):
+ * `fetch` and `ffmpeg` (phase 2) as init containers, `upload` as the main one,
+ * each running this file with --phase; they hand over through the work volume
+ * (phase-state.ts). In local mode one process runs the three in a row: this
+ * file without --phase (one-shot), or pool-worker.ts (warm, many commands).
+ * phases.ts holds both orders. What every phase shares sits beside this file:
+ * config.ts, spec.ts, phase-context.ts, phase-state.ts, produced-files.ts,
+ * failure.ts, stderr-tail.ts.
+ *
+ * Reads the CommandSpec (JSON) from FILE, stdin (`-`), or, without --spec,
  * $FFKUBE_COMMAND_SPEC (a pod has no stdin) and falling back to stdin; runs it
- * in DIR (default $FFKUBE_WORK_DIR); reports status events (JSON lines on
- * stdout, or NATS JetStream with FFKUBE_STATUS_REPORTER=nats). Without
- * --phase it runs every phase (local mode); with it, only that phase
- * (command-phases.ts), as the Job's containers do. Exits 0 on SUCCESS or a
- * finished non-final phase, 1 on FAILED, 2 when it could not even report.
+ * in DIR (default $FFKUBE_WORK_DIR). Exits 0 on SUCCESS or a finished phase
+ * before the last, 1 on FAILED, 2 when it could not even report.
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import type { Readable, Writable } from 'node:stream'
@@ -18,11 +40,10 @@ import { pathToFileURL } from 'node:url'
 import { pino, type Logger } from 'pino'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { readRunnerConfig, type RunnerConfig } from './config.js'
-import { JsonLinesReporter, type StatusReporter } from './reporter.js'
-import { PHASES, runCommandPhase, type Phase } from './command-phases.js'
-import { runCommand } from './run-command.js'
+import { PHASES, runCommand, runCommandPhase, type Phase } from './phases.js'
+import { JsonLinesReporter, type StatusReporter } from './report/reporter.js'
 import { parseCommandSpec } from './spec.js'
-import { uploadTargetFor } from './upload-target.js'
+import { uploadTargetFor } from './upload/upload-target.js'
 
 export interface MainIo {
   argv: string[]
@@ -52,7 +73,7 @@ async function readSpecJson(io: MainIo): Promise<string> {
 async function makeReporter(config: RunnerConfig, spec: CommandSpec, io: MainIo, logger: Logger): Promise<StatusReporter> {
   if (config.reporter === 'nats') {
     // Loaded only when used: the nats client adds ~80 ms to a start that local mode does not need.
-    const { NatsReporter } = await import('./nats-reporter.js')
+    const { NatsReporter } = await import('./report/nats-reporter.js')
     return NatsReporter.connect({ url: config.natsUrl as string, commandId: spec.commandId, logger })
   }
   return new JsonLinesReporter(spec.commandId, io.stdout)

@@ -1,9 +1,9 @@
 /** What every phase of a command is given: the runner's dependencies, its progress channel and its logger. */
 import type { Logger } from 'pino'
 import type { RunnerConfig } from './config.js'
-import type { ProgressThrottle } from './progress-throttle.js'
-import type { StatusReporter } from './reporter.js'
-import type { UploadTarget } from './upload-step.js'
+import type { ProgressThrottle } from './report/progress-throttle.js'
+import type { StatusReporter } from './report/reporter.js'
+import type { UploadTarget } from './upload/upload-target.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 
 export interface RunDeps {

@@ -1,8 +1,8 @@
 /**
- * What one phase of a command hands to the next when the phases run as
- * separate processes (the Job's fetch, ffmpeg and upload containers, which
- * share only the work volume): a small JSON file at `.ffkube/phases.json`
- * in the work directory.
+ * What one phase of a command hands to the next: in one process, as values
+ * (Fetched, RunOutcome); as separate processes (the Job's fetch, ffmpeg and
+ * upload containers, which share only the work volume), as a small JSON file
+ * at `.ffkube/phases.json` in the work directory.
  *
  * Only the runner writes it. ffmpeg cannot address it: the argument policy
  * (contracts/ffmpeg-paths.ts, ffmpeg-policy.ts) lets a command name only its
@@ -11,7 +11,7 @@
  * filename may start with a dot, so no ffmpeg output can be `.ffkube` or lie
  * under it. yt-dlp writes only its fixed `inputs/<alias>.<ext>` template.
  * The upload phase still reads nothing else ffmpeg could have written except
- * the expected output files themselves (upload-phase.ts).
+ * the expected output files themselves (upload/upload-phase.ts).
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -23,7 +23,7 @@ import { RunnerFailure } from './failure.js'
 export const STATE_DIR = '.ffkube'
 const STATE_FILE = 'phases.json'
 
-/** What the fetch phase leaves. */
+/** What phase 1 (fetch) leaves. */
 export interface Fetched {
   /** YTDLP_COMMAND: alias → work-dir path of each download; null for FFmpeg types (inputs sit at inputPathsFor). */
   downloads: Record<string, string> | null
@@ -31,7 +31,14 @@ export interface Fetched {
   failedFiles: Record<string, FailedFile> | null
 }
 
-/** What the run phase leaves: ffmpeg's time and the probe of each file to upload, by alias. */
+/** What phase 2 (run) hands to phase 3 in one process: ffmpeg's time and the probe of each file to upload, by alias. */
+export interface RunOutcome {
+  runSeconds: number | null
+  /** Still running when the phase returns, so one process running every phase overlaps it with the upload. */
+  metas: Promise<Record<string, MediaMeta>>
+}
+
+/** RunOutcome as recorded for a later process, its probes finished. */
 export interface Ran {
   runSeconds: number | null
   metas: Record<string, MediaMeta>

@@ -1,7 +1,8 @@
 /**
- * Local mode's warm runner: the same runCommand as main.ts, but one process
- * runs many commands, one at a time, so node's start and module loading (the
- * AWS SDK) are paid once instead of per command.
+ * Local mode's warm runner: the same runCommand (phases.ts: phases 1 to 3 in
+ * one process) as main.ts without --phase, but one process runs many
+ * commands, one at a time, so node's start and module loading (the AWS SDK)
+ * are paid once instead of per command.
  *
  *   node dist/runner-image/runner/pool-worker.js
  *
@@ -11,10 +12,10 @@
  * ended. The parent (api/executors/runner-pool.ts) publishes the events to
  * JetStream: a worker holds no NATS connection. A storage destination's
  * credentials come beside the spec, never in it: held in memory for that one
- * job and handed only to its upload step.
+ * job and handed only to its upload phase.
  * ffmpeg, ffprobe and yt-dlp still run as their own processes with PATH and
  * LANG only, jailed as FFKUBE_SANDBOX says (contracts/tool-process.ts); storage credentials are read from
- * S3_CREDENTIALS_FILE by the upload step, as in main.ts. When stdin closes
+ * S3_CREDENTIALS_FILE by the upload phase, as in main.ts. When stdin closes
  * (the service stopped or died) the worker kills its process group, so no
  * ffmpeg outlives it and the next start's recovery decides what to re-run.
  */
@@ -23,11 +24,11 @@ import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { readRunnerConfig } from './config.js'
-import { preloadUploader } from './outputs-step.js'
-import { JsonLinesReporter } from './reporter.js'
-import { runCommand } from './run-command.js'
+import { runCommand } from './phases.js'
+import { JsonLinesReporter } from './report/reporter.js'
 import { parseCommandSpec } from './spec.js'
-import { uploadTargetFor } from './upload-target.js'
+import { preloadUploader } from './upload/upload-phase.js'
+import { uploadTargetFor } from './upload/upload-target.js'
 
 async function main(): Promise<void> {
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'runner-pool-worker' } }, pino.destination(2))
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown; unsafeDisableFfmpegPolicyForTests?: boolean }
     const spec = parseCommandSpec(JSON.stringify(job.spec))
     const log = logger.child({ command_id: spec.commandId })
-    // Malformed credentials fail the upload step (no credentials), never the worker.
+    // Malformed credentials fail the upload phase (no credentials), never the worker.
     let destinationCredentials: DestinationCredentials | null = null
     if (job.destinationCredentials) {
       try {

@@ -1,5 +1,5 @@
 /**
- * The runner's upload step against a real S3 server playing a customer's
+ * The runner's upload (phase 3) against a real S3 server playing a customer's
  * bucket: the key layout, multipart uploads, what a failure leaves behind,
  * and how a failure is told.
  */
@@ -12,14 +12,14 @@ import t from 'tap'
 import type { CommandSpec, StorageDestinationSpec } from '../../contracts/command-spec.js'
 import { readRunnerConfig } from '../../runner-image/runner/config.js'
 import { RunnerFailure } from '../../runner-image/runner/failure.js'
-import { objectKey, putObject, uploadOutputs } from '../../runner-image/runner/upload-step.js'
-import { uploadTargetFor } from '../../runner-image/runner/upload-target.js'
+import { objectKey, putObject, uploadOutputs } from '../../runner-image/runner/upload/s3-upload.js'
+import { uploadTargetFor } from '../../runner-image/runner/upload/upload-target.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 
-t.test('the upload step writes to a storage destination', async (t) => {
+t.test('the upload phase writes to a storage destination', async (t) => {
   const customer = await startS3(t)
   const bucket = await customer.createBucket('customer-out')
   const client = customer.client()

@@ -6,7 +6,7 @@ import { resolveStartGate } from '../../api/executors/tool-paths.js'
 import { toolPath } from '../../api/local/tools.js'
 import { startGatedTool } from '../../contracts/tool-process.js'
 import { RunnerFailure } from '../../runner-image/runner/failure.js'
-import { probeFile, startProbe } from '../../runner-image/runner/probe-step.js'
+import { probeFile, startProbe } from '../../runner-image/runner/run/probes.js'
 import { makeClip } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 

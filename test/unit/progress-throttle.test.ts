@@ -1,7 +1,7 @@
 import t from 'tap'
 import { pino } from 'pino'
 import type { StatusEventBody } from '../../contracts/status-events.js'
-import { ProgressThrottle, type ThrottleClock } from '../../runner-image/runner/progress-throttle.js'
+import { ProgressThrottle, type ThrottleClock } from '../../runner-image/runner/report/progress-throttle.js'
 
 /** A clock the test moves by hand; timers fire when it passes them. */
 class ManualClock implements ThrottleClock {

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { commandPercent, parseDurationLine, ProgressReader } from '../../runner-image/runner/ffmpeg-progress.js'
-import { isManagedStorageUrl } from '../../runner-image/runner/fetch-inputs.js'
-import { objectKey } from '../../runner-image/runner/upload-step.js'
-import { classifyYtdlpFailure, FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/ytdlp-args.js'
+import { commandPercent, parseDurationLine, ProgressReader } from '../../runner-image/runner/run/ffmpeg-progress.js'
+import { isManagedStorageUrl } from '../../runner-image/runner/fetch/inputs.js'
+import { objectKey } from '../../runner-image/runner/upload/s3-upload.js'
+import { classifyYtdlpFailure, FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/fetch/ytdlp-args.js'
 import { statusEventId } from '../../contracts/status-events.js'
 
 t.test('reads the input duration from ffmpeg stderr', async (t) => {

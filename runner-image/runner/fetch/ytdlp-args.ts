@@ -3,8 +3,8 @@
  * the URL comes after `--`, the format is one of the spec's selectors mapped
  * here, and the output template is ours.
  */
-import type { FormatSelector } from '../../contracts/command-spec.js'
-import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
+import type { FormatSelector } from '../../../contracts/command-spec.js'
+import { INPUT_HARDENING } from '../../../contracts/ffmpeg-policy.js'
 
 /**
  * A resolution is a cap: the best format at or below it (`<=?` also accepts

@@ -13,8 +13,8 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import { checkUrl, type UrlGuardOptions } from '../../contracts/url-guard.js'
-import { pinnedLookup, systemResolver, UrlGuardError, type Resolver } from '../../contracts/url-guard-fetch.js'
+import { checkUrl, type UrlGuardOptions } from '../../../contracts/url-guard.js'
+import { pinnedLookup, systemResolver, UrlGuardError, type Resolver } from '../../../contracts/url-guard-fetch.js'
 
 export interface GuardProxy {
   /** `http://127.0.0.1:<port>` */

@@ -5,14 +5,14 @@
  * YTDLP_COMMAND. Network access, no storage credentials, no user arguments run:
  * the service's own storage_urls are presigned GETs, read without a credential.
  */
-import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import { RunnerFailure } from './failure.js'
-import { fetchInputs } from './fetch-inputs.js'
-import { guardOptions, type PhaseContext } from './phase-context.js'
-import type { Fetched } from './phase-state.js'
-import { downloadAll } from './ytdlp-step.js'
+import { pendingDownloadPaths, inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
+import { planFfmpegCommands } from '../../../contracts/ffmpeg-plan.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import { RunnerFailure } from '../failure.js'
+import { fetchInputs } from './inputs.js'
+import { guardOptions, type PhaseContext } from '../phase-context.js'
+import type { Fetched } from '../phase-state.js'
+import { downloadAll } from './ytdlp-downloads.js'
 
 export async function fetchPhase(spec: CommandSpec, context: PhaseContext): Promise<Fetched> {
   return spec.commandType === 'YTDLP_COMMAND' ? downloadPhase(spec, context) : fetchFfmpegInputs(spec, context)

@@ -6,22 +6,15 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands, unpolicedArgvsForTests } from '../../contracts/ffmpeg-plan.js'
-import type { MediaMeta } from '../../contracts/output-file-meta.js'
-import { RunnerFailure } from './failure.js'
-import { runFfmpegCommands } from './ffmpeg-step.js'
-import { assertWritten, startProbes } from './outputs-step.js'
-import type { PhaseContext } from './phase-context.js'
-import type { Fetched } from './phase-state.js'
-import { producedFiles } from './produced-files.js'
-
-export interface RunOutcome {
-  runSeconds: number | null
-  /** Still running when the phase returns, so one process running every phase overlaps it with the upload. */
-  metas: Promise<Record<string, MediaMeta>>
-}
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
+import { planFfmpegCommands, unpolicedArgvsForTests } from '../../../contracts/ffmpeg-plan.js'
+import { RunnerFailure } from '../failure.js'
+import { runFfmpegCommands } from './ffmpeg.js'
+import type { PhaseContext } from '../phase-context.js'
+import type { Fetched, RunOutcome } from '../phase-state.js'
+import { assertWritten, producedFiles } from '../produced-files.js'
+import { startProbes } from './probes.js'
 
 export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
   const { deps, progress } = context

@@ -1,8 +1,9 @@
 /**
- * Step 4: uploads outputs to S3-compatible storage: managed storage, or a
- * customer's bucket (a storage destination). The only step that holds storage
- * credentials: they are read when it runs and handed to nothing else (ffmpeg
- * and yt-dlp run with PATH only).
+ * Phase 3 (upload): writes outputs to S3-compatible storage, managed storage
+ * or a customer's bucket (a storage destination). The only phase that holds
+ * storage credentials: they are read when the upload starts and handed to
+ * nothing else (ffmpeg and yt-dlp run with PATH only). Loaded lazily, as
+ * the AWS SDK takes long to load (upload-phase.ts).
  */
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
@@ -12,22 +13,9 @@ import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { pinnedLookup, systemResolver, UrlGuardError } from '../../contracts/url-guard-fetch.js'
-import { RunnerFailure } from './failure.js'
-
-/** Where outputs go: managed storage (INTERNAL) or a customer's bucket (EXTERNAL). */
-export interface UploadTarget {
-  location: 'INTERNAL' | 'EXTERNAL'
-  endpoint: string | null
-  region: string
-  bucket: string
-  prefix: string
-  forcePathStyle: boolean
-  /** Set for a user-supplied endpoint: every connection goes through the private-network guard. */
-  guard: { allowPrivateNetworks: boolean } | null
-  /** Called by the upload step when it starts, so credentials are read only then. */
-  credentials: () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null>
-}
+import { pinnedLookup, systemResolver, UrlGuardError } from '../../../contracts/url-guard-fetch.js'
+import { RunnerFailure } from '../failure.js'
+import type { UploadTarget } from './upload-target.js'
 
 export interface FileToUpload {
   alias: string
@@ -71,10 +59,6 @@ export async function putObject(
   }).done()
 }
 
-/**
- * A customer bucket's failure, told without the SDK's text: only the S3 error
- * code, or what kind of network failure it was. Credentials never appear.
- */
 /** Writes one file: a single PUT streamed from disk when it fits in a part, else putObject's multipart upload. */
 async function putFile(client: S3Client, file: { bucket: string; key: string; path: string; contentType: string | null }): Promise<void> {
   const { size } = await stat(file.path)
@@ -86,6 +70,10 @@ async function putFile(client: S3Client, file: { bucket: string; key: string; pa
   await client.send(new PutObjectCommand({ Bucket: file.bucket, Key: file.key, Body: createReadStream(file.path), ContentLength: size, ...contentType }))
 }
 
+/**
+ * A customer bucket's failure, told without the SDK's text: only the S3 error
+ * code, or what kind of network failure it was. Credentials never appear.
+ */
 function destinationFailureReason(error: unknown): string {
   if (error instanceof UrlGuardError) {
     return error.code === 'FORBIDDEN_ADDRESS' ? 'the endpoint resolves to a private or reserved address' : 'the endpoint host name does not resolve'

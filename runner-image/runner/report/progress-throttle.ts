@@ -1,6 +1,6 @@
 /**
- * Sends a command's PROCESSING events in order without making a step wait for
- * NATS: at most one per 5 % of progress, and at most one per `intervalMs`,
+ * Sends a command's PROCESSING events in order without making a phase wait
+ * for NATS: at most one per 5 % of progress, and at most one per `intervalMs`,
  * counted from the throttle's creation (the runner's start). What arrives
  * within an interval is merged into one event carrying the newest stage and
  * the highest progress, sent when the interval ends; a SUCCESS supersedes
@@ -12,7 +12,7 @@
  * next one, or the terminal event, replaces it.
  */
 import type { Logger } from 'pino'
-import type { ProcessingStage, StatusEventBody } from '../../contracts/status-events.js'
+import type { ProcessingStage, StatusEventBody } from '../../../contracts/status-events.js'
 import type { StatusReporter } from './reporter.js'
 
 type ProcessingBody = StatusEventBody & { type: 'PROCESSING' }

@@ -1,34 +1,17 @@
 /**
- * Runs one command from its spec to a terminal status event, all phases in
- * one process (local mode, the warm pool worker, `main.ts` without --phase):
- *   fetch (policy check, inputs or yt-dlp downloads) → run (ffmpeg, probe) → upload.
- * In a Job each phase runs in its own container instead (command-phases.ts).
- * Every expected failure becomes a FAILED event with an error_status; an
- * unexpected one becomes INTERNAL_ERROR with its details in the log only.
+ * How a phase ends, told: every phase runs inside `reportOutcome`, which gives
+ * it a progress channel and reports its terminal event. Every expected failure
+ * becomes a FAILED event with an error_status; an unexpected one becomes
+ * INTERNAL_ERROR with its details in the log only.
  */
-import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { StatusEventBody } from '../../contracts/status-events.js'
-import { fetchPhase } from './fetch-phase.js'
-import { RunnerFailure } from './failure.js'
-import { preloadUploader } from './outputs-step.js'
-import type { PhaseContext, RunDeps } from './phase-context.js'
+import type { CommandSpec } from '../../../contracts/command-spec.js'
+import type { StatusEventBody, SuccessEvent } from '../../../contracts/status-events.js'
+import { RunnerFailure } from '../failure.js'
+import type { PhaseContext, RunDeps } from '../phase-context.js'
 import { ProgressThrottle } from './progress-throttle.js'
-import { runPhase } from './run-phase.js'
-import { uploadPhase, type SuccessBody } from './upload-phase.js'
 
-export type { RunDeps } from './phase-context.js'
-
-/** Runs the command and reports its outcome; returns the terminal status. */
-export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED'> {
-  const outcome = await reportOutcome(spec, deps, async (context) => {
-    // The storage SDK loads while inputs arrive (network-bound), not while ffmpeg is timed.
-    preloadUploader()
-    const fetched = await fetchPhase(spec, context)
-    const ran = await runPhase(spec, fetched, context)
-    return uploadPhase(spec, fetched, ran, context)
-  })
-  return outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILED'
-}
+/** What the last phase returns: the SUCCESS event before its envelope. */
+export type SuccessBody = Omit<SuccessEvent, 'command_id' | 'event_id' | 'emitted_at'>
 
 /**
  * Runs `work` with a progress channel and reports how it ended: its SUCCESS

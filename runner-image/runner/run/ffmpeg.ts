@@ -1,14 +1,15 @@
 /**
- * Step 2: runs the command's ffmpeg argvs in order in the work directory,
- * stopping at the first failure, reporting progress, and measuring the time
- * spent in ffmpeg only (ffmpeg_command_run_seconds).
+ * Phase 2 (run): runs the command's ffmpeg argvs in order in the work
+ * directory, stopping at the first failure, reporting progress, and measuring
+ * the time spent in ffmpeg only (ffmpeg_command_run_seconds).
  */
 import { commandPercent, parseDurationLine, ProgressReader } from './ffmpeg-progress.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool } from '../../contracts/tool-process.js'
-import { RunnerFailure } from './failure.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool } from '../../../contracts/tool-process.js'
+import { RunnerFailure } from '../failure.js'
+import { lastLines } from '../stderr-tail.js'
 
-export interface FfmpegStepOptions {
+export interface FfmpegRunOptions {
   ffmpegPath: string
   workDir: string
   /** For the whole sequence. */
@@ -23,7 +24,7 @@ export interface FfmpegStepOptions {
 export const PROGRESS_OPTIONS: readonly string[] = ['-progress', 'pipe:1', '-nostats']
 
 /** Runs every argv; returns the seconds spent in ffmpeg. Throws RunnerFailure. */
-export async function runFfmpegCommands(argvs: readonly string[][], options: FfmpegStepOptions): Promise<number> {
+export async function runFfmpegCommands(argvs: readonly string[][], options: FfmpegRunOptions): Promise<number> {
   const now = options.now ?? (() => performance.now())
   const deadline = now() + options.timeoutMs
   let runSeconds = 0
@@ -59,10 +60,4 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
     }
   }
   return runSeconds
-}
-
-/** The end of ffmpeg's stderr, where it says what went wrong. */
-export function lastLines(stderr: string, lines = 4, chars = 800): string {
-  const tail = stderr.trim().split('\n').slice(-lines).join(' | ')
-  return tail.length > chars ? `…${tail.slice(-chars)}` : tail
 }

@@ -1,11 +1,16 @@
-/** Step 3: probes each output with ffprobe (contracts/media-probe.ts), in the same sandbox as ffmpeg. */
+/**
+ * Phase 2 (run), after ffmpeg: probes each file to deliver with ffprobe
+ * (contracts/media-probe.ts), in the same sandbox as ffmpeg, started before
+ * ffmpeg so its start overlaps ffmpeg's run (the start gate).
+ */
 import { stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
-import type { MediaMeta } from '../../contracts/output-file-meta.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool, startGatedTool } from '../../contracts/tool-process.js'
-import { RunnerFailure } from './failure.js'
+import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../../contracts/media-probe.js'
+import type { MediaMeta } from '../../../contracts/output-file-meta.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool, startGatedTool } from '../../../contracts/tool-process.js'
+import { RunnerFailure } from '../failure.js'
+import type { ProducedFile } from '../produced-files.js'
 
 async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   try {
@@ -55,5 +60,26 @@ export function startProbe(ffprobePath: string, workDir: string, relativePath: s
       return run ? metaOfProbe(run, relativePath, size) : probeFile(ffprobePath, workDir, relativePath, sandbox)
     },
     cancel: () => gated.cancel(),
+  }
+}
+
+/** At most this many probes wait at the gate at once (each holds an idle ffprobe); more outputs are probed when needed. */
+const GATED_PROBES = 4
+
+/**
+ * Starts the probes of files ffmpeg has yet to write (see startProbe):
+ * results() once every file is complete, or cancel() when ffmpeg failed.
+ */
+export function startProbes(
+  files: readonly ProducedFile[],
+  context: { workDir: string; ffprobePath: string; startGate: string | null; sandbox: SandboxHost | null },
+): { results(): Promise<Record<string, MediaMeta>>; cancel(): void } {
+  const probes = files.map((file, index) => startProbe(context.ffprobePath, context.workDir, file.path, index < GATED_PROBES ? context.startGate : null, context.sandbox))
+  return {
+    async results() {
+      const probed = await Promise.all(probes.map((probe) => probe.result()))
+      return Object.fromEntries(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+    },
+    cancel: () => probes.forEach((probe) => probe.cancel()),
   }
 }

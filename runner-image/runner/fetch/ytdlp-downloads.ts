@@ -1,20 +1,20 @@
 /**
- * The download step of YTDLP_COMMAND: each URL independently through yt-dlp
+ * Phase 1 (fetch) of a YTDLP_COMMAND: each URL independently through yt-dlp
  * with the fixed argument list, after the URL guard has checked its host.
  */
 import { mkdir } from 'node:fs/promises'
 import { isAbsolute, join, relative } from 'node:path'
-import type { FormatSelector } from '../../contracts/command-spec.js'
-import type { FailedFile } from '../../contracts/status-events.js'
-import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../contracts/url-guard-fetch.js'
-import type { UrlGuardOptions } from '../../contracts/url-guard.js'
-import type { SandboxHost } from '../../contracts/sandbox.js'
-import { runTool } from '../../contracts/tool-process.js'
+import type { FormatSelector } from '../../../contracts/command-spec.js'
+import type { FailedFile } from '../../../contracts/status-events.js'
+import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../../contracts/url-guard-fetch.js'
+import type { UrlGuardOptions } from '../../../contracts/url-guard.js'
+import type { SandboxHost } from '../../../contracts/sandbox.js'
+import { runTool } from '../../../contracts/tool-process.js'
 import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
-import { lastLines } from './ffmpeg-step.js'
+import { lastLines } from '../stderr-tail.js'
 import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
 
-export interface YtdlpStepOptions {
+export interface YtdlpDownloadOptions {
   ytdlpPath: string
   ffmpegPath: string
   workDir: string
@@ -37,7 +37,7 @@ export interface DownloadOutcome {
 }
 
 /** Downloads each URL in turn; a failure is recorded, not thrown. */
-export async function downloadAll(urls: Record<string, string>, options: YtdlpStepOptions): Promise<DownloadOutcome> {
+export async function downloadAll(urls: Record<string, string>, options: YtdlpDownloadOptions): Promise<DownloadOutcome> {
   await mkdir(join(options.workDir, 'inputs'), { recursive: true })
   const outcome: DownloadOutcome = { downloaded: {}, failed: {} }
   const proxy = await startGuardProxy(options.guard)
@@ -53,7 +53,7 @@ export async function downloadAll(urls: Record<string, string>, options: YtdlpSt
   return outcome
 }
 
-async function downloadOne(alias: string, url: string, options: YtdlpStepOptions, proxy: GuardProxy): Promise<{ path: string } | FailedFile> {
+async function downloadOne(alias: string, url: string, options: YtdlpDownloadOptions, proxy: GuardProxy): Promise<{ path: string } | FailedFile> {
   try {
     await assertUrlAllowed(url, options.guard)
   } catch (error) {

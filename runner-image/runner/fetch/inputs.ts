@@ -1,15 +1,16 @@
 /**
- * Step 1 of an FFmpeg command: the runner (never ffmpeg) fetches every input
- * into `inputs/`, through the URL guard; the service's own storage_urls are
- * read from the managed storage endpoint instead (see isManagedStorageUrl).
+ * Phase 1 (fetch) of an FFmpeg command: the runner (never ffmpeg) fetches
+ * every input into `inputs/`, through the URL guard; the service's own
+ * storage_urls are read from the managed storage endpoint instead (see
+ * isManagedStorageUrl).
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { guardedDownload, UrlGuardError, type GuardedFetchOptions } from '../../contracts/url-guard-fetch.js'
-import type { RunnerErrorStatus } from '../../contracts/status-events.js'
-import type { RunnerConfig } from './config.js'
-import { RunnerFailure } from './failure.js'
+import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
+import { guardedDownload, UrlGuardError, type GuardedFetchOptions } from '../../../contracts/url-guard-fetch.js'
+import type { RunnerErrorStatus } from '../../../contracts/status-events.js'
+import type { RunnerConfig } from '../config.js'
+import { RunnerFailure } from '../failure.js'
 
 /** The managed bucket as the runner is configured with it; the inputs the API verified as its own storage_urls. */
 export interface ManagedInputs {

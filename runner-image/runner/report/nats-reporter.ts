@@ -4,7 +4,7 @@
  */
 import { connect, JSONCodec, RetentionPolicy, type JetStreamClient, type NatsConnection } from 'nats'
 import type { Logger } from 'pino'
-import { STATUS_STREAM, STATUS_SUBJECT_PREFIX, statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
+import { STATUS_STREAM, STATUS_SUBJECT_PREFIX, statusSubject, type StatusEventBody } from '../../../contracts/status-events.js'
 import { envelope, type StatusReporter } from './reporter.js'
 
 const codec = JSONCodec()

@@ -1,9 +1,9 @@
 /**
- * Where the runner's status events go. Steps call `report` with an event
+ * Where the runner's status events go. Phases call `report` with an event
  * body; the reporter adds the envelope (command_id, event_id, emitted_at).
  */
 import type { Writable } from 'node:stream'
-import { statusEventId, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
+import { statusEventId, type StatusEvent, type StatusEventBody } from '../../../contracts/status-events.js'
 
 export interface StatusReporter {
   report(body: StatusEventBody): Promise<void>
