@@ -54,7 +54,7 @@ export function backgroundWork(
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp'), startGate: resolveStartGate() }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, ...(metrics ? { metrics } : {}) })
+  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, ...(metrics ? { metrics } : {}) })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,
