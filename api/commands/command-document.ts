@@ -45,6 +45,8 @@ export interface CommandDocument extends CommandDraft {
   processing_stage?: string | null
   started_at?: Date | null
   completed_at?: Date | null
+  /** How many times the status projector wrote the record; each write expects the count it read. Absent until the first. */
+  projection_revision?: number
 }
 
 /** A new QUEUED record with its pending dispatch. */

@@ -61,6 +61,27 @@ export class CommandRepository {
     )
     return result.modifiedCount === 1
   }
+
+  // The status projector's reads and writes. Only it writes status, progress
+  // and the result, and each of its writes names the projection_revision it
+  // was computed from, so replicas sharing its consumer never undo each other.
+
+  /** The record a projection round folds its events into: by id, whatever the account. */
+  async findForProjection(commandId: string): Promise<CommandDocument | null> {
+    return this.#commands.findOne({ _id: commandId })
+  }
+
+  /**
+   * Writes a projection round's fields if the record is still at the
+   * revision `read` was at, moving it to the next; false when another write
+   * came first (the round then folds its events into a fresh read).
+   */
+  async writeProjection(read: CommandDocument, set: Partial<CommandDocument>): Promise<boolean> {
+    const revision = read.projection_revision
+    const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
+    const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
+    return result.matchedCount === 1
+  }
 }
 
 declare module 'fastify' {

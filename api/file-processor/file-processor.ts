@@ -35,7 +35,7 @@ import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from '../files/managed-urls.js'
 import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
-import { presignGet } from '../projector/status-projector.js'
+import { presignGet } from '../files/storage-url.js'
 import { FileQueue } from './file-queue.js'
 import { isDuplicateKey } from '../duplicate-key.js'
 

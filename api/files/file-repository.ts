@@ -6,9 +6,12 @@ import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import { ValidationError } from '../errors/api-errors.js'
 import { FileQueue } from '../file-processor/file-queue.js'
+import type { OutputFileResult } from '../../contracts/status-events.js'
+import { isDuplicateKey } from '../duplicate-key.js'
 import type { FileDocument } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
+import { outputFileDocument, outputStorageUrl } from './output-files.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -51,6 +54,26 @@ export class FileRepository {
       log.warn({ err, file_id: doc._id, account_id: doc.account_id }, 'file queue entry not written; left to recovery')
     }
     this.onQueued()
+  }
+
+  /**
+   * Records a finished command's outputs, managed ones with a presigned
+   * storage_url. Their ids derive from the command and alias, so a replayed
+   * SUCCESS inserts nothing new; it gets back the records as first written.
+   */
+  async insertOutputs(command: CommandDocument, results: Record<string, OutputFileResult>, now: Date): Promise<Record<string, FileDocument>> {
+    const outputs: Record<string, FileDocument> = {}
+    for (const [alias, result] of Object.entries(results)) {
+      const file = outputFileDocument(command, alias, result, await outputStorageUrl(this.storage.s3, command, result), now)
+      try {
+        await this.#files.insertOne(file)
+        outputs[alias] = file
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err
+        outputs[alias] = (await this.#files.findOne({ _id: file._id })) ?? file
+      }
+    }
+    return outputs
   }
 
   /** The file, deleted or not, if it is the account's. */

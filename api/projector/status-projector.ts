@@ -1,67 +1,72 @@
 /**
  * The status projector: a durable JetStream consumer of FFKUBE_STATUS that
- * applies runners' events to the command records, forward only. After
- * dispatch a record has no other writer (FerretDB 1.x updates are
- * read-modify-write, so two writers could undo each other), and the events of
- * one command are applied in stream order, one round at a time, by a
+ * applies runners' events to the command records, forward only. The events
+ * of one command are applied in stream order, one round at a time, by a
  * per-command work list. A round reads the record, then takes every event of
  * the command that has arrived by then (a backlog is applied together, a lone
  * event at once: nothing waits for more), folds them through the pure
  * functions of projection.ts and writes once; it acknowledges its events only
  * after that write and, when one is terminal, after the CompletionEvent's
  * publish, so a crash in between replays them: the write is then a no-op and
- * the publish is de-duplicated by its Nats-Msg-Id. A round that fails
- * naks all its events.
+ * the publish is de-duplicated by its Nats-Msg-Id. A round that fails naks
+ * all its events.
  *
- * Every round reads the record, even when this process wrote it last (the
- * dispatcher writes before the runner starts; the files routes only after the
- * terminal state): with several worker replicas sharing the durable consumer,
- * NATS may hand a command's later events, its terminal one included, to
- * another replica between two of this one's rounds, and a write computed from
- * a remembered copy would then set PROCESSING over that replica's SUCCESS.
- * The read narrows this to the read-modify-write window that remains. A write
- * guarded by the expected status would close it, but FerretDB 1.x answers any
- * filter beyond `{_id}` with a scan of the collection, dearer than the read.
+ * Several worker replicas share the durable consumer, so NATS may hand a
+ * command's later events, its terminal one included, to another replica
+ * while this one is between its read and its write. Every write therefore
+ * names the revision of the record it was folded from and lands only if the
+ * record is still at it; when another replica wrote first, the round reads
+ * again and folds the same events into what that replica left. A PROCESSING
+ * round can thus never put PROCESSING back over another replica's SUCCESS,
+ * and a terminal event is never lost to a concurrent progress write.
  */
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import type { Collection, Db } from 'mongodb'
+import type { S3Client } from '@aws-sdk/client-s3'
+import type { Db } from 'mongodb'
 import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
-import { commandsCollection } from '../commands/command-repository.js'
-import type { FileDocument } from '../files/file-document.js'
+import { CommandRepository } from '../commands/command-repository.js'
+import type { OutputFileMeta } from '../commands/schemas.js'
+import { FileRepository } from '../files/file-repository.js'
+import { ManagedStorage } from '../files/managed-storage.js'
+import { outputFileMeta } from '../files/output-files.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
-import { endingEvent, foldEvents, isTerminal, isTerminalEvent, outputFileDocument } from './projection.js'
+import { endingEvent, foldEvents, isTerminal, isTerminalEvent } from './projection.js'
 import { ensureCompletionStream, ensureStatusStream } from './streams.js'
-import { publicUrlFor } from '../storage-destinations/destination-spec.js'
-import { isDuplicateKey } from '../duplicate-key.js'
 
 const codec = JSONCodec()
 
-/** SigV4's longest validity: a presigned storage_url works for seven days after the command ends. */
-export const STORAGE_URL_TTL_SECONDS = 7 * 24 * 3600
+/**
+ * Where a round stops for a test's scheduler: before it reads the record,
+ * and before each conditional write. Production passes none.
+ */
+export type YieldPoint = (step: 'read' | 'write', commandId: string) => Promise<void>
+
+/**
+ * A round that keeps losing its write to other replicas gives up and naks
+ * its events (they come back shortly). Each loss means another replica moved
+ * the record on, so this is never reached while replicas make progress.
+ */
+const MAX_WRITE_ATTEMPTS = 20
 
 export interface StatusProjectorOptions {
   nats: NatsConnection
   db: Db
   /** Signs storage_url for managed outputs. */
   s3: S3Client
+  /** The managed bucket. */
+  bucket: string
   logger: Logger
   now?: Clock
   durableName?: string
   /** Events in flight across all commands; one command's are still applied one round at a time. */
   maxAckPending?: number
   metrics?: ProjectionRecorder
-}
-
-/** Presigns a GET of an object in the managed bucket (a local computation, no request). */
-export function presignGet(s3: S3Client, bucket: string, key: string): Promise<string> {
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: STORAGE_URL_TTL_SECONDS })
+  yieldPoint?: YieldPoint
 }
 
 /** An event and the message it came in, acknowledged once the event is applied. */
@@ -71,8 +76,8 @@ interface Delivery {
 }
 
 export class StatusProjector {
-  readonly #commands: Collection<CommandDocument>
-  readonly #files: Collection<FileDocument>
+  readonly #commands: CommandRepository
+  readonly #files: FileRepository
   readonly #log: Logger
   readonly #now: Clock
   readonly #queues: CoalescingQueues<Delivery>
@@ -81,10 +86,10 @@ export class StatusProjector {
   #loop: Promise<void> | null = null
 
   constructor(private readonly options: StatusProjectorOptions) {
-    this.#commands = commandsCollection(options.db)
-    this.#files = options.db.collection<FileDocument>('files')
     this.#log = options.logger.child({ component: 'status-projector' })
     this.#now = options.now ?? systemClock
+    this.#commands = new CommandRepository(options.db)
+    this.#files = new FileRepository(options.db, new ManagedStorage(options.s3, options.bucket), this.#commands, this.#now, () => {})
     this.#queues = new CoalescingQueues<Delivery>(
       (commandId, take) => this.#round(commandId, take),
       // #round settles its events itself; this is a bug, and its events come back after ack_wait.
@@ -143,13 +148,18 @@ export class StatusProjector {
     }
   }
 
+  /** Commands with a round running or events waiting. */
+  get busy(): number {
+    return this.#queues.busy
+  }
+
   /**
    * One round for a command: reads the record, then takes every event waiting
-   * for it (those that arrived during the read included), applies them with at
-   * most one write, and acknowledges them all, or naks them all.
+   * for it (those that arrived during the read included), applies them, and
+   * acknowledges them all, or naks them all.
    */
   async #round(commandId: string, take: () => Delivery[]): Promise<void> {
-    const read = await this.#commands.findOne({ _id: commandId }).then(
+    const read = await this.#read(commandId).then(
       (doc) => ({ doc, err: null }),
       (err: unknown) => ({ doc: null, err }),
     )
@@ -158,7 +168,7 @@ export class StatusProjector {
       if (read.err) throw read.err
       await this.#project(commandId, read.doc, batch.map((d) => d.event))
     } catch (err) {
-      // MongoDB, S3 signing or NATS unavailable: try again shortly; the events stay unacknowledged.
+      // MongoDB, S3 signing or NATS unavailable, or the write lost too often: try again shortly; the events stay unacknowledged.
       this.#log.warn({ err, command_id: commandId, events: batch.length }, 'status events not applied; will retry')
       for (const { msg } of batch) msg.nak(2_000)
       return
@@ -169,51 +179,53 @@ export class StatusProjector {
     }
   }
 
-  /** Applies one event; safe to call again with the same event. */
-  async apply(event: StatusEvent): Promise<void> {
-    await this.#project(event.command_id, await this.#commands.findOne({ _id: event.command_id }), [event])
+  async #read(commandId: string): Promise<CommandDocument | null> {
+    await this.options.yieldPoint?.('read', commandId)
+    return this.#commands.findForProjection(commandId)
   }
 
-  /** Applies events of one command, in stream order, to its record as read: one write at most, then the completion event if one is terminal. */
-  async #project(commandId: string, doc: CommandDocument | null, events: readonly StatusEvent[]): Promise<void> {
+  /**
+   * Applies events of one command, in stream order, to its record as read,
+   * and again to a fresh read each time another replica wrote first; then
+   * announces the completion if one of them is terminal.
+   */
+  async #project(commandId: string, read: CommandDocument | null, events: readonly StatusEvent[]): Promise<void> {
     const log = this.#log.child({ command_id: commandId })
-    if (!doc) {
-      log.warn({ event_ids: events.map((e) => e.event_id) }, 'status events for an unknown command dropped')
+    let doc = read
+    for (let attempt = 1; ; attempt++) {
+      if (!doc) {
+        log.warn({ event_ids: events.map((e) => e.event_id) }, 'status events for an unknown command dropped')
+        return
+      }
+      const now = this.#now()
+      const ending = endingEvent(doc, events)
+      const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
+      const { doc: after, set } = foldEvents(doc, events, outputs, now)
+      if (set) {
+        await this.options.yieldPoint?.('write', commandId)
+        if (!(await this.#commands.writeProjection(doc, set))) {
+          if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`the record changed under ${attempt} writes in a row`)
+          log.debug({ revision: doc.projection_revision ?? 0 }, 'another replica wrote first; folding again')
+          doc = await this.#read(commandId)
+          continue
+        }
+      }
+      if (ending) {
+        log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
+        this.options.metrics?.commandFinished(ending.type)
+      }
+      // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
+      if (events.some(isTerminalEvent) && isTerminal(after.status)) {
+        await this.#announce(after, after.status as 'SUCCESS' | 'FAILED', after.completed_at ?? after.updated_at)
+      }
       return
     }
-    const now = this.#now()
-    const ending = endingEvent(doc, events)
-    const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
-    const { doc: after, set } = foldEvents(doc, events, outputs, now)
-    if (set) await this.#commands.updateOne({ _id: doc._id }, { $set: set })
-    if (ending) {
-      log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
-      this.options.metrics?.commandFinished(ending.type)
-    }
-    // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
-    if (events.some(isTerminalEvent) && isTerminal(after.status)) {
-      await this.#announce(after, after.status as 'SUCCESS' | 'FAILED', after.completed_at ?? after.updated_at)
-    }
   }
 
-  /** Inserts a files record per output (deterministic ids: a replay inserts nothing new). */
-  async #storeOutputs(doc: CommandDocument, event: StatusEvent & { type: 'SUCCESS' }, now: Date): Promise<Record<string, FileDocument>> {
-    const outputs: Record<string, FileDocument> = {}
-    for (const [alias, result] of Object.entries(event.output_files)) {
-      // An external output's storage_url is its public URL when the destination has a public_base_url, else null.
-      const url =
-        result.storage_location === 'INTERNAL'
-          ? await presignGet(this.options.s3, result.bucket, result.object_key)
-          : publicUrlFor(doc.storage_destination?.publicBaseUrl, result.object_key)
-      const file = outputFileDocument(doc, alias, result, url, now)
-      try {
-        await this.#files.insertOne(file)
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err
-      }
-      outputs[alias] = file
-    }
-    return outputs
+  /** The outputs of a SUCCESS as its command's result shows them, stored as files first. */
+  async #storeOutputs(doc: CommandDocument, event: StatusEvent & { type: 'SUCCESS' }, now: Date): Promise<Record<string, OutputFileMeta>> {
+    const files = await this.#files.insertOutputs(doc, event.output_files, now)
+    return Object.fromEntries(Object.entries(files).map(([alias, file]) => [alias, outputFileMeta(file)]))
   }
 
   async #announce(doc: CommandDocument, status: 'SUCCESS' | 'FAILED', completedAt: Date): Promise<void> {

@@ -38,7 +38,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, logger, metrics })
+  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,

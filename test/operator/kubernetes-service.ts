@@ -60,7 +60,7 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   // API side: its own NATS connection, projector, and the dispatcher creating MediaCommands.
   const apiNats = await connect({ servers: nats.url, name: 'ffkube-api-test' })
   t.teardown(() => apiNats.drain())
-  const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, logger })
+  const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, bucket: s3.bucket, logger })
   await projector.start()
   t.teardown(() => projector.stop())
   // As the worker wires it (api/roles/worker.ts): destination credentials go into a per-command Secret.

@@ -1,7 +1,8 @@
 import t from 'tap'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
-import { endingEvent, foldEvents, outputFileDocument, outputFileId, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
+import { outputFileDocument, outputFileId, outputFileMeta } from '../../api/files/output-files.js'
+import { endingEvent, foldEvents, processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
 import { seededRandom } from '../harness/random.js'
 
 const created = new Date('2026-01-01T00:00:00Z')
@@ -47,7 +48,7 @@ t.test('a SUCCESS event records each output as an OUTPUT file with a stable id',
   t.not(outputFileId('c1', 'out_x'), outputFileId('c2', 'out_x'))
   t.match(file, { service_store_type: 'OUTPUT', status: 'STORED', command_id: 'c1', output_alias: 'out_x', object_key: 'outputs/c1/x.mp4', storage_url: 'https://signed' })
   const success = { ...envelope, type: 'SUCCESS', output_files: { out_x: result }, ffmpeg_command_run_seconds: 1, failed_files: {} } as StatusEvent & { type: 'SUCCESS' }
-  const update = terminalUpdate(doc({ status: 'PROCESSING' }), success, { out_x: file }, now)
+  const update = terminalUpdate(doc({ status: 'PROCESSING' }), success, { out_x: outputFileMeta(file) }, now)
   t.match(update, { status: 'SUCCESS', progress: 100, failed_files: null, output_results: { out_x: { file_id: file._id, storage_url: 'https://signed', width: 320, is_deleted: false } } })
 })
 
@@ -60,7 +61,7 @@ function oneWriteEach(start: CommandDocument, events: StatusEvent[]): CommandDoc
   let current = start
   for (const event of events) {
     const update = event.type === 'PROCESSING' ? processingUpdate(current, event, now) : terminalUpdate(current, event, {}, now)
-    if (update) current = { ...current, ...update } as CommandDocument
+    if (update) current = { ...current, ...update }
   }
   return current
 }

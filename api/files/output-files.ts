@@ -1,0 +1,100 @@
+/**
+ * A finished command's outputs as `files` records (service_store_type
+ * OUTPUT), so GET /files/:id and the deletes work on them.
+ */
+import { createHash } from 'node:crypto'
+import type { S3Client } from '@aws-sdk/client-s3'
+import type { OutputFileResult } from '../../contracts/status-events.js'
+import type { CommandDocument } from '../commands/command-document.js'
+import type { OutputFileMeta } from '../commands/schemas.js'
+import { publicUrlFor } from '../storage-destinations/destination-spec.js'
+import { NO_MEDIA_FACTS, type FileDocument } from './file-document.js'
+import { presignGet } from './storage-url.js'
+
+/**
+ * An output's storage_url: presigned for a managed output; for one in the
+ * account's own bucket, its public URL when the destination has a
+ * public_base_url, else null.
+ */
+export function outputStorageUrl(s3: S3Client, command: CommandDocument, result: OutputFileResult): Promise<string | null> {
+  if (result.storage_location === 'INTERNAL') return presignGet(s3, result.bucket, result.object_key)
+  return Promise.resolve(publicUrlFor(command.storage_destination?.publicBaseUrl, result.object_key))
+}
+
+/**
+ * An output's file id, derived from the command and alias: a redelivered
+ * SUCCESS inserts the same ids, and the duplicate inserts fail harmlessly
+ * instead of creating a second record.
+ */
+export function outputFileId(commandId: string, alias: string): string {
+  return `file_${createHash('sha256').update(`${commandId}:${alias}`).digest('hex').slice(0, 32)}`
+}
+
+/** The `files` record of one output. */
+export function outputFileDocument(command: CommandDocument, alias: string, result: OutputFileResult, storageUrl: string | null, now: Date): FileDocument {
+  const internal = result.storage_location === 'INTERNAL'
+  return {
+    ...NO_MEDIA_FACTS,
+    _id: outputFileId(command._id, alias),
+    account_id: command.account_id,
+    command_id: command._id,
+    output_alias: alias,
+    filename: result.filename,
+    status: 'STORED',
+    service_store_type: 'OUTPUT',
+    storage_location: result.storage_location,
+    object_key: internal ? result.object_key : null,
+    storage_url: storageUrl,
+    external_uri: internal ? null : `s3://${result.bucket}/${result.object_key}`,
+    external_object_key: internal ? null : result.object_key,
+    is_deleted: false,
+    deleted_at: null,
+    original_file_url: null,
+    size_mbytes: result.size_mbytes,
+    duration: result.duration,
+    width: result.width,
+    height: result.height,
+    frame_rate: result.frame_rate,
+    bitrate_video_kb: result.bitrate_video_kb,
+    bitrate_audio_kb: result.bitrate_audio_kb,
+    sample_rate: result.sample_rate,
+    channels: result.channels,
+    file_type: result.file_type,
+    file_format: result.file_format,
+    codec: result.codec,
+    pixel_format: result.pixel_format,
+    mime_type: result.mime_type,
+    error_status: null,
+    error_message: null,
+    created_at: now,
+    updated_at: now,
+    processing: null,
+  }
+}
+
+/** The spec's OutputFileMeta of a stored output: what its command's result shows of it. */
+export function outputFileMeta(file: FileDocument): OutputFileMeta {
+  return {
+    file_id: file._id,
+    filename: file.filename,
+    storage_url: file.storage_url,
+    storage_location: file.storage_location,
+    external_uri: file.external_uri,
+    external_object_key: file.external_object_key,
+    status: file.status,
+    service_store_type: file.service_store_type,
+    is_deleted: file.is_deleted,
+    size_mbytes: file.size_mbytes,
+    duration: file.duration,
+    file_type: file.file_type,
+    file_format: file.file_format,
+    codec: file.codec,
+    pixel_format: file.pixel_format,
+    mime_type: file.mime_type,
+    width: file.width,
+    height: file.height,
+    frame_rate: file.frame_rate,
+    bitrate_video_kb: file.bitrate_video_kb,
+    bitrate_audio_kb: file.bitrate_audio_kb,
+  }
+}
