@@ -91,7 +91,6 @@ export class PresetRepository {
 
   /** A preset the account may read: its own or a system one. */
   async findReadable(accountId: string, presetId: string): Promise<PresetDocument | null> {
-    // By _id alone (FerretDB 1.x's only indexed lookup), ownership checked here.
     const doc = await this.#presets.findOne({ _id: presetId })
     return doc && (doc.is_system || doc.account_id === accountId) ? doc : null
   }

@@ -12,12 +12,13 @@ interface Waiter {
  * Fixed-window request counters in NATS JetStream KV, so every API replica
  * counts against the same number.
  *
- * Why KV and not MongoDB: an increment must be atomic across replicas, and
- * FerretDB 1.x runs `$inc` as read-modify-write (20 clients × 10 increments
- * on one document counted 12, not 200). KV's compare-and-set (`update` with
- * the revision read) is atomic on every server. Concurrent hits of one key in
- * this process are coalesced into one compare-and-set of `+n`, so a busy key
- * costs one round trip per batch, not a retry storm.
+ * Why KV and not MongoDB: every authenticated request counts, and a write to
+ * the store per request would compete with the records for the database's
+ * time; a KV key lives in NATS's memory, which every process already holds a
+ * connection to. KV's compare-and-set (`update` with the revision read) makes
+ * an increment atomic across replicas. Concurrent hits of one key in this
+ * process are coalesced into one compare-and-set of `+n`, so a busy key costs
+ * one round trip per batch, not a retry storm.
  *
  * The bucket lives in memory with a max age of two windows: finished windows
  * expire on their own, and a NATS restart forgets at most the current
