@@ -150,7 +150,7 @@ export class Reconciler {
         commandId: mc.metadata.name,
         errorStatus: next.errorStatus ?? 'INTERNAL_ERROR',
         errorMessage: next.errorMessage ?? '',
-        at: next.completionTime ?? this.d.clock().toISOString(),
+        at: next.completionTime ? new Date(next.completionTime) : this.d.clock(),
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)

@@ -9,7 +9,7 @@ import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { startKube } from '../harness/kube.js'
 import { startNats } from '../harness/nats.js'
 import { commandSpec, jobConfig } from './fixtures.js'
-import { cr, eventually, getMediaCommand, getTable, installCrd, newNamespace, settings, startOperator } from './kube-setup.js'
+import { cr, eventually, getMediaCommand, getTable, installCrd, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
 import { NodeAgent, type Outcome } from './node-agent.js'
 
 const kube = await startKube(t)
@@ -110,7 +110,7 @@ t.test('every failure mode ends FAILED with its reason, one Failed event, and on
   const agent = new NodeAgent(kc, ns, 'hold')
   await agent.start()
   t.teardown(() => agent.stop())
-  const operator = await startOperator(t, kc, settings(ns), { publisher: natsPublisher(nc) })
+  const operator = await startOperator(t, kc, settings(ns), { publisher: natsPublisher(nc, testLogger) })
   await eventually('leadership', () => operator.isLeader)
   const executor = new KubernetesExecutor({ kubeConfig: kc, namespace: ns })
 

@@ -3,13 +3,13 @@ import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { statusSubject, STATUS_STREAM, type OutputFileResult, type StatusEventBody } from '../../contracts/status-events.js'
 import { runnerEventsDurable } from '../../operator/runner-events.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
-import { ensureStatusStream } from '../../runner-image/runner/nats-reporter.js'
 import { envelope } from '../../runner-image/runner/reporter.js'
 import { startKube } from '../harness/kube.js'
 import { startNats } from '../harness/nats.js'
 import { commandSpec } from './fixtures.js'
-import { eventually, getMediaCommand, installCrd, newNamespace, settings, startOperator } from './kube-setup.js'
+import { eventually, getMediaCommand, installCrd, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
 import { NodeAgent } from './node-agent.js'
 
 const kube = await startKube(t)
@@ -18,7 +18,7 @@ await installCrd(kc)
 const nats = await startNats(t)
 const nc = await connect({ servers: nats.url })
 t.teardown(() => nc.close())
-await ensureStatusStream(nc)
+await ensureStream(nc, STATUS_STREAM_DEFINITION)
 const jsm = await nc.jetstreamManager()
 
 const codec = JSONCodec()
@@ -38,7 +38,7 @@ t.test('runner events published while no operator runs reach the CR status when 
   const agent = new NodeAgent(kc, ns, 'hold')
   await agent.start()
   t.teardown(() => agent.stop())
-  const first = await startOperator(t, kc, settings(ns, { identity: 'operator-a' }), { nats: nc, publisher: natsPublisher(nc) })
+  const first = await startOperator(t, kc, settings(ns, { identity: 'operator-a' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
   const spec = commandSpec()
   await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
   await eventually('a Job', () => agent.seen.some((job) => job.metadata?.labels?.['ffkube.io/command-id'] === spec.commandId))
@@ -50,7 +50,7 @@ t.test('runner events published while no operator runs reach the CR status when 
   await first.stop()
   await report(nc, spec.commandId, { type: 'PROCESSING', stage: 'RUNNING', progress: 70 })
   await report(nc, spec.commandId, success())
-  const second = await startOperator(t, kc, settings(ns, { identity: 'operator-b' }), { nats: nc, publisher: natsPublisher(nc) })
+  const second = await startOperator(t, kc, settings(ns, { identity: 'operator-b' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
   await eventually('the second operator to lead', () => second.isLeader, 15_000)
   const mc = await eventually('the outputs in the CR', async () => {
     const current = await getMediaCommand(kc, ns, spec.commandId)
@@ -68,7 +68,7 @@ t.test('an event that arrives before the operator knows its MediaCommand is rede
   const agent = new NodeAgent(kc, ns, 'hold')
   await agent.start()
   t.teardown(() => agent.stop())
-  const operator = await startOperator(t, kc, settings(ns), { nats: nc, publisher: natsPublisher(nc) })
+  const operator = await startOperator(t, kc, settings(ns), { nats: nc, publisher: natsPublisher(nc, testLogger) })
   await eventually('leadership', () => operator.isLeader)
   const spec = commandSpec()
   await report(nc, spec.commandId, success())

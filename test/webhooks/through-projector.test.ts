@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
-import { publishFailure } from '../../api/projector/streams.js'
+import { failedEvent } from '../../contracts/status-events.js'
+import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { settle, startReceiver, startWorld, until } from './world.js'
 
 t.test('a runner\'s FAILED event, through the real status projector, ends as one webhook equal to GET', async (t) => {
@@ -14,7 +15,7 @@ t.test('a runner\'s FAILED event, through the real status projector, ends as one
   t.teardown(() => projector.stop())
   await world.deliverer()
   const commandId = await world.submit(api_key)
-  await publishFailure(world.nc.jetstream(), commandId, 'FFMPEG_FAILED', 'exit status 1', new Date())
+  await publishStatusEvent(world.nc.jetstream(), failedEvent({ commandId, errorStatus: 'FFMPEG_FAILED', errorMessage: 'exit status 1', at: new Date() }), { logger: createLogger('test', 'silent') })
   const got = await until('the webhook', () => receiver.received[0], 20_000)
   const poll = await world.poll(api_key, commandId)
   t.equal(JSON.parse(poll).status, 'FAILED')
