@@ -30,7 +30,7 @@ import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
 import type { CompletionSnapshot } from '../api/webhook-delivery/delivery-attempt.js'
 import { WebhookDeliverer } from '../api/webhook-delivery/deliverer.js'
-import { ensureCompletionStream } from '../api/webhook-delivery/completion-consumer.js'
+import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../contracts/nats-streams.js'
 import { WebhookConfigRepository } from '../api/webhooks/webhook-config-repository.js'
 
 const { values } = parseArgs({
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     const configs = new WebhookConfigRepository(db, new SecretBox([['bench', randomBytes(32)]]))
     const accountId = `acc_${randomBytes(16).toString('hex')}`
     await configs.put(accountId, url, 'bench-secret')
-    await ensureCompletionStream(nc)
+    await ensureStream(nc, COMPLETION_STREAM_DEFINITION)
     deliverer = new WebhookDeliverer({ db, nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
     await deliverer.start()
     const js = nc.jetstream()

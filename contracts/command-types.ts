@@ -8,6 +8,11 @@ export type CommandStatus = (typeof COMMAND_STATUSES)[number]
 
 const RANK: Record<CommandStatus, number> = { QUEUED: 0, PROCESSING: 1, SUCCESS: 2, FAILED: 2 }
 
+/** SUCCESS and FAILED: the command is finished and its status never changes again. */
+export function isTerminalStatus(status: CommandStatus | undefined): boolean {
+  return status === 'SUCCESS' || status === 'FAILED'
+}
+
 /** True when moving from `from` to `to` goes forward (terminal states never change). */
 export function isForwardTransition(from: CommandStatus, to: CommandStatus): boolean {
   return RANK[to] > RANK[from]

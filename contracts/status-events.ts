@@ -86,6 +86,27 @@ export function statusEventId(commandId: string, body: StatusEventBody): string 
   }
 }
 
+/** A failure the runner could not report itself: it crashed, overran its deadline, or its pod was lost. */
+export interface FailureOnRunnersBehalf {
+  commandId: string
+  errorStatus: string
+  errorMessage: string
+  /** When the failure was seen; the event's emitted_at. */
+  at: Date
+}
+
+/**
+ * The FAILED event published on the runner's behalf by whoever saw it fail
+ * (the local executor, the operator). It is the runner's own FAILED event,
+ * with the same event_id and so the same Nats-Msg-Id: if the runner did
+ * report, the stream drops this copy and the runner's more precise reason
+ * stands; a second copy from a retry is dropped too. Pure.
+ */
+export function failedEvent(failure: FailureOnRunnersBehalf): FailedEvent {
+  const body = { type: 'FAILED' as const, error_status: failure.errorStatus, error_message: failure.errorMessage, ffmpeg_command_run_seconds: null, failed_files: null }
+  return { ...body, command_id: failure.commandId, event_id: statusEventId(failure.commandId, body), emitted_at: failure.at.toISOString() }
+}
+
 /** Stable error_status values the runner reports (besides SOURCE_LOGIN_REQUIRED from the spec). */
 export const RUNNER_ERROR_STATUSES = [
   'INVALID_COMMAND',

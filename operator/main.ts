@@ -33,7 +33,7 @@ async function main(): Promise<void> {
 
   const metrics = new Metrics()
   const server = await serveMetrics(metrics, config.metricsPort, config.metricsHost)
-  const operator = new Operator({ kubeConfig, config, logger, metrics, nats, publisher: nats ? natsPublisher(nats) : noPublisher })
+  const operator = new Operator({ kubeConfig, config, logger, metrics, nats, publisher: nats ? natsPublisher(nats, logger) : noPublisher })
 
   let stopping = false
   const shutdown = async (code: number): Promise<void> => {

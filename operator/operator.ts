@@ -1,8 +1,8 @@
 /**
  * Wires the operator together: three informers (MediaCommands, and the Jobs
- * and pods it owns) feed one work queue; workers run reconciles only while
- * this replica holds the Lease. Every replica keeps its caches warm, so a new
- * leader starts at once.
+ * and pods it owns) and the runner's status events feed one work queue;
+ * workers run reconciles only while this replica holds the Lease. Every
+ * replica keeps its caches warm, so a new leader starts at once.
  */
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
@@ -34,6 +34,7 @@ import { LeaderElector } from './leader-election.js'
 import { Metrics } from './metrics.js'
 import { ownerKey, Reconciler } from './reconciler.js'
 import { RunnerEvents, runnerEventsDurable } from './runner-events.js'
+import { RunnerReports } from './runner-reports.js'
 import { noPublisher, type TerminalPublisher } from './terminal-publisher.js'
 import { Informer, type ListResult } from './watch.js'
 import { WorkQueue } from './work-queue.js'
@@ -70,6 +71,7 @@ export class Operator extends EventEmitter {
   readonly pods: Informer<V1Pod>
   readonly elector: LeaderElector
   private readonly reconciler: Reconciler
+  private readonly reports = new RunnerReports()
   private readonly logger: Logger
   private readonly leaseAbort = new AbortController()
   private workers: Promise<void>[] = []
@@ -132,6 +134,7 @@ export class Operator extends EventEmitter {
       runnerReportGraceMs: o.nats ? RUNNER_REPORT_GRACE_MS : 0,
       events: new EventRecorder(kc.makeApiClient(EventsV1Api), config.identity, logger, o.clock),
       publisher: o.publisher ?? noPublisher,
+      reports: this.reports,
       metrics: this.metrics,
       logger,
       clock: o.clock ?? (() => new Date()),
@@ -147,7 +150,7 @@ export class Operator extends EventEmitter {
     this.elector.on('started-leading', () => this.startWorkers())
     this.elector.on('stopped-leading', () => {
       this.metrics.isLeader = 0
-      this.queue.shutDown()
+      this.standDown().catch((err: unknown) => logger.error({ err }, 'could not stand down cleanly'))
     })
   }
 
@@ -167,13 +170,23 @@ export class Operator extends EventEmitter {
   /** Graceful: workers finish their current key, then the Lease is released, then the watches close. */
   async stop(): Promise<void> {
     this.stopping = true
-    clearTimeout(this.runnerEventsRetry)
-    await this.runnerEvents?.stop()
-    this.queue.shutDown()
-    await Promise.all(this.workers)
+    await this.standDown()
     this.leaseAbort.abort()
     await this.election
     await Promise.all([this.mediaCommands.stop(), this.jobs.stop(), this.pods.stop()])
+  }
+
+  /**
+   * Stops acting: no key is handed out any more, no runner event is taken, workers finish their
+   * current key, and the events not yet in a written status go back to the stream at once, for
+   * the next leader rather than after the consumer's ack wait.
+   */
+  private async standDown(): Promise<void> {
+    this.queue.shutDown()
+    clearTimeout(this.runnerEventsRetry)
+    await this.runnerEvents?.stop()
+    await Promise.all(this.workers)
+    this.reports.releaseAll()
   }
 
   private startWorkers(): void {
@@ -187,14 +200,20 @@ export class Operator extends EventEmitter {
   /** Follows the runner's status stream; until the stream exists (the runner or projector creates it) it retries. */
   private startRunnerEvents(): void {
     const nats = this.o.nats
-    if (!nats || this.stopping) return
+    if (!nats || this.stopping || this.queue.isShuttingDown) return
     const ns = this.o.config.namespace
     const events = new RunnerEvents({
-      nats, kubeConfig: this.o.kubeConfig, logger: this.logger, durableName: runnerEventsDurable(ns), lookup: (id) => this.mediaCommands.get(ns, id),
+      nats, logger: this.logger, durableName: runnerEventsDurable(ns), reports: this.reports,
+      keyOf: (id) => (this.mediaCommands.get(ns, id) ? `${ns}/${id}` : undefined),
+      // As the informers' handlers do: only the key; the reconcile reads the rest.
+      enqueue: (key) => this.queue.add(key),
     })
     events.start().then(async () => {
       this.runnerEvents = events
-      if (this.stopping) await events.stop()
+      if (!this.stopping && !this.queue.isShuttingDown) return
+      // Stood down while this was starting: give back what it took meanwhile.
+      await events.stop()
+      this.reports.releaseAll()
     }, (err: unknown) => {
       this.logger.warn({ err: String(err) }, 'runner status stream not available yet, retrying in 1 s')
       this.runnerEventsRetry = setTimeout(() => this.startRunnerEvents(), 1000)

@@ -1,14 +1,19 @@
 /**
  * Reconciles one MediaCommand, in numbered steps:
- *   1. load the MediaCommand (gone or being deleted → done)
- *   2. finished → ensure cleanup (delete the CR after the retention)
- *   3. no Job → build one (pure) and create it (AlreadyExists is fine)
- *   4. Job state → CR status, written only when it changed
+ *   1. load the MediaCommand and what its runner reported (gone or being deleted → done)
+ *   2. fold the runner's reports into the status it starts from
+ *   3. finished → record what the runner added late, then ensure cleanup (delete the CR after the retention)
+ *   4. no Job → build one (pure) and create it (AlreadyExists is fine)
+ *   5. Job state and the runner's reports → CR status
+ * The reconciler is the CR status's only writer: it writes once per reconcile,
+ * only when the status changed, conditional on the resourceVersion it read,
+ * and then acknowledges the runner events that write includes.
  * A thrown error sends the key back to the queue with per-key backoff.
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { BatchV1Api, CoreV1Api, CustomObjectsApi, V1Job, V1Pod } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
+import { isTerminalStatus } from '../contracts/command-types.js'
 import {
   LABEL_COMMAND_ID,
   MEDIA_COMMAND_GROUP,
@@ -22,8 +27,17 @@ import type { EventRecorder } from './events.js'
 import { buildJob, jobNameFor } from './job-builder.js'
 import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
-import { deriveStatus, isFinished, jobFailed } from './status.js'
+import type { RunnerReport, RunnerReports } from './runner-reports.js'
+import { withRunnerEvents } from './runner-status.js'
+import { deriveStatus, jobFailed } from './status.js'
 import type { TerminalPublisher } from './terminal-publisher.js'
+
+/**
+ * After a status write lost to a newer version (a stale cache), look again this soon. The newer
+ * version is on its way through the watch and enqueues the key itself; this only guarantees
+ * progress should that event be lost.
+ */
+const STALE_RETRY_MS = 1000
 
 /** Read access to the informers' caches. */
 export interface Caches {
@@ -43,6 +57,8 @@ export interface ReconcilerDeps {
   runnerReportGraceMs: number
   events: EventRecorder
   publisher: TerminalPublisher
+  /** Runner events not yet in a written status (runner-events.ts adds them). */
+  reports: RunnerReports
   metrics: Metrics
   logger: Logger
   clock: () => Date
@@ -53,6 +69,18 @@ export interface Result {
   requeueAfterMs?: number | undefined
 }
 
+/** One reconcile's view of its MediaCommand. */
+interface Current {
+  key: string
+  /** As the cache has it: its resourceVersion is what the status write expects. */
+  mc: MediaCommand
+  /** The runner's events this reconcile folds in, and settles once its write succeeded. */
+  reports: readonly RunnerReport[]
+  /** The stored status with those events folded in. */
+  status: MediaCommandStatus
+  log: Logger
+}
+
 const crApi = { group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL }
 
 export class Reconciler {
@@ -60,25 +88,36 @@ export class Reconciler {
 
   async reconcile(key: string): Promise<Result> {
     const [namespace = '', name = ''] = key.split('/')
-    // 1: load the MediaCommand; gone or going → nothing to do (its Job goes with it by ownerReference).
+    // 1: load the MediaCommand and what its runner reported; gone or going → nothing to do (its Job
+    // goes with it by ownerReference), and nothing the runner said can ever show: settle it.
     const mc = this.d.caches.mediaCommand(namespace, name)
-    if (!mc || mc.metadata.deletionTimestamp) return {}
+    const reports = this.d.reports.pending(key)
+    if (!mc || mc.metadata.deletionTimestamp) {
+      this.d.reports.settle(key, reports)
+      return {}
+    }
     const log = this.d.logger.child({ command_id: name, account_id: mc.spec.accountId })
 
-    // 2: finished → ensure cleanup.
-    if (isFinished(mc.status?.phase)) return this.ensureCleanup(mc, log)
+    // 2: fold the runner's reports (progress, outputs, its failure reason) into the status to start from.
+    const c: Current = { key, mc, reports, status: withRunnerEvents(mc.status ?? {}, reports.map((r) => r.event)), log }
 
-    // 3: no Job → create one. Before any Job was recorded, a cache miss goes straight to
+    // 3: finished → record what the runner added late (its outputs may trail the Job), then ensure cleanup.
+    if (isTerminalStatus(mc.status?.phase)) {
+      if (!(await this.write(c, c.status))) return { requeueAfterMs: STALE_RETRY_MS }
+      return this.ensureCleanup(mc, log)
+    }
+
+    // 4: no Job → create one. Before any Job was recorded, a cache miss goes straight to
     // create (AlreadyExists covers a Job the cache has not seen yet), saving a round trip.
     const cached = this.d.caches.job(mc.metadata.namespace!, mc.status?.jobName ?? jobNameFor(mc.metadata.name))
-    if (!cached && !mc.status?.jobName) return this.createJob(mc, log)
+    if (!cached && !mc.status?.jobName) return this.createJob(c)
     const job = cached ?? (await this.findJob(mc))
 
-    // 4: Job state (or its absence: deleted by hand) → CR status.
-    return this.updateStatus(mc, job, log)
+    // 5: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
+    return this.updateStatus(c, job)
   }
 
-  /** Step 2: delete the finished MediaCommand once its retention has passed; MongoDB keeps the record. */
+  /** Step 3: delete the finished MediaCommand once its retention has passed; MongoDB keeps the record. */
   private async ensureCleanup(mc: MediaCommand, log: Logger): Promise<Result> {
     const finishedAt = Date.parse(mc.status?.completionTime ?? mc.metadata.creationTimestamp ?? '')
     const dueInMs = (Number.isNaN(finishedAt) ? 0 : finishedAt) + this.d.retentionSeconds * 1000 - this.d.clock().getTime()
@@ -113,8 +152,9 @@ export class Reconciler {
     }
   }
 
-  /** Step 3: build and create the Job; AlreadyExists means an earlier attempt (or replica) made it. */
-  private async createJob(mc: MediaCommand, log: Logger): Promise<Result> {
+  /** Step 4: build and create the Job; AlreadyExists means an earlier attempt (or replica) made it. */
+  private async createJob(c: Current): Promise<Result> {
+    const { mc, log } = c
     const body = buildJob(mc, this.d.job)
     let created: V1Job
     try {
@@ -122,16 +162,17 @@ export class Reconciler {
     } catch (err) {
       if (!isConflict(err)) throw err
       log.debug('Job already exists')
-      return this.updateStatus(mc, await this.findJob(mc), log)
+      return this.updateStatus(c, await this.findJob(mc))
     }
     log.info({ job: created.metadata?.name }, 'created Job')
     this.d.metrics.countJob('created')
     await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Created Job ${created.metadata?.name}` })
-    return this.updateStatus(mc, created, log)
+    return this.updateStatus(c, created)
   }
 
-  /** Step 4: derive the status from the Job and its pods; write it (and announce a transition) only when it changed. */
-  private async updateStatus(mc: MediaCommand, job: V1Job | undefined, log: Logger): Promise<Result> {
+  /** Step 5: derive the status from the Job, its pods and the runner's reports; write it (and announce a transition) only when it changed. */
+  private async updateStatus(c: Current, job: V1Job | undefined): Promise<Result> {
+    const { mc, log } = c
     if (job && !ownedBy(job, mc)) {
       // A Job of an earlier MediaCommand with this name, still being garbage-collected: wait for it to go.
       log.warn({ job: job.metadata?.name }, 'Job belongs to another MediaCommand uid; waiting for its removal')
@@ -139,7 +180,7 @@ export class Reconciler {
     }
     const pods = await this.podsOf(mc, job)
     const derived = deriveStatus({
-      mc, job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs,
+      mc: { ...mc, status: c.status }, job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs,
     })
     const next = derived.status
     const failed = next.phase === 'FAILED'
@@ -150,17 +191,12 @@ export class Reconciler {
         commandId: mc.metadata.name,
         errorStatus: next.errorStatus ?? 'INTERNAL_ERROR',
         errorMessage: next.errorMessage ?? '',
-        at: next.completionTime ?? this.d.clock().toISOString(),
+        at: next.completionTime ? new Date(next.completionTime) : this.d.clock(),
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)
-    if (!isDeepStrictEqual(mc.status ?? {}, next)) {
-      const written = await this.writeStatus(mc, next, log)
-      // Stale cache: a newer version is on its way through the watch and enqueues this key
-      // again; the delayed retry only guarantees progress should that event be lost.
-      if (!written) return { requeueAfterMs: 1000 }
-    }
-    return { requeueAfterMs: derived.requeueAfterMs ?? (isFinished(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
+    if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
+    return { requeueAfterMs: derived.requeueAfterMs ?? (isTerminalStatus(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
   }
 
   /**
@@ -181,6 +217,18 @@ export class Reconciler {
     } catch (err) {
       if (!isNotFound(err)) throw err
     }
+  }
+
+  /**
+   * Writes `next` when it differs from the stored status, then settles the
+   * runner's reports it was computed with: they are in the CR now (or were
+   * already). False when the write lost to a newer version of the object:
+   * the reports stay pending for the next reconcile.
+   */
+  private async write(c: Current, next: MediaCommandStatus): Promise<boolean> {
+    if (!isDeepStrictEqual(c.mc.status ?? {}, next) && !(await this.writeStatus(c.mc, next, c.log))) return false
+    this.d.reports.settle(c.key, c.reports)
+    return true
   }
 
   /** Replaces the status subresource; the object's resourceVersion makes a stale write fail (409): false then. */

@@ -44,10 +44,6 @@ export interface Derived {
   requeueAfterMs: number | undefined
 }
 
-export function isFinished(phase: CommandStatus | undefined): boolean {
-  return phase === 'SUCCESS' || phase === 'FAILED'
-}
-
 /** The Job failed (or is about to): its pods decide why, so callers read them fresh. */
 export function jobFailed(job: V1Job | undefined): boolean {
   return job ? jobCondition(job, 'Failed', 'FailureTarget') !== undefined : false

@@ -18,20 +18,21 @@ import { join } from 'node:path'
 import type { Collection, Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
+import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
+import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { commandsCollection } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
-import { isTerminal } from '../projector/projection.js'
-import { ensureStatusStream, publishFailure } from '../projector/streams.js'
 import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
 import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
-import { statusRelay } from './status-relay.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 import { isDuplicateKey } from '../duplicate-key.js'
 
@@ -136,12 +137,12 @@ export class LocalExecutor implements Executor {
 
   /** Prepares the runners' environment, then resumes or fails what a previous process left running. */
   async start(): Promise<void> {
-    await ensureStatusStream(this.options.nats)
+    await ensureStream(this.options.nats, STATUS_STREAM_DEFINITION)
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
     if (this.options.warmPool ?? true) {
       const testOnly = this.options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, statusRelay(this.#js, this.#log), undefined, testOnly)
+      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly)
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
     await this.recover()
@@ -188,7 +189,7 @@ export class LocalExecutor implements Executor {
       // Nothing works in it any more (a warm worker died with its parent, a fresh runner was just killed); a retry gets its own.
       await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
       const doc = await this.#commands.findOne({ _id: run.command_id })
-      if (!doc || isTerminal(doc.status)) {
+      if (!doc || isTerminalStatus(doc.status)) {
         await this.#finish(run)
         continue
       }
@@ -302,8 +303,11 @@ export class LocalExecutor implements Executor {
   }
 
   async #fail(commandId: string, errorStatus: string, message: string): Promise<void> {
-    const js = this.#js ?? this.options.nats.jetstream()
-    await publishFailure(js, commandId, errorStatus, message, this.#now())
+    await this.#publish(failedEvent({ commandId, errorStatus, errorMessage: message, at: this.#now() }))
+  }
+
+  async #publish(event: StatusEvent): Promise<void> {
+    await publishStatusEvent(this.#js ?? this.options.nats.jetstream(), event, { logger: this.#log })
   }
 
   async #runnerEnvironment(): Promise<NodeJS.ProcessEnv> {

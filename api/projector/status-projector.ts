@@ -24,6 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
+import { COMPLETION_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
@@ -36,7 +37,6 @@ import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
 import { endingEvent, foldEvents, isTerminal, isTerminalEvent } from './projection.js'
-import { ensureCompletionStream, ensureStatusStream } from './streams.js'
 
 const codec = JSONCodec()
 
@@ -100,8 +100,8 @@ export class StatusProjector {
   /** Creates the streams and the durable consumer when missing, then consumes until stop(). */
   async start(): Promise<void> {
     const { nats } = this.options
-    await ensureStatusStream(nats)
-    await ensureCompletionStream(nats)
+    await ensureStream(nats, STATUS_STREAM_DEFINITION)
+    await ensureStream(nats, COMPLETION_STREAM_DEFINITION)
     const durable = this.options.durableName ?? 'ffkube-status-projector'
     const jsm = await nats.jetstreamManager()
     try {

@@ -1,38 +1,11 @@
-import { AckPolicy, DeliverPolicy, JSONCodec, RetentionPolicy, StorageType, type Consumer, type NatsConnection } from 'nats'
+import { AckPolicy, DeliverPolicy, JSONCodec, type Consumer, type NatsConnection } from 'nats'
 import { COMPLETION_STREAM, COMPLETION_SUBJECT_PREFIX, type CompletionEvent } from '../../contracts/completion-events.js'
+import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
 
 /** The durable consumer every deliverer replica shares: JetStream hands each event to one of them. */
 export const DELIVERER_CONSUMER = 'ffkube-webhook-deliverer'
 
-const SECOND_NS = 1_000_000_000
 export const completionCodec = JSONCodec<CompletionEvent>()
-
-/**
- * Creates FFKUBE_COMPLETIONS when missing, with the projector's settings
- * (file storage, ten-minute de-duplication window), so the deliverer can
- * start first. A stream that exists is left as it is.
- */
-export async function ensureCompletionStream(nc: NatsConnection): Promise<void> {
-  const jsm = await nc.jetstreamManager()
-  try {
-    await jsm.streams.info(COMPLETION_STREAM)
-  } catch {
-    try {
-      await jsm.streams.add({
-        name: COMPLETION_STREAM,
-        subjects: [`${COMPLETION_SUBJECT_PREFIX}.>`],
-        retention: RetentionPolicy.Limits,
-        storage: StorageType.File,
-        duplicate_window: 600 * SECOND_NS,
-      })
-    } catch (error) {
-      // Another process created it in between: fine.
-      await jsm.streams.info(COMPLETION_STREAM).catch(() => {
-        throw error
-      })
-    }
-  }
-}
 
 /**
  * The durable pull consumer. `ackWaitMs` must exceed one attempt (the HTTP
@@ -40,7 +13,8 @@ export async function ensureCompletionStream(nc: NatsConnection): Promise<void> 
  * to another replica, whose claim then finds the attempt taken.
  */
 export async function completionConsumer(nc: NatsConnection, name: string, ackWaitMs: number): Promise<Consumer> {
-  await ensureCompletionStream(nc)
+  // The deliverer may start before the projector that publishes: it creates the stream too.
+  await ensureStream(nc, COMPLETION_STREAM_DEFINITION)
   const jsm = await nc.jetstreamManager()
   try {
     await jsm.consumers.info(COMPLETION_STREAM, name)

@@ -5,9 +5,13 @@ import {
   ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  KubeConfig,
+  loadAllYaml,
   loadYaml,
-  type KubeConfig,
+  RbacAuthorizationV1Api,
   type V1CustomResourceDefinition,
+  type V1PolicyRule,
+  type V1Role,
 } from '@kubernetes/client-node'
 import { pino } from 'pino'
 import { MEDIA_COMMAND_GROUP, MEDIA_COMMAND_PLURAL, MEDIA_COMMAND_VERSION, type MediaCommand } from '../../contracts/media-command.js'
@@ -121,4 +125,35 @@ export function getTable(kube: TestKube, path: string): Promise<{ columnDefiniti
       req.end()
     }, reject)
   })
+}
+
+/** The operator's Role rules, as operator/rbac.yaml grants them. */
+export async function operatorRules(): Promise<V1PolicyRule[]> {
+  const [role] = loadAllYaml(await readFile('operator/rbac.yaml', 'utf8')) as V1Role[]
+  return role!.rules!
+}
+
+/** A KubeConfig whose user is a fresh ServiceAccount of `namespace` holding nothing but `rules` there. */
+export async function restrictedKubeConfig(kube: TestKube, kc: KubeConfig, namespace: string, name: string, rules: V1PolicyRule[]): Promise<KubeConfig> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api)
+  const core = kc.makeApiClient(CoreV1Api)
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } })
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  })
+  const token = await core.createNamespacedServiceAccountToken({ name, namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } })
+  const restricted = new KubeConfig()
+  restricted.loadFromOptions({
+    clusters: [{ name: 'harness', server: kube.server, caFile: kube.caFile }],
+    users: [{ name, token: token.status!.token }],
+    contexts: [{ name, cluster: 'harness', user: name, namespace }],
+    currentContext: name,
+  })
+  return restricted
 }

@@ -100,7 +100,7 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
       natsUrl: nats.url,
       runnerEnv: { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true', ALLOW_PRIVATE_NETWORKS: options.allowPrivateNetworks === false ? '0' : '1' },
     },
-  }), { nats: operatorNats, publisher: natsPublisher(operatorNats) })
+  }), { nats: operatorNats, publisher: natsPublisher(operatorNats, logger) })
 
   await api.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = api.app.server.address() as AddressInfo

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { BatchV1Api, CustomObjectsApi, EventsV1Api, type KubeConfig } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { connect, JSONCodec } from 'nats'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import type { MediaCommand } from '../../contracts/media-command.js'
@@ -9,7 +9,7 @@ import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { startKube } from '../harness/kube.js'
 import { startNats } from '../harness/nats.js'
 import { commandSpec, jobConfig } from './fixtures.js'
-import { cr, eventually, getMediaCommand, getTable, installCrd, newNamespace, settings, startOperator } from './kube-setup.js'
+import { cr, eventually, getMediaCommand, getTable, installCrd, newNamespace, operatorRules, restrictedKubeConfig, settings, startOperator, testLogger } from './kube-setup.js'
 import { NodeAgent, type Outcome } from './node-agent.js'
 
 const kube = await startKube(t)
@@ -110,7 +110,7 @@ t.test('every failure mode ends FAILED with its reason, one Failed event, and on
   const agent = new NodeAgent(kc, ns, 'hold')
   await agent.start()
   t.teardown(() => agent.stop())
-  const operator = await startOperator(t, kc, settings(ns), { publisher: natsPublisher(nc) })
+  const operator = await startOperator(t, kc, settings(ns), { publisher: natsPublisher(nc, testLogger) })
   await eventually('leadership', () => operator.isLeader)
   const executor = new KubernetesExecutor({ kubeConfig: kc, namespace: ns })
 
@@ -195,29 +195,7 @@ t.test('the CRD refuses what the API would refuse', async (t) => {
 
 t.test('the operator works with nothing but the rules of operator/rbac.yaml', async (t) => {
   const ns = await newNamespace(kc, 'rbac')
-  const { CoreV1Api, RbacAuthorizationV1Api, KubeConfig, loadAllYaml } = await import('@kubernetes/client-node')
-  const { readFile } = await import('node:fs/promises')
-  const [role] = loadAllYaml(await readFile('operator/rbac.yaml', 'utf8')) as Array<{ metadata: { name: string }; rules: unknown[] }>
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api)
-  const core = kc.makeApiClient(CoreV1Api)
-  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: role!.metadata.name }, rules: role!.rules as never } })
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'ffkube-operator' } } })
-  await rbac.createNamespacedRoleBinding({
-    namespace: ns,
-    body: {
-      metadata: { name: 'ffkube-operator' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role!.metadata.name },
-      subjects: [{ kind: 'ServiceAccount', name: 'ffkube-operator', namespace: ns }],
-    },
-  })
-  const token = await core.createNamespacedServiceAccountToken({ name: 'ffkube-operator', namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } })
-  const restricted = new KubeConfig()
-  restricted.loadFromOptions({
-    clusters: [{ name: 'harness', server: kube.server, caFile: kube.caFile }],
-    users: [{ name: 'operator', token: token.status!.token }],
-    contexts: [{ name: 'operator', cluster: 'harness', user: 'operator', namespace: ns }],
-    currentContext: 'operator',
-  })
+  const restricted = await restrictedKubeConfig(kube, kc, ns, 'ffkube-operator', await operatorRules())
   await t.rejects(restricted.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns }), { code: 403 }, 'the token is really restricted: no Secrets')
 
   const agent = new NodeAgent(kc, ns, 'complete')

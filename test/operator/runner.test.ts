@@ -14,7 +14,7 @@ import { startNats } from '../harness/nats.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { commandSpec, jobConfig } from './fixtures.js'
-import { eventually, getMediaCommand, installCrd, mediaCommandIn, newNamespace, settings, startOperator } from './kube-setup.js'
+import { eventually, getMediaCommand, installCrd, mediaCommandIn, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
 import { NodeAgent } from './node-agent.js'
 import { PodRunner } from './pod-runner.js'
 
@@ -46,7 +46,7 @@ await startOperator(t, kc, settings(ns, {
     natsUrl: nats.url,
     runnerEnv: { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true', ALLOW_PRIVATE_NETWORKS: '1' },
   },
-}), { nats: nc, publisher: natsPublisher(nc) })
+}), { nats: nc, publisher: natsPublisher(nc, testLogger) })
 const executor = new KubernetesExecutor({ kubeConfig: kc, namespace: ns })
 const jsm = await nc.jetstreamManager()
 const codec = JSONCodec<StatusEvent>()

@@ -1,6 +1,7 @@
 import { connect, JSONCodec } from 'nats'
 import { pino } from 'pino'
 import t from 'tap'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
 import { NatsReporter } from '../../runner-image/runner/report/nats-reporter.js'
 import { startNats } from '../harness/nats.js'
@@ -51,4 +52,45 @@ t.test('the runner reports to JetStream when told to', async (t) => {
   const message = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject(spec.commandId) })
   t.match(JSONCodec<StatusEvent>().decode(message.data), { type: 'FAILED', error_status: 'INVALID_COMMAND', event_id: `${spec.commandId}:FAILED` })
   t.equal(message.header?.get('Nats-Msg-Id'), `${spec.commandId}:FAILED`)
+})
+
+/** Deleting FFKUBE_STATUS would disturb whoever else uses a shared server. */
+const ownServerOnly = { skip: process.env.NATS_URL ? 'deletes the status stream, so it needs a NATS server of its own' : false }
+
+t.test('a publish that finds no stream is retried with a growing wait, and lands once the stream is back', ownServerOnly, async (t) => {
+  const nats = await startNats(t)
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  const jsm = await nc.jetstreamManager()
+  const commandId = `c-${Date.now()}`
+  const waits: number[] = []
+  const reporter = await NatsReporter.connect({
+    url: nats.url, commandId, logger: pino({ level: 'silent' }),
+    sleep: async (ms) => {
+      waits.push(ms)
+      // The stream comes back after the second failure (another process recreated it).
+      if (waits.length === 2) await ensureStream(nc, STATUS_STREAM_DEFINITION)
+    },
+  })
+  t.teardown(() => reporter.close())
+  await jsm.streams.delete(STATUS_STREAM)
+  await reporter.report({ type: 'FAILED', error_status: 'UPLOAD_FAILED', error_message: 'storage unreachable', ffmpeg_command_run_seconds: null, failed_files: null })
+  t.equal(waits.length, 2, 'two failed tries, then the one that landed')
+  t.ok(waits[1]! > waits[0]!, `the wait grows (${waits.join(', ')} ms)`)
+  const message = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject(commandId) })
+  t.match(JSONCodec<StatusEvent>().decode(message.data), { type: 'FAILED', error_status: 'UPLOAD_FAILED', event_id: `${commandId}:FAILED` })
+})
+
+t.test('a publish that keeps failing gives up after its attempts and throws', ownServerOnly, async (t) => {
+  const nats = await startNats(t)
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  const waits: number[] = []
+  const reporter = await NatsReporter.connect({
+    url: nats.url, commandId: `c-${Date.now()}`, logger: pino({ level: 'silent' }), attempts: 3, sleep: async (ms) => void waits.push(ms),
+  })
+  t.teardown(() => reporter.close())
+  await (await nc.jetstreamManager()).streams.delete(STATUS_STREAM)
+  await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'RUNNING', progress: 5 }))
+  t.equal(waits.length, 2, 'three tries, two waits between them')
 })

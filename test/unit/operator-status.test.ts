@@ -1,5 +1,6 @@
 import t from 'tap'
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
+import { withRunnerEvent, withRunnerEvents } from '../../operator/runner-status.js'
 import { deriveStatus, formatDuration, setCondition } from '../../operator/status.js'
 import { storedMediaCommand } from '../operator/fixtures.js'
 
@@ -147,18 +148,46 @@ t.test('a failed Job waits a bounded while for the runner\'s own reason, then ta
 })
 
 t.test('runner events add progress (forward only), outputs and the runner\'s failure reason', async (t) => {
-  const { statusFromRunnerEvent } = await import('../../operator/runner-events.js')
   const base = { command_id: 'c', event_id: 'e', emitted_at: now.toISOString() }
   const processing = (progress: number | null) => ({ ...base, type: 'PROCESSING' as const, stage: 'RUNNING' as const, progress })
-  t.same(statusFromRunnerEvent({ phase: 'PROCESSING', progress: 10 }, processing(42.7)), { progress: 42 })
-  t.equal(statusFromRunnerEvent({ phase: 'PROCESSING', progress: 50 }, processing(42)), undefined, 'never backwards')
-  t.equal(statusFromRunnerEvent({ phase: 'PROCESSING' }, processing(null)), undefined)
-  t.equal(statusFromRunnerEvent({ phase: 'FAILED', progress: 10 }, processing(90)), undefined, 'a finished command stays as it is')
+  t.same(withRunnerEvent({ phase: 'PROCESSING', progress: 10 }, processing(42.7)), { phase: 'PROCESSING', progress: 42 })
+  const ahead = { phase: 'PROCESSING' as const, progress: 50 }
+  t.equal(withRunnerEvent(ahead, processing(42)), ahead, 'never backwards')
+  const started = { phase: 'PROCESSING' as const }
+  t.equal(withRunnerEvent(started, processing(null)), started, 'an unknown progress changes nothing')
+  const finished = { phase: 'FAILED' as const, progress: 10 }
+  t.equal(withRunnerEvent(finished, processing(90)), finished, 'a finished command keeps its progress')
   const file = { filename: 'thumb.jpg', size_mbytes: 0.5 } as never
-  t.same(statusFromRunnerEvent({ phase: 'PROCESSING' }, { ...base, type: 'SUCCESS', output_files: { out_thumb: file }, ffmpeg_command_run_seconds: 1, failed_files: null }), {
-    outputs: [{ alias: 'out_thumb', filename: 'thumb.jpg', sizeBytes: 524288 }], progress: 100,
+  t.same(withRunnerEvent({ phase: 'PROCESSING' }, { ...base, type: 'SUCCESS', output_files: { out_thumb: file }, ffmpeg_command_run_seconds: 1, failed_files: null }), {
+    phase: 'PROCESSING', outputs: [{ alias: 'out_thumb', filename: 'thumb.jpg', sizeBytes: 524288 }], progress: 100,
   })
   const failed = { ...base, type: 'FAILED' as const, error_status: 'FFMPEG_FAILED', error_message: 'exit 1', ffmpeg_command_run_seconds: null, failed_files: null }
-  t.same(statusFromRunnerEvent({}, failed), { runnerErrorStatus: 'FFMPEG_FAILED', runnerErrorMessage: 'exit 1' })
-  t.equal(statusFromRunnerEvent({ runnerErrorStatus: 'FFMPEG_FAILED' }, failed), undefined, 'applied twice, changes nothing')
+  t.same(withRunnerEvent({}, failed), { runnerErrorStatus: 'FFMPEG_FAILED', runnerErrorMessage: 'exit 1' })
+  const reported = { runnerErrorStatus: 'FFMPEG_FAILED', runnerErrorMessage: 'exit 1' }
+  t.equal(withRunnerEvent(reported, { ...failed, error_status: 'INTERNAL_ERROR' }), reported, 'the first reason stands; applied twice, changes nothing')
+})
+
+t.test('events folded in any order give the same status', async (t) => {
+  const base = { command_id: 'c', emitted_at: now.toISOString() }
+  const events = [
+    { ...base, event_id: 'p1', type: 'PROCESSING' as const, stage: 'RUNNING' as const, progress: 30 },
+    { ...base, event_id: 'p2', type: 'PROCESSING' as const, stage: 'RUNNING' as const, progress: 70 },
+    { ...base, event_id: 'f', type: 'FAILED' as const, error_status: 'FFMPEG_FAILED', error_message: 'exit 1', ffmpeg_command_run_seconds: null, failed_files: null },
+  ]
+  const start = { phase: 'PROCESSING' as const, progress: 10 }
+  const inOrder = withRunnerEvents(start, events)
+  t.same(inOrder, { phase: 'PROCESSING', progress: 70, runnerErrorStatus: 'FFMPEG_FAILED', runnerErrorMessage: 'exit 1' })
+  t.same(withRunnerEvents(start, [...events].reverse()), inOrder, 'reversed')
+  t.same(withRunnerEvents(inOrder, events), inOrder, 'again: nothing changes')
+})
+
+t.test('a failed Job takes the runner\'s reason folded in from its event', async (t) => {
+  const failedJob = job({ conditions: [{ ...cond('Failed', 'BackoffLimitExceeded'), lastTransitionTime: now }] })
+  const pods = [pod({ phase: 'Failed', initContainerStatuses: [terminated('fetch', 'Error', 1)] })]
+  const mc = storedMediaCommand()
+  mc.status = withRunnerEvent({ phase: 'PROCESSING', jobName: 'ffkube-x', progress: 40 }, {
+    command_id: 'c', event_id: 'c:FAILED', emitted_at: now.toISOString(), type: 'FAILED', error_status: 'INPUT_TIMEOUT', error_message: 'the input did not answer', ffmpeg_command_run_seconds: null, failed_files: null,
+  })
+  const d = deriveStatus({ mc, job: failedJob, pods, now, imagePullGraceSeconds: 120, runnerReportGraceMs: 5000 })
+  t.match(d.status, { phase: 'FAILED', errorStatus: 'INPUT_TIMEOUT', errorMessage: 'the input did not answer', runnerErrorStatus: 'INPUT_TIMEOUT', progress: 40 })
 })

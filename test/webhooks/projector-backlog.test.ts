@@ -2,8 +2,9 @@ import t from 'tap'
 import { JSONCodec } from 'nats'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
-import { ensureStatusStream, publishFailure } from '../../api/projector/streams.js'
-import { statusEventId, statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { publishStatusEvent } from '../../contracts/status-publisher.js'
+import { failedEvent, statusEventId, statusSubject, type StatusEventBody } from '../../contracts/status-events.js'
 import { startWorld, until } from './world.js'
 
 const codec = JSONCodec()
@@ -12,7 +13,7 @@ t.test('a backlog of one command\'s progress events, met by a starting projector
   const world = await startWorld(t)
   const { api_key } = await world.api.createAccount('free')
   const commandId = await world.submit(api_key)
-  await ensureStatusStream(world.nc)
+  await ensureStream(world.nc, STATUS_STREAM_DEFINITION)
   const js = world.nc.jetstream()
   const bodies: StatusEventBody[] = [
     { type: 'PROCESSING', stage: 'FETCHING', progress: null },
@@ -36,7 +37,7 @@ t.test('a backlog of one command\'s progress events, met by a starting projector
     return doc?.processing_stage === 'PROBING' ? doc : null
   }, 20_000)
   t.match(latest, { status: 'PROCESSING', progress: 90, processing_stage: 'PROBING' }, 'the latest stage, and progress never went back')
-  await publishFailure(js, commandId, 'FFMPEG_FAILED', 'exit status 1', new Date())
+  await publishStatusEvent(js, failedEvent({ commandId, errorStatus: 'FFMPEG_FAILED', errorMessage: 'exit status 1', at: new Date() }), { logger: createLogger('test', 'silent') })
   const done = await until('the terminal event', async () => {
     const doc = await commands.findOne({ _id: commandId })
     return doc?.status === 'FAILED' ? doc : null

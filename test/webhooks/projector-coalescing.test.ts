@@ -1,13 +1,14 @@
 import t from 'tap'
 import { JSONCodec, type NatsConnection } from 'nats'
 import { COMPLETION_STREAM, completionSubject } from '../../contracts/completion-events.js'
-import { STATUS_STREAM, statusEventId, statusSubject, type OutputFileResult, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
+import { failedEvent, STATUS_STREAM, statusEventId, statusSubject, type OutputFileResult, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
 import type { CommandDocument } from '../../api/commands/command-document.js'
 import { createLogger } from '../../api/logger.js'
 import { outputFileDocument, outputFileMeta } from '../../api/files/output-files.js'
 import { processingUpdate, terminalUpdate } from '../../api/projector/projection.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
-import { ensureCompletionStream, ensureStatusStream, publishFailure } from '../../api/projector/streams.js'
+import { COMPLETION_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { startWorld, until } from './world.js'
 import { seededRandom } from '../harness/random.js'
 
@@ -104,7 +105,7 @@ t.test('a backlog of many commands\' events ends with each record as one write p
     plans.push({ id, before: (await commands.findOne({ _id: id }))!, events: eventsFor(id, next) })
   }
   // Interleaved across commands, as concurrent runners publish; each under its own msgID, so repeats reach the projector as redeliveries would.
-  await ensureStatusStream(world.nc)
+  await ensureStream(world.nc, STATUS_STREAM_DEFINITION)
   const js = world.nc.jetstream()
   let published = 0
   for (let round = 0; plans.some((p) => p.events.length > round); round++) {
@@ -145,7 +146,7 @@ t.test('a failure between the terminal write and its acknowledgement replays the
   const js = world.nc.jetstream()
   const running: StatusEventBody = { type: 'PROCESSING', stage: 'RUNNING', progress: 40 }
   await js.publish(statusSubject(commandId), codec.encode({ ...running, command_id: commandId, event_id: statusEventId(commandId, running), emitted_at: new Date().toISOString() }))
-  await publishFailure(js, commandId, 'FFMPEG_FAILED', 'exit status 1', new Date())
+  await publishStatusEvent(js, failedEvent({ commandId, errorStatus: 'FFMPEG_FAILED', errorMessage: 'exit status 1', at: new Date() }), { logger: createLogger('test', 'silent') })
   const written = await until('the terminal write', async () => {
     const doc = await commands.findOne({ _id: commandId })
     return doc?.status === 'FAILED' ? doc : null
@@ -155,7 +156,7 @@ t.test('a failure between the terminal write and its acknowledgement replays the
   t.ok(pending.num_ack_pending + pending.num_pending > 0, 'the terminal event was not acknowledged')
 
   // A new process, as after a crash: the replay finds the record terminal, announces it, and only then acknowledges.
-  await ensureCompletionStream(world.nc)
+  await ensureStream(world.nc, COMPLETION_STREAM_DEFINITION)
   const second = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
   await second.start()
   t.teardown(() => second.stop())

@@ -11,7 +11,7 @@ import { toPollResponse, type CommandDocument } from '../../api/commands/command
 import { commandsCollection } from '../../api/commands/command-repository.js'
 import { createLogger } from '../../api/logger.js'
 import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
-import { ensureCompletionStream } from '../../api/webhook-delivery/completion-consumer.js'
+import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -112,7 +112,7 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
   const nats = await startNats(t)
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
-  await ensureCompletionStream(nc)
+  await ensureStream(nc, COMPLETION_STREAM_DEFINITION)
   const deliverers: WebhookDeliverer[] = []
   t.teardown(async () => {
     for (const d of deliverers) await d.stop()
