@@ -75,7 +75,6 @@ export function outputFileDocument(doc: CommandDocument, alias: string, result: 
     error_message: null,
     created_at: now,
     updated_at: now,
-    processing: null,
   }
 }
 
