@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { PutObjectCommand } from '@aws-sdk/client-s3'
@@ -167,6 +169,80 @@ t.test('two processors on one database finish each waiting file exactly once, an
   // The dead processor comes back and writes its result: the lease it lost lets it write nothing.
   t.equal(await dead.finishProcessing(deadClaim!, { status: 'FAILED', error_status: 'INTERNAL_ERROR', error_message: 'late' }, clock()), false, 'the late finish is refused')
   t.match(await api.db.collection<FileDocument>('files').findOne({ _id: 'file_orphaned' }), { status: 'STORED', error_status: null })
+})
+
+/** A sleep the test ends: each call waits until fire() names its length (or its signal aborts). */
+function heldSleeps(): { sleep: Sleep; waiting(ms: number): boolean; fire(ms: number): void } {
+  const pending: { ms: number; wake: () => void }[] = []
+  return {
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        const entry = { ms, wake: resolve }
+        pending.push(entry)
+        signal.addEventListener('abort', () => {
+          pending.splice(pending.indexOf(entry), 1)
+          resolve()
+        })
+      }),
+    waiting: (ms) => pending.some((entry) => entry.ms === ms),
+    fire: (ms) => {
+      for (const entry of pending.filter((e) => e.ms === ms)) {
+        pending.splice(pending.indexOf(entry), 1)
+        entry.wake()
+      }
+    },
+  }
+}
+
+/** A loopback server whose one file arrives only once release() is called: a download that outlasts a lease. */
+async function slowServer(t: Teardown, file: string): Promise<{ url: string; requested: Promise<void>; release(): void }> {
+  const bytes = await readFile(file)
+  let requested = () => {}
+  const asked = new Promise<void>((resolve) => (requested = resolve))
+  let release = () => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': bytes.length })
+    res.write(bytes.subarray(0, 100))
+    requested()
+    void released.then(() => res.end(bytes.subarray(100)))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    release()
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}/slow.mp4`, requested: asked, release }
+}
+
+t.test('a download that outlasts the lease keeps its file: the processor extends the lease while it works', async (t) => {
+  const api = await startApi(t)
+  let now = Date.parse('2026-03-01T00:00:00Z')
+  const clock = () => new Date(now)
+  const start = now
+  const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
+  const source = await slowServer(t, clip)
+  const doc = newPendingFile({ fileId: 'file_slow', accountId: 'acc_1', filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null }, clock())
+  await api.db.collection<FileDocument>('files').insertOne(doc)
+  const sleeps = heldSleeps()
+  await startProcessor(t, api, { now: clock, sleep: sleeps.sleep, leaseMs: LEASE })
+  await source.requested
+  await until('the lease keeper waiting', () => sleeps.waiting(LEASE / 3))
+
+  // A third of the lease later the keeper extends it, to a full lease from then.
+  now = start + LEASE / 3
+  sleeps.fire(LEASE / 3)
+  const extendedTo = start + LEASE / 3 + LEASE
+  await until('the lease extended', async () => (await api.db.collection<FileDocument>('files').findOne({ _id: 'file_slow' }))?.processing_due_at?.getTime() === extendedTo)
+
+  // Past the first lease's end, another processor finds the file held.
+  now = start + LEASE + 1
+  const other = new FileRepository(api.db, new ManagedStorage(api.s3, api.s3Bucket), new CommandRepository(api.db), clock, () => {})
+  t.equal(await other.claimProcessing(clock(), LEASE), null, 'not taken over')
+
+  source.release()
+  t.match(await until('the file stored', stored(api, 'file_slow'), 20_000), { status: 'STORED', width: 320, processing_attempts: 1 })
 })
 
 t.test('an upload and a store-file request are recorded by the API and stored on its nudge', async (t) => {
