@@ -31,6 +31,7 @@ export const NO_MEDIA_FACTS: MediaFacts = {
  */
 export const PROCESSING_WORK: WorkFields = { state: 'processing_state', dueAt: 'processing_due_at', claim: 'processing_claim', attempts: 'processing_attempts' }
 
+/** The fields PROCESSING_WORK names; never part of a response (toStoredFileResponse picks the spec's fields). */
 export interface FileProcessingWork {
   processing_state?: WorkState
   processing_due_at?: Date

@@ -49,7 +49,7 @@ export class FileRepository {
 
   /** The file, deleted or not, if it is the account's. */
   async find(accountId: string, fileId: string): Promise<FileDocument | null> {
-    // By _id alone (FerretDB 1.x's only indexed lookup), ownership checked here.
+    // By _id, ownership checked here: another account's file looks missing.
     const doc = await this.#files.findOne({ _id: fileId })
     return doc && doc.account_id === accountId ? doc : null
   }

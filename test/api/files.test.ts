@@ -140,6 +140,7 @@ t.test('file endpoints', async (t) => {
     t.equal(all.files.length, 3)
     t.equal(all.files[0].file_id, third)
     t.equal(all.files[2].file_id, uploadedId)
+    for (const file of all.files) t.notOk(Object.keys(file).some((key) => key.startsWith('processing')), `${file.file_id}: no work-list field in the list`)
     const page = (await call('GET', '/files?limit=1&offset=2')).json()
     t.same(page.files.map((f: { file_id: string }) => f.file_id), [uploadedId])
     t.equal(page.limit, 1)
