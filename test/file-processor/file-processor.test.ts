@@ -208,10 +208,7 @@ async function slowServer(t: Teardown, file: string): Promise<{ url: string; req
     void released.then(() => res.end(bytes.subarray(100)))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    release()
-    return new Promise<void>((resolve) => server.close(() => resolve()))
-  })
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
   const { port } = server.address() as AddressInfo
   return { url: `http://127.0.0.1:${port}/slow.mp4`, requested: asked, release }
 }
@@ -227,6 +224,8 @@ t.test('a download that outlasts the lease keeps its file: the processor extends
   await api.db.collection<FileDocument>('files').insertOne(doc)
   const sleeps = heldSleeps()
   await startProcessor(t, api, { now: clock, sleep: sleeps.sleep, leaseMs: LEASE })
+  // Teardowns run last-added first: a failed test ends the download before the processor's stop waits for it.
+  t.teardown(() => source.release())
   await source.requested
   await until('the lease keeper waiting', () => sleeps.waiting(LEASE / 3))
 
