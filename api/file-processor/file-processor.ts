@@ -3,15 +3,13 @@
  * fetched through the private-network guard, streamed to the managed bucket
  * and probed; an upload already in the bucket is probed where it lies. Each
  * ends STORED (media facts, storage_url) or FAILED (error_status,
- * error_message). A file is claimed with a lease inserted under a unique _id
- * (FerretDB 1.x's one atomic write), so two processors never work on one
- * file; the claim holder is the record's only writer until it is done.
+ * error_message).
  *
- * It finds work in a small queue collection (file-queue.ts), not in `files`:
- * a query on `files` scans every record ever written on FerretDB 1.x, one per
- * output included. A recovery scan of `files` (at start, then every
- * `recoveryIntervalMs`) queues any pending file without an entry, so a file
- * whose entry was never written, or whose processor died, is still finished.
+ * The work list is the `files` records themselves (their processing_* fields,
+ * read and written through FileRepository): a file is claimed for a lease,
+ * the lease is extended while the work runs, and the result is written only
+ * if the claim still holds. A processor that dies leaves its file to be
+ * retaken when the lease ends; one that throws (the store unreachable) too.
  *
  * ffprobe reads a user's bytes, so it runs where those bytes cannot reach
  * this process's secrets (database URL, storage credentials, encryption
@@ -23,27 +21,22 @@ import { createReadStream } from 'node:fs'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { S3Client } from '@aws-sdk/client-s3'
-import type { Collection, Db } from 'mongodb'
+import type { Db } from 'mongodb'
 import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
 import type { SandboxHost } from '../../contracts/sandbox.js'
 import { runTool } from '../../contracts/tool-process.js'
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
-import { systemClock, type Clock, type Sleep } from '../clock.js'
-import type { FileDocument } from '../files/file-document.js'
+import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
+import { CommandRepository } from '../commands/command-repository.js'
+import type { FileDocument, ProcessingOutcome } from '../files/file-document.js'
+import { FileRepository } from '../files/file-repository.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from '../files/managed-urls.js'
 import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
 import { presignGet } from '../files/storage-url.js'
-import { FileQueue } from './file-queue.js'
-import { isDuplicateKey } from '../duplicate-key.js'
-
-interface FileLease {
-  _id: string
-  file_id: string
-  expires_at: Date
-}
+import type { Claim } from '../work-list.js'
 
 export interface FileProcessorOptions {
   db: Db
@@ -58,22 +51,16 @@ export interface FileProcessorOptions {
   allowPrivateNetworks: boolean
   maxBytes?: number
   timeoutMs?: number
-  /** How often to look at the queue when nothing nudges it (a small collection). */
+  /** How often to look for waiting files when nothing nudges it (an indexed lookup). */
   pollIntervalMs?: number
-  /**
-   * How often to scan `files` for pending files without a queue entry (and
-   * once at start); a full scan on FerretDB 1.x. Five minutes by default:
-   * the API queues every file it accepts (and nudges an in-process
-   * processor), so the scan only finds entries a crash kept from being written.
-   */
-  recoveryIntervalMs?: number
+  /** How long a claim holds a file before another processor may take it; extended every third of it while the work runs. */
   leaseMs?: number
   now?: Clock
   sleep?: Sleep
 }
 
-/** A claim attempt: won, or held by another processor until `until`. */
-type Claim = { won: true } | { won: false; until: Date }
+/** Files taken in one round, processed side by side. */
+const ROUND_SIZE = 32
 
 /** A failure with the error_status the file record gets. */
 class FileFailure extends Error {
@@ -83,34 +70,37 @@ class FileFailure extends Error {
 }
 
 export class FileProcessor {
-  readonly #files: Collection<FileDocument>
-  readonly #leases: Collection<FileLease>
-  readonly #queue: FileQueue
+  readonly #files: FileRepository
   readonly #storage: ManagedStorage
   readonly #urls: ManagedUrls
   readonly #log: Logger
   readonly #now: Clock
+  readonly #sleep: Sleep
+  readonly #leaseMs: number
   readonly #polling: PollingLoop
+  #adopted = false
 
   constructor(private readonly options: FileProcessorOptions) {
-    this.#files = options.db.collection<FileDocument>('files')
-    this.#leases = options.db.collection<FileLease>('file_leases')
-    this.#queue = new FileQueue(options.db)
-    this.#storage = new ManagedStorage(options.s3, options.bucket)
-    this.#log = options.logger.child({ component: 'file-processor' })
     this.#now = options.now ?? systemClock
+    this.#sleep = options.sleep ?? systemSleep
+    this.#leaseMs = options.leaseMs ?? 15 * 60_000
+    this.#storage = new ManagedStorage(options.s3, options.bucket)
+    // The processor only claims and finishes files: it never deletes one, which is what the commands are for.
+    this.#files = new FileRepository(options.db, this.#storage, new CommandRepository(options.db), this.#now, () => {})
+    this.#log = options.logger.child({ component: 'file-processor' })
     this.#urls = new ManagedUrls(options.s3, options.bucket, this.#now)
     this.#polling = new PollingLoop(this, {
       pollIntervalMs: options.pollIntervalMs ?? 500,
-      recoveryIntervalMs: options.recoveryIntervalMs ?? 300_000,
-      ...(options.sleep ? { sleep: options.sleep } : {}),
+      // Every round asks recover(), which does its work once and is a no-op after.
+      recoveryIntervalMs: 0,
+      sleep: this.#sleep,
       log: this.#log,
       roundFailed: 'file processing round failed',
-      prepare: () => this.#queue.ensureIndexes(),
+      prepare: () => this.#files.ensureIndexes(),
     })
   }
 
-  /** Starts polling (after a recovery scan); idempotent. */
+  /** Starts polling; idempotent. */
   start(): void {
     this.#polling.start()
   }
@@ -120,95 +110,91 @@ export class FileProcessor {
     return this.#polling.stop()
   }
 
-  /** Tells a running processor that a file was just queued, so it looks now instead of at its next poll. */
+  /** Tells a running processor that a file was just recorded, so it looks now instead of at its next poll. */
   nudge(): void {
     this.#polling.nudge()
   }
 
   /**
-   * Queues every pending file that has no entry (its entry's write was lost
-   * to a crash, or the API wrote none). A full scan of `files` on FerretDB
-   * 1.x, an index scan on MongoDB. Returns how many entries it created.
+   * Puts the files the previous version left pending on the work list, in
+   * the first round that reaches the store (a round that fails tries again
+   * in the next); nothing after. Returns how many it moved.
    */
   async recover(): Promise<number> {
-    const now = this.#now()
-    let created = 0
-    for await (const { _id } of this.#files.find({ 'processing.state': 'pending' }, { projection: { _id: 1 } })) {
-      if (await this.#queue.enqueue(_id, now)) created += 1
-    }
-    if (created > 0) this.#log.debug({ created }, 'queued pending files found by the recovery scan')
-    return created
+    if (this.#adopted) return 0
+    const moved = await this.#files.adoptPreviousVersionWork(this.#now())
+    this.#adopted = true
+    if (moved > 0) this.#log.info({ moved }, "adopted the previous version's pending files")
+    return moved
   }
 
-  /** Processes every due queued file once (up to 32 side by side); returns how many it finished. */
+  /** Takes every due file (up to 32) and processes them side by side; returns how many it finished. */
   async drain(): Promise<number> {
-    const now = this.#now()
-    const entries = await this.#queue.due(now, 32)
-    const results = await Promise.allSettled(entries.map(({ _id }) => this.#take(_id)))
+    const claims: Claim<FileDocument>[] = []
+    while (claims.length < ROUND_SIZE && !this.#polling.stopping) {
+      const claim = await this.#files.claimProcessing(this.#now(), this.#leaseMs)
+      if (!claim) break
+      claims.push(claim)
+    }
+    const results = await Promise.allSettled(claims.map((claim) => this.#process(claim)))
     for (const result of results) {
-      // The record and its entry stay as they were: retried once the lease ends.
+      // The record stays waiting under the claim: retaken once the lease ends.
       if (result.status === 'rejected') this.#log.error({ err: result.reason }, 'file processing failed')
     }
     return results.filter((r) => r.status === 'fulfilled' && r.value).length
   }
 
-  /**
-   * One queued file: claimed, processed, dequeued, its leases dropped (the
-   * record is done first, so a later claim finds nothing to do). When another
-   * processor holds it, its entry waits until that lease ends. True when this
-   * call finished the file.
-   */
-  async #take(fileId: string): Promise<boolean> {
-    const claim = await this.#claim(fileId)
-    if (!claim.won) {
-      await this.#queue.reschedule(fileId, claim.until)
-      return false
-    }
-    const finished = await this.#process(fileId)
-    await this.#queue.remove(fileId)
-    await this.#leases.deleteMany({ file_id: fileId })
-    return finished
-  }
-
-  /** A lease on the file; an expired lease (its holder died) is taken over under a successor key. */
-  async #claim(fileId: string): Promise<Claim> {
-    const now = this.#now()
-    const expires_at = new Date(now.getTime() + (this.options.leaseMs ?? 15 * 60_000))
-    let key = fileId
-    for (let depth = 0; depth < 8; depth++) {
-      try {
-        await this.#leases.insertOne({ _id: key, file_id: fileId, expires_at })
-        return { won: true }
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err
-      }
-      const held = await this.#leases.findOne({ _id: key })
-      if (held && held.expires_at > now) return { won: false, until: held.expires_at }
-      key = `${key}~`
-    }
-    return { won: false, until: expires_at }
-  }
-
-  /** Finishes a pending file (STORED or FAILED); false when it was not pending (done already, or gone). */
-  async #process(fileId: string): Promise<boolean> {
-    const file = await this.#files.findOne({ _id: fileId })
-    if (!file || file.processing?.state !== 'pending') return false
-    const log = this.#log.child({ file_id: fileId, account_id: file.account_id, kind: file.processing.kind })
-    let update: Partial<FileDocument>
+  /** Processes a claimed file and writes its outcome; false when the claim was lost meanwhile (another processor's outcome stands). */
+  async #process(claim: Claim<FileDocument>): Promise<boolean> {
+    const file = claim.doc
+    const kind = file.service_store_type === 'UPLOAD' ? 'probe' : 'fetch'
+    const log = this.#log.child({ file_id: file._id, account_id: file.account_id, kind })
+    const lease = this.#holdLease(claim, log)
+    let outcome: ProcessingOutcome
     try {
-      const stored = file.processing.kind === 'fetch' ? await this.#fetch(file) : await this.#probeUpload(file)
+      const stored = kind === 'fetch' ? await this.#fetch(file) : await this.#probeUpload(file)
       const storage_url = await presignGet(this.options.s3, this.options.bucket, stored.objectKey)
-      update = { ...stored.meta, object_key: stored.objectKey, status: 'STORED', storage_url, error_status: null, error_message: null }
-      log.info('file stored')
+      outcome = { ...stored.meta, object_key: stored.objectKey, status: 'STORED', storage_url }
     } catch (err) {
       const failure = err instanceof FileFailure ? err : new FileFailure('INTERNAL_ERROR', 'the file could not be processed')
       if (!(err instanceof FileFailure)) log.error({ err }, 'file processing failed unexpectedly')
-      update = { status: 'FAILED', error_status: failure.errorStatus, error_message: failure.message }
-      log.info({ error_status: failure.errorStatus }, 'file failed')
+      outcome = { status: 'FAILED', error_status: failure.errorStatus, error_message: failure.message }
+    } finally {
+      await lease.release()
     }
-    const now = this.#now()
-    await this.#files.updateOne({ _id: fileId }, { $set: { ...update, updated_at: now, processing: { ...file.processing, state: 'done', claim: null } } })
+    if (!(await this.#files.finishProcessing(claim, outcome, this.#now()))) {
+      log.warn('the lease on the file ran out while it was processed: its outcome is left to the processor that took it over')
+      return false
+    }
+    if (outcome.status === 'STORED') log.info('file stored')
+    else log.info({ error_status: outcome.error_status }, 'file failed')
     return true
+  }
+
+  /**
+   * Extends the claim every third of a lease while the file is processed, so
+   * a long download is not taken over by another processor. A failed
+   * extension is logged and tried again at the next beat.
+   */
+  #holdLease(claim: Claim<FileDocument>, log: Logger): { release(): Promise<void> } {
+    const done = new AbortController()
+    const beats = (async () => {
+      for (;;) {
+        await this.#sleep(this.#leaseMs / 3, done.signal)
+        if (done.signal.aborted) return
+        try {
+          if (!(await this.#files.extendProcessing(claim, this.#now(), this.#leaseMs))) return
+        } catch (err) {
+          log.warn({ err }, 'extending the lease on the file failed')
+        }
+      }
+    })()
+    return {
+      release: async () => {
+        done.abort()
+        await beats
+      },
+    }
   }
 
   /** store-file: the guarded fetch to a temporary file, then the bucket, then ffprobe on the local copy. */

@@ -1,4 +1,5 @@
 import type { MediaMeta } from '../../contracts/output-file-meta.js'
+import { waitingFields, type WorkFields, type WorkState } from '../work-list.js'
 import type { FileStatus, StoreType, StoredFileResponse } from './schemas.js'
 
 /** Media facts the runner's probe fills in (contracts' MediaMeta); all null until then. */
@@ -22,21 +23,29 @@ export const NO_MEDIA_FACTS: MediaFacts = {
 }
 
 /**
- * Work the runner issue's file processor picks up, written with the record
- * (one insert, like a command's dispatch): `fetch` downloads a store-file URL
- * into managed storage, `probe` reads an uploaded object's media facts. Both
- * end by setting status STORED (with storage_url) or FAILED and state `done`.
+ * The file processor's work on an upload or a store-file file, in four
+ * top-level fields of the record (api/work-list.ts): waiting from the insert
+ * until the processor finishes it STORED or FAILED, then done. The kind of
+ * work follows from service_store_type: a STORED_FILE is fetched from its
+ * URL, an UPLOAD is probed where it lies. Outputs carry none of the fields.
  */
-export interface PendingFileWork {
-  state: 'pending' | 'done'
-  kind: 'fetch' | 'probe'
-  attempts: number
-  due_at: Date
-  claim: string | null
+export const PROCESSING_WORK: WorkFields = { state: 'processing_state', dueAt: 'processing_due_at', claim: 'processing_claim', attempts: 'processing_attempts' }
+
+/** The fields PROCESSING_WORK names; never part of a response (toStoredFileResponse picks the spec's fields). */
+export interface FileProcessingWork {
+  processing_state?: WorkState
+  processing_due_at?: Date
+  processing_claim?: string | null
+  processing_attempts?: number
 }
 
+/** What processing sets on the record: the facts and storage_url of a STORED file, or why it FAILED. */
+export type ProcessingOutcome =
+  | (MediaFacts & { status: 'STORED'; object_key: string; storage_url: string })
+  | { status: 'FAILED'; error_status: string; error_message: string }
+
 /** A file in the `files` collection: an upload, a stored URL, or a command's output. */
-export interface FileDocument extends MediaFacts {
+export interface FileDocument extends MediaFacts, FileProcessingWork {
   _id: string
   account_id: string
   /** Set for outputs: the command and the `out_*` alias that produced the file. */
@@ -58,7 +67,6 @@ export interface FileDocument extends MediaFacts {
   error_message: string | null
   created_at: Date
   updated_at: Date
-  processing: PendingFileWork | null
 }
 
 /** The spec's StoredFileResponse. */
@@ -90,7 +98,7 @@ export function toStoredFileResponse(doc: FileDocument): StoredFileResponse {
   }
 }
 
-/** A new PROCESSING record for an upload or a store-file URL, with its pending work. */
+/** A new PROCESSING record for an upload or a store-file URL, waiting for the file processor from `now`. */
 export function newPendingFile(
   fields: { fileId: string; accountId: string; filename: string; storeType: 'UPLOAD' | 'STORED_FILE'; objectKey: string | null; originalFileUrl: string | null; mimeType: string | null },
   now: Date,
@@ -117,6 +125,6 @@ export function newPendingFile(
     error_message: null,
     created_at: now,
     updated_at: now,
-    processing: { state: 'pending', kind: fields.storeType === 'UPLOAD' ? 'probe' : 'fetch', attempts: 0, due_at: now, claim: null },
+    ...(waitingFields(PROCESSING_WORK, now) as FileProcessingWork),
   }
 }

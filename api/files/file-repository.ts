@@ -5,18 +5,19 @@ import { systemClock, type Clock } from '../clock.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import { ValidationError } from '../errors/api-errors.js'
-import { FileQueue } from '../file-processor/file-queue.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { isDuplicateKey } from '../duplicate-key.js'
-import type { FileDocument } from './file-document.js'
+import { WorkList, type Claim } from '../work-list.js'
+import { PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
 import { outputFileDocument, outputStorageUrl } from './output-files.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
+  readonly #db: Db
   readonly #files: Collection<FileDocument>
-  readonly #queue: FileQueue
+  readonly #processing: WorkList<FileDocument>
   readonly #urls: ManagedUrls
 
   constructor(
@@ -26,33 +27,26 @@ export class FileRepository {
     private readonly now: Clock,
     private readonly onQueued: () => void,
   ) {
+    this.#db = db
     this.#files = db.collection<FileDocument>('files')
-    this.#queue = new FileQueue(db)
+    this.#processing = new WorkList(this.#files, PROCESSING_WORK)
     this.#urls = new ManagedUrls(storage.s3, storage.bucket, now)
   }
 
-  /** The list, a command's outputs, the file processor's recovery scan, and its queue. */
+  /** The list, a command's outputs, and the file processor's work list. */
   async ensureIndexes(): Promise<void> {
     await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
     await this.#files.createIndex({ command_id: 1 })
-    await this.#files.createIndex({ 'processing.state': 1, 'processing.due_at': 1 })
-    await this.#queue.ensureIndexes()
+    await this.#processing.ensureIndexes()
   }
 
   /**
-   * Records a pending file (an upload or a store-file URL), queues it for the
-   * file processor and nudges an in-process one. The record is the intent:
-   * a processor in another process finds the entry at its next poll, and one
-   * whose entry is lost is found by the processor's recovery scan.
+   * Records a file waiting for the file processor (an upload or a store-file
+   * URL, from newPendingFile) and nudges an in-process one; a processor in
+   * another process finds it at its next poll.
    */
-  async insertPending(doc: FileDocument, log: FastifyBaseLogger): Promise<void> {
+  async insertPending(doc: FileDocument): Promise<void> {
     await this.#files.insertOne(doc)
-    try {
-      await this.#queue.enqueue(doc._id, doc.created_at)
-    } catch (err) {
-      // Accepted all the same: the processor's recovery scan queues pending files without an entry.
-      log.warn({ err, file_id: doc._id, account_id: doc.account_id }, 'file queue entry not written; left to recovery')
-    }
     this.onQueued()
   }
 
@@ -78,7 +72,7 @@ export class FileRepository {
 
   /** The file, deleted or not, if it is the account's. */
   async find(accountId: string, fileId: string): Promise<FileDocument | null> {
-    // By _id alone (FerretDB 1.x's only indexed lookup), ownership checked here.
+    // By _id, ownership checked here: another account's file looks missing.
     const doc = await this.#files.findOne({ _id: fileId })
     return doc && doc.account_id === accountId ? doc : null
   }
@@ -152,6 +146,41 @@ export class FileRepository {
     return result.modifiedCount === 1
   }
 
+  // The file processor's work list: the processing_* fields of uploads and store-file files.
+
+  /** Takes the earliest due file waiting to be processed, for `leaseMs`; null when none is due. */
+  claimProcessing(now: Date, leaseMs: number): Promise<Claim<FileDocument> | null> {
+    return this.#processing.claimNext(now, leaseMs)
+  }
+
+  /** Keeps holding a file for another `leaseMs` (a long download); false when the claim was lost. */
+  extendProcessing(claim: Claim<FileDocument>, now: Date, leaseMs: number): Promise<boolean> {
+    return this.#processing.extend(claim, now, leaseMs)
+  }
+
+  /** Ends a file's processing STORED or FAILED, if the claim still holds it; false (nothing written) when it does not. */
+  finishProcessing(claim: Claim<FileDocument>, outcome: ProcessingOutcome, now: Date): Promise<boolean> {
+    const cleared = outcome.status === 'STORED' ? { error_status: null, error_message: null } : {}
+    return this.#processing.finish(claim, { ...outcome, ...cleared, updated_at: now })
+  }
+
+  /**
+   * Moves the work the previous version left onto the work list, once at the
+   * processor's start: its pending files (`processing.state: 'pending'`)
+   * become waiting, due at once, and its side collections (file_queue,
+   * file_leases) and index go; a finished file keeps its old `processing`,
+   * which nothing reads. Returns how many files it moved. Costs a scan of
+   * `files` per start (a dotted path); it can go once no deployment runs a
+   * version older than this one.
+   */
+  async adoptPreviousVersionWork(now: Date): Promise<number> {
+    const moved = await this.#files.updateMany({ 'processing.state': 'pending' }, { $set: this.#processing.waiting(now), $unset: { processing: '' } })
+    const legacyIndex = 'processing.state_1_processing.due_at_1'
+    if (await this.#files.indexExists(legacyIndex)) await this.#files.dropIndex(legacyIndex)
+    for (const name of ['file_queue', 'file_leases']) await this.#db.collection(name).drop()
+    return moved.modifiedCount
+  }
+
   /** Deletes every managed, not yet deleted output of a command; external outputs are left alone. Returns how many. */
   async deleteCommandOutputs(command: CommandDocument, log: FastifyBaseLogger): Promise<number> {
     const outputs = await this.#files
@@ -173,7 +202,7 @@ export interface FileRepositoryOptions {
   db: Db
   storage: ManagedStorage
   now?: Clock | undefined
-  /** Called after a pending file is queued; the in-process file processor's nudge. */
+  /** Called after a file waiting for processing is recorded; the in-process file processor's nudge. */
   onQueued?: (() => void) | undefined
 }
 

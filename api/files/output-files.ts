@@ -68,7 +68,6 @@ export function outputFileDocument(command: CommandDocument, alias: string, resu
     error_message: null,
     created_at: now,
     updated_at: now,
-    processing: null,
   }
 }
 

@@ -80,7 +80,6 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
           { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
           now(),
         ),
-        request.log,
       )
       request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
       return { file_id: fileId }
@@ -96,10 +95,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     await app.files.managedInput(request.account.id, file_url, 'file_url')
     const fileId = newId('file')
     const filename = safeFilename(decodedPath(new URL(file_url).pathname), 'file')
-    // The file processor fetches it: `processing: {kind: 'fetch'}`.
+    // Recorded waiting: the file processor fetches it.
     await app.files.insertPending(
       newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null }, now()),
-      request.log,
     )
     request.log.info({ file_id: fileId, account_id: request.account.id }, 'store-file accepted')
     return { file_id: fileId }

@@ -133,7 +133,6 @@ function outputFile(fields: Partial<FileDocument> & Pick<FileDocument, '_id' | '
     error_message: null,
     created_at: at,
     updated_at: at,
-    processing: null,
     ...fields,
   }
 }

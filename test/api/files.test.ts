@@ -21,7 +21,6 @@ t.test('file endpoints', async (t) => {
   let now = new Date('2026-02-01T00:00:00Z')
   let nudges = 0
   const api = await startApi(t, { clock: () => now, onFilesQueued: () => (nudges += 1) })
-  const queueEntry = (fileId: string) => api.db.collection('file_queue').findOne({ _id: fileId as never })
   const mine = await api.createAccount('free')
   const other = await api.createAccount('free')
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, options: { key?: string; payload?: object | Buffer | string; contentType?: string } = {}) =>
@@ -48,11 +47,11 @@ t.test('file endpoints', async (t) => {
     uploadedId = res.json().file_id
     t.match(uploadedId, /^file_[0-9a-f]{32}$/)
     const stored = await api.db.collection('files').findOne({ _id: uploadedId as never })
-    t.match(stored, { status: 'PROCESSING', service_store_type: 'UPLOAD', filename: 'My_Clip_1_.mp4', processing: { state: 'pending', kind: 'probe' } })
+    t.match(stored, { status: 'PROCESSING', service_store_type: 'UPLOAD', filename: 'My_Clip_1_.mp4' })
     const object = await api.s3.send(new GetObjectCommand({ Bucket: api.s3Bucket, Key: stored!.object_key }))
     t.ok(Buffer.from(await object.Body!.transformToByteArray()).equals(video), 'the bytes arrived whole')
     t.equal(object.ContentType, 'video/mp4')
-    t.same(await queueEntry(uploadedId), { _id: uploadedId, due_at: now }, 'queued for the file processor, due at once')
+    t.match(stored, { processing_state: 'waiting', processing_due_at: now, processing_claim: null }, 'waiting for the file processor, due at once')
     t.equal(nudges, 1, 'which is nudged')
   })
 
@@ -107,15 +106,14 @@ t.test('file endpoints', async (t) => {
     t.match(wrongName.json().message, /"file" field, not "video"/)
   })
 
-  t.test('store-file records a PROCESSING STORED_FILE with its source URL and a pending fetch', async (t) => {
+  t.test('store-file records a PROCESSING STORED_FILE with its source URL, waiting for the file processor', async (t) => {
     now = new Date(now.getTime() + 1_000)
     const res = await call('POST', '/files/store-file', { payload: { file_url: 'https://media.example.com/path/talk%20final.mp4?sig=1' } })
     t.equal(res.statusCode, 200, res.body)
     const file = (await call('GET', `/files/${res.json().file_id}`)).json()
     t.match(file, { status: 'PROCESSING', service_store_type: 'STORED_FILE', original_file_url: 'https://media.example.com/path/talk%20final.mp4?sig=1', storage_url: null })
     const stored = await api.db.collection('files').findOne({ _id: res.json().file_id })
-    t.match(stored, { filename: 'talk_final.mp4', processing: { state: 'pending', kind: 'fetch' } })
-    t.same(await queueEntry(res.json().file_id), { _id: res.json().file_id, due_at: now }, 'queued for the file processor, due at once')
+    t.match(stored, { filename: 'talk_final.mp4', processing_state: 'waiting', processing_due_at: now, processing_claim: null }, 'waiting for the file processor, due at once')
     t.equal(nudges, 2, 'which is nudged')
   })
 
@@ -142,6 +140,7 @@ t.test('file endpoints', async (t) => {
     t.equal(all.files.length, 3)
     t.equal(all.files[0].file_id, third)
     t.equal(all.files[2].file_id, uploadedId)
+    for (const file of all.files) t.notOk(Object.keys(file).some((key) => key.startsWith('processing')), `${file.file_id}: no work-list field in the list`)
     const page = (await call('GET', '/files?limit=1&offset=2')).json()
     t.same(page.files.map((f: { file_id: string }) => f.file_id), [uploadedId])
     t.equal(page.limit, 1)

@@ -1,31 +1,37 @@
 import { readFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { PutObjectCommand } from '@aws-sdk/client-s3'
-import { MongoClient, type Db } from 'mongodb'
+import { pino } from 'pino'
 import t from 'tap'
 import { systemSleep, type Sleep } from '../../api/clock.js'
+import { CommandRepository } from '../../api/commands/command-repository.js'
 import { FileProcessor, type FileProcessorOptions } from '../../api/file-processor/file-processor.js'
-import { FileQueue } from '../../api/file-processor/file-queue.js'
 import { newPendingFile, type FileDocument } from '../../api/files/file-document.js'
-import { uploadObjectKey } from '../../api/files/managed-storage.js'
+import { FileRepository } from '../../api/files/file-repository.js'
+import { ManagedStorage, uploadObjectKey } from '../../api/files/managed-storage.js'
 import { resolveTool } from '../../api/executors/tool-paths.js'
-import { createLogger } from '../../api/logger.js'
+import { createLogger, type Logger } from '../../api/logger.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
 import { until } from '../webhooks/world.js'
 
 const HOUR = 3600_000
+const LEASE = 15 * 60_000
 
-/** An uploaded object and its pending record, as POST /files/upload leaves them (without a queue entry). */
-async function pendingUpload(api: TestApi, fileId: string, now: Date): Promise<void> {
+/** An uploaded object and its waiting record, as POST /files/upload leaves them. */
+async function pendingUpload(api: TestApi, fileId: string, now: Date): Promise<FileDocument> {
   const key = uploadObjectKey('acc_1', fileId, 'notes.txt')
   await api.s3.send(new PutObjectCommand({ Bucket: api.s3Bucket, Key: key, Body: 'not media', ContentType: 'text/plain' }))
   const doc = newPendingFile({ fileId, accountId: 'acc_1', filename: 'notes.txt', storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: 'text/plain' }, now)
   await api.db.collection<FileDocument>('files').insertOne(doc)
+  return doc
 }
 
-/** A processor that polls only when told to: its queue every hour, `files` every hour after the scan at start. */
+/** A processor that polls only when told to (every hour otherwise). */
 async function startProcessor(t: Teardown, api: TestApi, overrides: Partial<FileProcessorOptions> = {}): Promise<FileProcessor> {
   const processor = new FileProcessor({
     db: api.db,
@@ -36,7 +42,6 @@ async function startProcessor(t: Teardown, api: TestApi, overrides: Partial<File
     ffprobePath: resolveTool('ffprobe'),
     allowPrivateNetworks: true,
     pollIntervalMs: HOUR,
-    recoveryIntervalMs: HOUR,
     ...overrides,
   })
   processor.start()
@@ -44,22 +49,7 @@ async function startProcessor(t: Teardown, api: TestApi, overrides: Partial<File
   return processor
 }
 
-/**
- * A connection to the test database that notes every query on `files` by
- * anything but `_id` alone: a full collection scan on FerretDB 1.x.
- */
-async function watchedDb(t: Teardown, api: TestApi): Promise<{ db: Db; scans: unknown[] }> {
-  const client = await MongoClient.connect(api.mongo.url, { monitorCommands: true })
-  t.teardown(() => client.close())
-  const scans: unknown[] = []
-  client.on('commandStarted', ({ command }) => {
-    const filter = (command.filter ?? {}) as Record<string, unknown>
-    if (command.find === 'files' && Object.keys(filter).join() !== '_id') scans.push(filter)
-  })
-  return { db: client.db(api.mongo.dbName), scans }
-}
-
-/** A sleep that reports when the processor first goes to sleep: its scan at start and first round are done. */
+/** A sleep that reports when the processor first goes to sleep: its first round is done. */
 function sleepWatch(): { sleep: Sleep; asleep: Promise<void> } {
   let firstSleep = () => {}
   const asleep = new Promise<void>((resolve) => (firstSleep = resolve))
@@ -70,6 +60,18 @@ function sleepWatch(): { sleep: Sleep; asleep: Promise<void> } {
       return systemSleep(ms, signal)
     },
   }
+}
+
+/** A logger whose lines the test reads: which processor said what about which file. */
+function recordingLogger(): { logger: Logger; lines: { msg: string; file_id?: string; processor?: string }[] } {
+  const lines: { msg: string; file_id?: string; processor?: string }[] = []
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { logger: pino({ level: 'info' }, sink), lines }
 }
 
 /** POST /files/upload and POST /files/store-file for `clip`, as a client sends them; returns both file ids. */
@@ -96,83 +98,177 @@ const stored = (api: TestApi, fileId: string) => async () => {
   return file?.status === 'STORED' ? file : null
 }
 
-t.test('a queued file is finished on a nudge, without a scan of files or a wait for the poll', async (t) => {
+const collectionExists = async (api: TestApi, name: string) => (await api.db.listCollections({ name }).toArray()).length > 0
+
+t.test('a waiting file is finished on a nudge, without a wait for the poll', async (t) => {
   const api = await startApi(t)
   const { sleep, asleep } = sleepWatch()
   const processor = await startProcessor(t, api, { sleep })
-  // The scan at start has found nothing and the processor sleeps for an hour: queue a file as the API would, and nudge.
+  // The first round has found nothing and the processor sleeps for an hour: record a file as the API would, and nudge.
   await asleep
   await pendingUpload(api, 'file_nudged', new Date())
-  await new FileQueue(api.db).enqueue('file_nudged', new Date())
   processor.nudge()
   const file = await until('the file stored', stored(api, 'file_nudged'), 10_000)
-  t.match(file, { status: 'STORED', processing: { state: 'done' }, storage_url: /^http/ })
-  await until('its queue entry and lease gone', async () => {
-    const entries = await api.db.collection('file_queue').countDocuments({})
-    const leases = await api.db.collection('file_leases').countDocuments({})
-    return entries === 0 && leases === 0
-  })
-  t.pass('the queue and the leases hold only files in flight')
+  t.match(file, { status: 'STORED', storage_url: /^http/, processing_state: 'done', processing_claim: null, processing_attempts: 1 })
 })
 
-t.test('a pending file without a queue entry (a crash before the entry, or an API that writes none) is found by the recovery scan', async (t) => {
+t.test("a file the previous version left pending in its queue is adopted at start and finished, and the old queue's collections go", async (t) => {
   const api = await startApi(t)
-  await pendingUpload(api, 'file_orphan', new Date())
+  const at = new Date('2026-03-01T00:00:00Z')
+  await pendingUpload(api, 'file_legacy', at)
+  // The record as the previous version wrote it, with its side queue entry and an expired lease.
+  await api.db.collection<FileDocument>('files').updateOne(
+    { _id: 'file_legacy' },
+    { $unset: { processing_state: '', processing_due_at: '', processing_claim: '', processing_attempts: '' }, $set: { processing: { state: 'pending', kind: 'probe', attempts: 0, due_at: at, claim: null } } },
+  )
+  await api.db.collection('file_queue').insertOne({ _id: 'file_legacy' as never, due_at: at })
+  await api.db.collection('file_leases').insertOne({ _id: 'file_legacy' as never, file_id: 'file_legacy', expires_at: at })
+  t.ok((await collectionExists(api, 'file_queue')) && (await collectionExists(api, 'file_leases')), 'the old collections are there before')
+
   await startProcessor(t, api)
-  t.match(await until('the file stored', stored(api, 'file_orphan'), 10_000), { status: 'STORED' })
+  const file = await until('the file stored', stored(api, 'file_legacy'), 10_000)
+  t.match(file, { status: 'STORED', processing_state: 'done' })
+  t.notOk('processing' in file, 'the old sub-document is gone')
+  // The adoption ran before the round that stored the file.
+  t.notOk(await collectionExists(api, 'file_queue'), 'file_queue dropped')
+  t.notOk(await collectionExists(api, 'file_leases'), 'file_leases dropped')
 })
 
-t.test('a file whose processor died is left to its lease, then finished by another', async (t) => {
+t.test('two processors on one database finish each waiting file exactly once, and take over a file whose holder died when its lease ends', async (t) => {
   const api = await startApi(t)
   let now = Date.parse('2026-03-01T00:00:00Z')
   const clock = () => new Date(now)
-  await pendingUpload(api, 'file_held', clock())
-  const heldUntil = new Date(now + 15 * 60_000)
-  await api.db.collection('file_leases').insertOne({ _id: 'file_held' as never, file_id: 'file_held', expires_at: heldUntil })
-  await new FileQueue(api.db).enqueue('file_held', clock())
-  const processor = await startProcessor(t, api, { now: clock })
-  const entry = await until('the entry put off until the lease ends', async () => {
-    const e = await api.db.collection<{ _id: string; due_at: Date }>('file_queue').findOne({ _id: 'file_held' })
-    return e && e.due_at.getTime() === heldUntil.getTime() ? e : null
-  })
-  t.ok(entry, 'put off')
-  t.match(await api.db.collection<FileDocument>('files').findOne({ _id: 'file_held' }), { status: 'PROCESSING' }, 'untouched while the lease holds')
-  now = heldUntil.getTime() + 1
-  processor.nudge()
-  t.match(await until('the file stored', stored(api, 'file_held'), 10_000), { status: 'STORED' })
+  const ids = ['file_a', 'file_b', 'file_c', 'file_d', 'file_e']
+  // Due first, so the processor that dies takes it.
+  await pendingUpload(api, 'file_orphaned', new Date(now - 1_000))
+  for (const id of ids) await pendingUpload(api, id, clock())
+  // A processor that claims the file and dies before finishing it: nothing but its lease is left.
+  const dead = new FileRepository(api.db, new ManagedStorage(api.s3, api.s3Bucket), new CommandRepository(api.db), clock, () => {})
+  const deadClaim = await dead.claimProcessing(clock(), LEASE)
+  t.equal(deadClaim?.doc._id, 'file_orphaned', 'the dead processor held file_orphaned')
+
+  const { logger, lines } = recordingLogger()
+  const processors = await Promise.all(
+    ['one', 'two'].map(async (name) => startProcessor(t, api, { now: clock, logger: logger.child({ processor: name }), leaseMs: LEASE })),
+  )
+  for (const processor of processors) processor.nudge()
+  for (const id of ids) await until(`${id} stored`, stored(api, id), 20_000)
+  t.match(await api.db.collection<FileDocument>('files').findOne({ _id: 'file_orphaned' }), { status: 'PROCESSING', processing_attempts: 1 }, 'untouched while the lease holds')
+
+  now += LEASE + 1
+  for (const processor of processors) processor.nudge()
+  for (const id of [...ids, 'file_orphaned']) await until(`${id} stored`, stored(api, id), 20_000)
+  for (const processor of processors) await processor.stop()
+
+  const storedBy = new Map<string, string[]>()
+  for (const line of lines) if (line.msg === 'file stored' && line.file_id) storedBy.set(line.file_id, [...(storedBy.get(line.file_id) ?? []), line.processor ?? '?'])
+  for (const id of [...ids, 'file_orphaned']) t.equal(storedBy.get(id)?.length, 1, `${id} stored once, by processor ${storedBy.get(id)?.join()}`)
+  const files = await api.db.collection<FileDocument>('files').find({ _id: { $in: [...ids, 'file_orphaned'] } }).toArray()
+  for (const file of files) t.equal(file.processing_attempts, file._id === 'file_orphaned' ? 2 : 1, `${file._id}: claimed once per holder`)
+
+  // The dead processor comes back and writes its result: the lease it lost lets it write nothing.
+  t.equal(await dead.finishProcessing(deadClaim!, { status: 'FAILED', error_status: 'INTERNAL_ERROR', error_message: 'late' }, clock()), false, 'the late finish is refused')
+  t.match(await api.db.collection<FileDocument>('files').findOne({ _id: 'file_orphaned' }), { status: 'STORED', error_status: null })
 })
 
-t.test('an upload and a store-file request are queued by the API and stored on its nudge, without a scan of files', async (t) => {
+/** A sleep the test ends: each call waits until fire() names its length (or its signal aborts). */
+function heldSleeps(): { sleep: Sleep; waiting(ms: number): boolean; fire(ms: number): void } {
+  const pending: { ms: number; wake: () => void }[] = []
+  return {
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        const entry = { ms, wake: resolve }
+        pending.push(entry)
+        signal.addEventListener('abort', () => {
+          pending.splice(pending.indexOf(entry), 1)
+          resolve()
+        })
+      }),
+    waiting: (ms) => pending.some((entry) => entry.ms === ms),
+    fire: (ms) => {
+      for (const entry of pending.filter((e) => e.ms === ms)) {
+        pending.splice(pending.indexOf(entry), 1)
+        entry.wake()
+      }
+    },
+  }
+}
+
+/** A loopback server whose one file arrives only once release() is called: a download that outlasts a lease. */
+async function slowServer(t: Teardown, file: string): Promise<{ url: string; requested: Promise<void>; release(): void }> {
+  const bytes = await readFile(file)
+  let requested = () => {}
+  const asked = new Promise<void>((resolve) => (requested = resolve))
+  let release = () => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': bytes.length })
+    res.write(bytes.subarray(0, 100))
+    requested()
+    void released.then(() => res.end(bytes.subarray(100)))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}/slow.mp4`, requested: asked, release }
+}
+
+t.test('a download that outlasts the lease keeps its file: the processor extends the lease while it works', async (t) => {
+  const api = await startApi(t)
+  let now = Date.parse('2026-03-01T00:00:00Z')
+  const clock = () => new Date(now)
+  const start = now
+  const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
+  const source = await slowServer(t, clip)
+  const doc = newPendingFile({ fileId: 'file_slow', accountId: 'acc_1', filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null }, clock())
+  await api.db.collection<FileDocument>('files').insertOne(doc)
+  const sleeps = heldSleeps()
+  await startProcessor(t, api, { now: clock, sleep: sleeps.sleep, leaseMs: LEASE })
+  // Teardowns run last-added first: a failed test ends the download before the processor's stop waits for it.
+  t.teardown(() => source.release())
+  await source.requested
+  await until('the lease keeper waiting', () => sleeps.waiting(LEASE / 3))
+
+  // A third of the lease later the keeper extends it, to a full lease from then.
+  now = start + LEASE / 3
+  sleeps.fire(LEASE / 3)
+  const extendedTo = start + LEASE / 3 + LEASE
+  await until('the lease extended', async () => (await api.db.collection<FileDocument>('files').findOne({ _id: 'file_slow' }))?.processing_due_at?.getTime() === extendedTo)
+
+  // Past the first lease's end, another processor finds the file held.
+  now = start + LEASE + 1
+  const other = new FileRepository(api.db, new ManagedStorage(api.s3, api.s3Bucket), new CommandRepository(api.db), clock, () => {})
+  t.equal(await other.claimProcessing(clock(), LEASE), null, 'not taken over')
+
+  source.release()
+  t.match(await until('the file stored', stored(api, 'file_slow'), 20_000), { status: 'STORED', width: 320, processing_attempts: 1 })
+})
+
+t.test('an upload and a store-file request are recorded by the API and stored on its nudge', async (t) => {
   // The processor needs the app's database, so the hook is pointed at it once it exists.
   let nudge = () => {}
   const api = await startApi(t, { onFilesQueued: () => nudge() })
   const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
   const media = await serveFiles(t, [clip])
-  const watched = await watchedDb(t, api)
   const { sleep, asleep } = sleepWatch()
-  const processor = await startProcessor(t, api, { db: watched.db, sleep })
+  const processor = await startProcessor(t, api, { sleep })
   nudge = () => processor.nudge()
   await asleep
-  t.equal(watched.scans.length, 1, 'the recovery scan at start, then an hour of sleep')
 
   const ids = await acceptBoth(api, clip, media.url(clip))
   for (const fileId of ids) {
     t.match(await until(`${fileId} stored`, stored(api, fileId), 20_000), { status: 'STORED', width: 320, storage_url: /^http/ }, fileId)
   }
-  t.equal(watched.scans.length, 1, 'no scan of files since')
-  await until('the queue empty', async () => (await api.db.collection('file_queue').countDocuments({})) === 0)
 })
 
-t.test('a processor no nudge reaches (another process) finds a queued file at its next poll of the queue', async (t) => {
+t.test('a processor no nudge reaches (another process) finds a waiting file at its next poll', async (t) => {
   const api = await startApi(t)
   const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
   const media = await serveFiles(t, [clip])
-  const watched = await watchedDb(t, api)
   const { sleep, asleep } = sleepWatch()
-  await startProcessor(t, api, { db: watched.db, sleep, pollIntervalMs: 100 })
+  await startProcessor(t, api, { sleep, pollIntervalMs: 100 })
   await asleep
 
   const ids = await acceptBoth(api, clip, media.url(clip))
   for (const fileId of ids) t.match(await until(`${fileId} stored`, stored(api, fileId), 20_000), { status: 'STORED' }, fileId)
-  t.equal(watched.scans.length, 1, 'only the recovery scan at start: the polls read file_queue')
 })
