@@ -163,7 +163,11 @@ export class FileProcessor {
       await lease.release()
     }
     if (!(await this.#files.finishProcessing(claim, outcome, this.#now()))) {
-      log.warn('the lease on the file ran out while it was processed: its outcome is left to the processor that took it over')
+      if (outcome.status === 'STORED' && outcome.object_key && (await this.#files.discardIfDeleted(file._id, outcome.object_key))) {
+        log.info({ object_key: outcome.object_key }, 'file deleted while it was processed: what was stored is removed')
+      } else {
+        log.warn('the lease on the file ran out while it was processed: its outcome is left to the processor that took it over')
+      }
       return false
     }
     if (outcome.status === 'STORED') log.info('file stored')

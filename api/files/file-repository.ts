@@ -137,13 +137,31 @@ export class FileRepository {
     if (file.storage_location !== 'INTERNAL') throw new Error(`file ${file._id} is external: it is never deleted`)
     if (file.object_key) await this.storage.delete(file.object_key)
     const now = this.now()
-    const result = await this.#files.updateOne(
+    // A file still being processed stops waiting: its processor's finish then finds no claim and discards what it stored (discardIfDeleted).
+    const endsProcessing = file.processing_state === 'waiting' ? { [PROCESSING_WORK.state]: 'done', [PROCESSING_WORK.claim]: null } : {}
+    const deleted = await this.#files.findOneAndUpdate(
       { _id: file._id, is_deleted: false },
-      { $set: { is_deleted: true, deleted_at: now, storage_url: null, updated_at: now } },
+      { $set: { is_deleted: true, deleted_at: now, storage_url: null, updated_at: now, ...endsProcessing } },
+      { returnDocument: 'after' },
     )
+    // A processor that stored the bytes between the read and this write: they go too.
+    if (deleted?.object_key && deleted.object_key !== file.object_key) await this.storage.delete(deleted.object_key)
     if (file.command_id && file.output_alias) await this.commands.markOutputDeleted(file.command_id, file.output_alias, now)
     log.info({ file_id: file._id, account_id: file.account_id, command_id: file.command_id }, 'managed file deleted')
-    return result.modifiedCount === 1
+    return deleted !== null
+  }
+
+  /**
+   * After a processor lost its claim: when the file was deleted meanwhile,
+   * removes the object the processor stored for it (nobody else will); true
+   * when it did. A claim lost to another processor's takeover leaves the
+   * object to that processor's outcome.
+   */
+  async discardIfDeleted(fileId: string, objectKey: string): Promise<boolean> {
+    const file = await this.#files.findOne({ _id: fileId })
+    if (!file?.is_deleted) return false
+    await this.storage.delete(objectKey)
+    return true
   }
 
   // The file processor's work list: the processing_* fields of uploads and store-file files.

@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { PutObjectCommand } from '@aws-sdk/client-s3'
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import { pino } from 'pino'
 import t from 'tap'
 import { systemSleep, type Sleep } from '../../api/clock.js'
@@ -242,6 +242,33 @@ t.test('a download that outlasts the lease keeps its file: the processor extends
 
   source.release()
   t.match(await until('the file stored', stored(api, 'file_slow'), 20_000), { status: 'STORED', width: 320, processing_attempts: 1 })
+})
+
+t.test('a file deleted while its download runs is not stored afterwards, and what the processor stored is removed', async (t) => {
+  const api = await startApi(t)
+  const { account_id, api_key } = await api.createAccount('free')
+  const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
+  const source = await slowServer(t, clip)
+  const doc = newPendingFile({ fileId: 'file_gone', accountId: account_id, filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null }, new Date())
+  await api.db.collection<FileDocument>('files').insertOne(doc)
+  const { logger, lines } = recordingLogger()
+  await startProcessor(t, api, { logger })
+  t.teardown(() => source.release())
+  await source.requested
+
+  const deleted = await api.app.inject({ method: 'DELETE', url: '/api/v1/files/file_gone', headers: { 'x-api-key': api_key } })
+  t.equal(deleted.statusCode, 200, deleted.body)
+  source.release()
+
+  const discarded = await until('the processor to discard what it stored', () => lines.find((line) => line.file_id === 'file_gone' && line.msg.startsWith('file deleted while it was processed')))
+  const key = (discarded as { object_key?: string }).object_key
+  t.ok(key, 'the processor names the object it stored')
+  await t.rejects(api.s3.send(new HeadObjectCommand({ Bucket: api.s3Bucket, Key: key })), 'no bytes left in the bucket')
+  const record = await api.db.collection<FileDocument>('files').findOne({ _id: 'file_gone' })
+  t.match(record, { is_deleted: true, storage_url: null }, 'the record stays deleted, with no storage_url')
+  t.not(record?.status, 'STORED', 'never shown as stored')
+  const again = await api.app.inject({ method: 'GET', url: '/api/v1/files/file_gone', headers: { 'x-api-key': api_key } })
+  t.match(again.json(), { is_deleted: true, storage_url: null })
 })
 
 t.test('an upload and a store-file request are recorded by the API and stored on its nudge', async (t) => {
