@@ -18,7 +18,8 @@
  * due time is then compared on the waiting records only.
  */
 import { randomUUID } from 'node:crypto'
-import type { Collection, Document, Filter, UpdateFilter } from 'mongodb'
+import type { Collection, Document, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb'
+import { isDuplicateKey } from './duplicate-key.js'
 
 /** The names of a collection's four work fields. */
 export interface WorkFields {
@@ -95,6 +96,25 @@ export class WorkList<T extends Document & { _id: string }> {
     const extended = await this.#write(claim, { [this.#fields.dueAt]: leaseUntil })
     if (extended) claim.leaseUntil = leaseUntil
     return extended
+  }
+
+  /**
+   * Creates a record already held by the caller, for work its creator starts
+   * at once (a webhook's first attempt): one insert rather than an insert and
+   * a claim. `record` holds the record's own fields, not the work fields. Null
+   * when a record with its `_id` exists: whoever created that one has the work.
+   */
+  async insertClaimed(record: Record<string, unknown> & { _id: string }, now: Date, leaseMs: number): Promise<Claim<T> | null> {
+    const token = randomUUID()
+    const leaseUntil = new Date(now.getTime() + leaseMs)
+    const doc = { ...record, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token, [this.#fields.attempts]: 1 } as T
+    try {
+      await this.#collection.insertOne(doc as OptionalUnlessRequiredId<T>)
+    } catch (error) {
+      if (isDuplicateKey(error)) return null
+      throw error
+    }
+    return { doc, token, leaseUntil }
   }
 
   /** When the earliest waiting record is due (a held one: when its lease ends); null when nothing waits. */

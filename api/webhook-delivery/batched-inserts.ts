@@ -6,10 +6,9 @@ const DUPLICATE_KEY = 11000
  * Unique-`_id` inserts, coalesced: the inserts asked for in one turn of the
  * event loop go to the server as one unordered `insertMany`, and each caller
  * learns whether its own document went in (true) or its `_id` was taken
- * (false). Each document is still its own atomic unique insert, the one write
- * FerretDB 1.x makes atomically; batching only spares the per-statement cost,
- * which on FerretDB/SQLite is most of it (measured: about 4 ms per concurrent
- * insertOne, 0.06 ms per document in a batch of 64).
+ * (false). Each document is still its own insert; batching spares the
+ * per-statement cost, which under a burst of webhooks is most of it
+ * (bench/webhooks.ts).
  */
 export class BatchedInserter<T extends { _id: string }> {
   readonly #collection: Collection<T>

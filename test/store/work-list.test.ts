@@ -152,4 +152,16 @@ t.test('a work list on the records it is about', async (t) => {
     const racers = await Promise.all(Array.from({ length: 10 }, () => list.claimOne('soon', at(100), 1_000)))
     t.equal(racers.filter((claim) => claim !== null).length, 1, 'one of ten racers gets it')
   })
+
+  t.test('insertClaimed creates a record held by its creator, once, and it is taken over when the lease ends', async (t) => {
+    const { items, list } = await freshList()
+    const racers = await Promise.all(Array.from({ length: 10 }, () => list.insertClaimed({ _id: 'job', kind: 'a' }, at(0), 1_000)))
+    const held = racers.filter((claim) => claim !== null)
+    t.equal(held.length, 1, 'one of ten creators holds it')
+    t.equal(await list.claimNext(at(999), 1_000), null, 'held until its lease ends')
+    t.equal((await items.findOne({ _id: 'job' }))?.job_attempts, 1, 'its creation counts as the first attempt')
+    const second = await list.claimNext(at(1_000), 1_000)
+    t.equal(second?.doc.job_attempts, 2, 'taken over when the lease ended')
+    t.equal(await list.finish(held[0]!), false, 'the creator cannot finish it any more')
+  })
 })
