@@ -85,6 +85,30 @@ export class WorkList<T extends Document & { _id: string }> {
     return this.#write(claim, { ...set, [this.#fields.state]: 'done', [this.#fields.claim]: null })
   }
 
+  /**
+   * Ends many claims in one write, each record getting the same `set` (work
+   * that ends in bursts). Answers, per claim, whether its record is finished
+   * by it (also when that claim had finished it before); false when another
+   * holder had taken the record over, and then nothing was written to it.
+   */
+  async finishAll(claims: readonly Claim<T>[], set: Record<string, unknown> = {}): Promise<boolean[]> {
+    if (claims.length === 0) return []
+    // A token names one claim of one record, so "one of these ids, held by one of these
+    // tokens" matches exactly the records these claims still hold.
+    const filter = { _id: { $in: claims.map((claim) => claim.doc._id) }, [this.#fields.state]: 'waiting', [this.#fields.claim]: { $in: claims.map((claim) => claim.token) } } as Filter<T>
+    const result = await this.#collection.updateMany(filter, { $set: { ...set, [this.#fields.state]: 'done', [this.#fields.claim]: null } } as UpdateFilter<T>)
+    if (result.matchedCount === claims.length) return claims.map(() => true)
+    // Some were not held. A record a claim finished was not taken again after that claim (and
+    // never will be), so it still counts the takes the claim saw; a takeover counted one more.
+    const { state, attempts } = this.#fields
+    const stored = await this.#collection.find({ _id: { $in: claims.map((claim) => claim.doc._id) } } as Filter<T>, { projection: { [state]: 1, [attempts]: 1 } }).toArray()
+    const byId = new Map<unknown, Record<string, unknown>>(stored.map((doc) => [doc._id, doc]))
+    return claims.map((claim) => {
+      const doc = byId.get(claim.doc._id)
+      return doc?.[state] === 'done' && doc[attempts] === (claim.doc as Record<string, unknown>)[attempts]
+    })
+  }
+
   /** Puts the work off until `dueAt` (a retry, a backoff) with `set` applied, if the claim still holds it. */
   async putOff(claim: Claim<T>, dueAt: Date, set: Record<string, unknown> = {}): Promise<boolean> {
     return this.#write(claim, { ...set, [this.#fields.dueAt]: dueAt, [this.#fields.claim]: null })
@@ -101,20 +125,20 @@ export class WorkList<T extends Document & { _id: string }> {
   /**
    * Creates a record already held by the caller, for work its creator starts
    * at once (a webhook's first attempt): one insert rather than an insert and
-   * a claim. `record` holds the record's own fields, not the work fields. Null
-   * when a record with its `_id` exists: whoever created that one has the work.
+   * a claim. `record` holds the record's own fields, not the work fields;
+   * `insert` (an insertOne by default; e.g. a batched one) answers false when
+   * the `_id` is taken. Null then: whoever created that record has the work.
    */
-  async insertClaimed(record: Record<string, unknown> & { _id: string }, now: Date, leaseMs: number): Promise<Claim<T> | null> {
+  async insertClaimed(
+    record: Record<string, unknown> & { _id: string },
+    now: Date,
+    leaseMs: number,
+    insert: (doc: T) => Promise<boolean> = (doc) => this.#insertOne(doc),
+  ): Promise<Claim<T> | null> {
     const token = randomUUID()
     const leaseUntil = new Date(now.getTime() + leaseMs)
     const doc = { ...record, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token, [this.#fields.attempts]: 1 } as T
-    try {
-      await this.#collection.insertOne(doc as OptionalUnlessRequiredId<T>)
-    } catch (error) {
-      if (isDuplicateKey(error)) return null
-      throw error
-    }
-    return { doc, token, leaseUntil }
+    return (await insert(doc)) ? { doc, token, leaseUntil } : null
   }
 
   /** When the earliest waiting record is due (a held one: when its lease ends); null when nothing waits. */
@@ -138,10 +162,23 @@ export class WorkList<T extends Document & { _id: string }> {
     return doc ? { doc: doc as T, token, leaseUntil } : null
   }
 
+  async #insertOne(doc: T): Promise<boolean> {
+    try {
+      await this.#collection.insertOne(doc as OptionalUnlessRequiredId<T>)
+      return true
+    } catch (error) {
+      if (isDuplicateKey(error)) return false
+      throw error
+    }
+  }
+
   /** Every write after a claim is filtered on its token: a holder that lost the record writes nothing. */
   async #write(claim: Claim<T>, set: Record<string, unknown>): Promise<boolean> {
-    const filter = { _id: claim.doc._id, [this.#fields.state]: 'waiting', [this.#fields.claim]: claim.token } as Filter<T>
-    const result = await this.#collection.updateOne(filter, { $set: set } as UpdateFilter<T>)
+    const result = await this.#collection.updateOne(this.#heldBy(claim), { $set: set } as UpdateFilter<T>)
     return result.matchedCount === 1
+  }
+
+  #heldBy(claim: Claim<T>): Filter<T> {
+    return { _id: claim.doc._id, [this.#fields.state]: 'waiting', [this.#fields.claim]: claim.token } as Filter<T>
   }
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Collection, Db, Filter } from 'mongodb'
-import { BatchedInserter } from './batched-inserts.js'
+import { insertEach, PerTurnBatch } from './batched-writes.js'
 
 /**
  * The delivery log (`webhook_attempts`): one record per attempt that ended,
@@ -47,11 +47,11 @@ export function attemptKey(deliveryId: string, attempt: number): string {
 
 export class AttemptLog {
   readonly #attempts: Collection<AttemptRecord>
-  readonly #inserts: BatchedInserter<AttemptRecord>
+  readonly #inserts: PerTurnBatch<AttemptRecord, boolean>
 
   constructor(db: Db) {
     this.#attempts = db.collection('webhook_attempts')
-    this.#inserts = new BatchedInserter(this.#attempts)
+    this.#inserts = new PerTurnBatch((records) => insertEach(this.#attempts, records))
   }
 
   async ensureIndexes(): Promise<void> {
@@ -63,7 +63,7 @@ export class AttemptLog {
    * entry was there first; then that entry stands and is returned.
    */
   async record(record: AttemptRecord): Promise<{ record: AttemptRecord; logged: boolean }> {
-    if (await this.#inserts.insert(record)) return { record, logged: true }
+    if (await this.#inserts.add(record)) return { record, logged: true }
     return { record: (await this.#attempts.findOne({ _id: record._id })) ?? record, logged: false }
   }
 

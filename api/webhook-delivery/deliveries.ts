@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb'
 import { WorkList, type Claim, type WorkFields, type WorkState } from '../work-list.js'
+import { insertEach, PerTurnBatch } from './batched-writes.js'
 
 /**
  * The deliveries (`webhook_deliveries`): one record per delivery, a
@@ -76,10 +77,15 @@ export function startedBefore(doc: DeliveryDocument): boolean {
 export class Deliveries {
   readonly #deliveries: Collection<DeliveryDocument>
   readonly #list: WorkList<DeliveryDocument>
+  readonly #inserts: PerTurnBatch<DeliveryDocument, boolean>
+  readonly #ends: PerTurnBatch<{ held: HeldDelivery; outcome: DeliveryOutcome; now: Date }, boolean>
 
   constructor(db: Db) {
     this.#deliveries = db.collection('webhook_deliveries')
     this.#list = new WorkList(this.#deliveries, WORK_FIELDS)
+    // A burst of completions creates its deliveries, and ends them, a batch at a time.
+    this.#inserts = new PerTurnBatch((docs) => insertEach(this.#deliveries, docs))
+    this.#ends = new PerTurnBatch((ends) => this.#endAll(ends))
   }
 
   async ensureIndexes(): Promise<void> {
@@ -88,7 +94,7 @@ export class Deliveries {
 
   /** A completion's delivery, held by the caller for its first attempt; null when it exists already (a repeated event). */
   async startHeld(ref: DeliveryRef, now: Date, leaseMs: number): Promise<HeldDelivery | null> {
-    return this.#list.insertClaimed(newDelivery(ref, now), now, leaseMs)
+    return this.#list.insertClaimed(newDelivery(ref, now), now, leaseMs, (doc) => this.#inserts.add(doc))
   }
 
   /** A redelivery: a new delivery, attempt 1 due now, for whichever deliverer looks first. */
@@ -113,7 +119,19 @@ export class Deliveries {
 
   /** The delivery is over. False when the claim was lost. */
   async end(held: HeldDelivery, outcome: DeliveryOutcome, now: Date): Promise<boolean> {
-    return this.#list.finish(held, { outcome, finished_at: now })
+    return this.#ends.add({ held, outcome, now })
+  }
+
+  /** One write per outcome for a batch of ends (they share a turn of the event loop, so a time too). */
+  async #endAll(ends: { held: HeldDelivery; outcome: DeliveryOutcome; now: Date }[]): Promise<boolean[]> {
+    const answers = new Map<HeldDelivery, boolean>()
+    for (const outcome of ['delivered', 'exhausted', 'dropped'] as const) {
+      const group = ends.filter((end) => end.outcome === outcome)
+      if (group.length === 0) continue
+      const kept = await this.#list.finishAll(group.map((end) => end.held), { outcome, finished_at: group[0]!.now })
+      group.forEach((end, index) => answers.set(end.held, kept[index]!))
+    }
+    return ends.map((end) => answers.get(end.held)!)
   }
 
   /** When the earliest unfinished delivery is due (a held one: when its lease ends); null when every delivery is over. */

@@ -81,7 +81,7 @@ t.test('consecutive failures count across commands and a success anywhere resets
   failing = false
   await world.complete(await world.submit(api_key))
   await until('the reset', async () => (await webhookConfig(world, api_key)).consecutive_failures === 0)
-  // The three failed deliveries still retry (5 s later); their successes keep the count at 0.
+  // The three failed deliveries wait for their retries (5 s later); five more fail meanwhile.
   failing = true
   for (let i = 1; i <= 5; i++) {
     await world.complete(await world.submit(api_key))
