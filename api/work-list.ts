@@ -174,11 +174,8 @@ export class WorkList<T extends Document & { _id: string }> {
 
   /** Every write after a claim is filtered on its token: a holder that lost the record writes nothing. */
   async #write(claim: Claim<T>, set: Record<string, unknown>): Promise<boolean> {
-    const result = await this.#collection.updateOne(this.#heldBy(claim), { $set: set } as UpdateFilter<T>)
+    const filter = { _id: claim.doc._id, [this.#fields.state]: 'waiting', [this.#fields.claim]: claim.token } as Filter<T>
+    const result = await this.#collection.updateOne(filter, { $set: set } as UpdateFilter<T>)
     return result.matchedCount === 1
-  }
-
-  #heldBy(claim: Claim<T>): Filter<T> {
-    return { _id: claim.doc._id, [this.#fields.state]: 'waiting', [this.#fields.claim]: claim.token } as Filter<T>
   }
 }
