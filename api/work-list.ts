@@ -18,7 +18,8 @@
  * due time is then compared on the waiting records only.
  */
 import { randomUUID } from 'node:crypto'
-import type { Collection, Document, Filter, UpdateFilter } from 'mongodb'
+import type { Collection, Document, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb'
+import { isDuplicateKey } from './duplicate-key.js'
 
 /** The names of a collection's four work fields. */
 export interface WorkFields {
@@ -84,6 +85,30 @@ export class WorkList<T extends Document & { _id: string }> {
     return this.#write(claim, { ...set, [this.#fields.state]: 'done', [this.#fields.claim]: null })
   }
 
+  /**
+   * Ends many claims in one write, each record getting the same `set` (work
+   * that ends in bursts). Answers, per claim, whether its record is finished
+   * by it (also when that claim had finished it before); false when another
+   * holder had taken the record over, and then nothing was written to it.
+   */
+  async finishAll(claims: readonly Claim<T>[], set: Record<string, unknown> = {}): Promise<boolean[]> {
+    if (claims.length === 0) return []
+    // A token names one claim of one record, so "one of these ids, held by one of these
+    // tokens" matches exactly the records these claims still hold.
+    const filter = { _id: { $in: claims.map((claim) => claim.doc._id) }, [this.#fields.state]: 'waiting', [this.#fields.claim]: { $in: claims.map((claim) => claim.token) } } as Filter<T>
+    const result = await this.#collection.updateMany(filter, { $set: { ...set, [this.#fields.state]: 'done', [this.#fields.claim]: null } } as UpdateFilter<T>)
+    if (result.matchedCount === claims.length) return claims.map(() => true)
+    // Some were not held. A record a claim finished was not taken again after that claim (and
+    // never will be), so it still counts the takes the claim saw; a takeover counted one more.
+    const { state, attempts } = this.#fields
+    const stored = await this.#collection.find({ _id: { $in: claims.map((claim) => claim.doc._id) } } as Filter<T>, { projection: { [state]: 1, [attempts]: 1 } }).toArray()
+    const byId = new Map<unknown, Record<string, unknown>>(stored.map((doc) => [doc._id, doc]))
+    return claims.map((claim) => {
+      const doc = byId.get(claim.doc._id)
+      return doc?.[state] === 'done' && doc[attempts] === (claim.doc as Record<string, unknown>)[attempts]
+    })
+  }
+
   /** Puts the work off until `dueAt` (a retry, a backoff) with `set` applied, if the claim still holds it. */
   async putOff(claim: Claim<T>, dueAt: Date, set: Record<string, unknown> = {}): Promise<boolean> {
     return this.#write(claim, { ...set, [this.#fields.dueAt]: dueAt, [this.#fields.claim]: null })
@@ -95,6 +120,25 @@ export class WorkList<T extends Document & { _id: string }> {
     const extended = await this.#write(claim, { [this.#fields.dueAt]: leaseUntil })
     if (extended) claim.leaseUntil = leaseUntil
     return extended
+  }
+
+  /**
+   * Creates a record already held by the caller, for work its creator starts
+   * at once (a webhook's first attempt): one insert rather than an insert and
+   * a claim. `record` holds the record's own fields, not the work fields;
+   * `insert` (an insertOne by default; e.g. a batched one) answers false when
+   * the `_id` is taken. Null then: whoever created that record has the work.
+   */
+  async insertClaimed(
+    record: Record<string, unknown> & { _id: string },
+    now: Date,
+    leaseMs: number,
+    insert: (doc: T) => Promise<boolean> = (doc) => this.#insertOne(doc),
+  ): Promise<Claim<T> | null> {
+    const token = randomUUID()
+    const leaseUntil = new Date(now.getTime() + leaseMs)
+    const doc = { ...record, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token, [this.#fields.attempts]: 1 } as T
+    return (await insert(doc)) ? { doc, token, leaseUntil } : null
   }
 
   /** When the earliest waiting record is due (a held one: when its lease ends); null when nothing waits. */
@@ -116,6 +160,16 @@ export class WorkList<T extends Document & { _id: string }> {
       ...(sorted ? { sort: { [this.#fields.dueAt]: 1, _id: 1 } } : {}),
     })
     return doc ? { doc: doc as T, token, leaseUntil } : null
+  }
+
+  async #insertOne(doc: T): Promise<boolean> {
+    try {
+      await this.#collection.insertOne(doc as OptionalUnlessRequiredId<T>)
+      return true
+    } catch (error) {
+      if (isDuplicateKey(error)) return false
+      throw error
+    }
   }
 
   /** Every write after a claim is filtered on its token: a holder that lost the record writes nothing. */

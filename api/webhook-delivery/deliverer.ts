@@ -1,26 +1,32 @@
 /**
- * The webhook deliverer: turns completion events into signed POSTs and
- * walks the spec's retry schedule. Attempt 1 is made straight from the
- * JetStream event (acknowledged only once its outcome is logged and any retry
- * is scheduled); retries wait in `webhook_due` with their due time, so a
- * restarted or different replica continues the schedule. Every send is
- * preceded by a unique-insert claim (delivery-attempt.ts): replicas never send
- * the same attempt twice.
+ * The webhook deliverer: turns completion events into signed POSTs and walks
+ * the spec's retry schedule. The deliverer that gets a completion event
+ * creates the delivery already held and makes attempt 1 at once (the event is
+ * acknowledged once the attempt's end is logged and the delivery moved on).
+ * Every later attempt, and every redelivery the API queues, waits in
+ * `webhook_deliveries` until it is due; the deliverer that claims it makes it
+ * (deliveries.ts). Only a delivery's holder sends, so replicas never send an
+ * attempt twice, and any replica continues a schedule another one left.
  */
 import type { JsMsg, NatsConnection } from 'nats'
 import type { Db } from 'mongodb'
 import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
+import { CommandRepository } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
+import { AttemptLog, type AttemptRecord } from './attempt-log.js'
 import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
-import { AttemptRunner, type CompletionSnapshot, type DeliveryRef } from './delivery-attempt.js'
-import { DeliveryStore, type AttemptRecord, type DueDelivery } from './delivery-store.js'
+import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './deliveries.js'
+import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './delivery-attempt.js'
 import { nextAttemptAt } from './retry-schedule.js'
-import { WebhookSender } from './send-webhook.js'
+import { WebhookSender, type Sender } from './send-webhook.js'
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
+
+/** How long an attempt that could not be prepared (MongoDB unreachable) waits before it is tried again. */
+const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface WebhookDelivererOptions {
   db: Db
@@ -32,15 +38,17 @@ export interface WebhookDelivererOptions {
   timeoutMs?: number
   clock?: Clock
   sleep?: Sleep
-  /** How often `webhook_due` is looked at when nothing nudged (redeliveries queued by the API, other replicas). */
+  /** How often due deliveries are looked for when nothing nudged (redeliveries another process queued, deliveries another replica lost). */
   pollIntervalMs?: number
-  /** A claim older than this without a logged end belonged to a deliverer that died mid-attempt. */
+  /** How long a deliverer holds a delivery for one attempt; after that another replica may take it over. */
   leaseMs?: number
-  /** Attempts in flight at once, per source (events, due retries). */
+  /** Attempts in flight at once, per source (events, due deliveries). */
   concurrency?: number
   consumerName?: string
   resolve?: Resolver
   metrics?: WebhookRecorder
+  /** Sends the webhooks; a WebhookSender under the private-network rule by default. */
+  sender?: Sender
 }
 
 /** The delivery id of a command's completion: the same on every retry and every replica. */
@@ -50,14 +58,15 @@ export function completionDeliveryId(commandId: string): string {
 
 export class WebhookDeliverer {
   readonly #options: WebhookDelivererOptions
-  readonly #store: DeliveryStore
+  readonly #deliveries: Deliveries
+  readonly #attempts: AttemptLog
   readonly #runner: AttemptRunner
-  readonly #sender: WebhookSender
+  readonly #sender: Sender
   readonly #clock: Clock
   readonly #sleep: Sleep
-  readonly #log: Logger
+  readonly #logger: Logger
   readonly #concurrency: number
-  readonly #inFlight = new Set<string>()
+  readonly #leaseMs: number
   #wake = new AbortController()
   #running = false
   #loops: Promise<void>[] = []
@@ -67,32 +76,32 @@ export class WebhookDeliverer {
     this.#options = options
     this.#clock = options.clock ?? systemClock
     this.#sleep = options.sleep ?? systemSleep
-    this.#log = options.logger
-    // Measured (bench/webhooks.ts): FerretDB/SQLite slows down under more concurrent writers
-    // than this (lock retries), so more attempts in flight deliver fewer per second.
+    this.#logger = options.logger
+    // Measured (bench/webhooks.ts): past this many attempts in flight, the store's writes queue
+    // up and fewer webhooks go out per second.
     this.#concurrency = options.concurrency ?? 16
-    this.#store = new DeliveryStore(options.db)
     const timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS
-    this.#sender = new WebhookSender({ allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs, resolve: options.resolve })
+    // A live holder ends an attempt within the timeout and a few writes.
+    this.#leaseMs = options.leaseMs ?? Math.max(60_000, 2 * timeoutMs)
+    this.#deliveries = new Deliveries(options.db)
+    this.#attempts = new AttemptLog(options.db)
+    this.#sender = options.sender ?? new WebhookSender({ allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs, resolve: options.resolve })
     this.#runner = new AttemptRunner({
-      db: options.db,
-      store: this.#store,
+      commands: new CommandRepository(options.db),
+      log: this.#attempts,
       configs: options.configs,
       sender: this.#sender,
       clock: this.#clock,
       logger: options.logger,
-      leaseMs: this.#leaseMs,
       metrics: options.metrics,
     })
   }
 
-  get #leaseMs(): number {
-    return this.#options.leaseMs ?? Math.max(60_000, 2 * (this.#options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS))
-  }
-
   async start(): Promise<void> {
     if (this.#running) return
-    await this.#store.ensureIndexes()
+    await this.#deliveries.ensureIndexes()
+    await this.#attempts.ensureIndexes()
+    // An event not acknowledged within the lease goes to another replica, which finds its delivery there.
     const consumer = await completionConsumer(this.#options.nats, this.#options.consumerName ?? DELIVERER_CONSUMER, this.#leaseMs)
     const messages = await consumer.consume({ max_messages: this.#concurrency })
     this.#running = true
@@ -100,7 +109,7 @@ export class WebhookDeliverer {
       await messages.close().catch(() => undefined)
     }
     this.#loops = [this.#consumeLoop(messages), this.#dueLoop()]
-    this.#log.info('webhook deliverer started')
+    this.#logger.info('webhook deliverer started')
   }
 
   /** Stops taking work and waits for attempts in flight to end. */
@@ -113,10 +122,10 @@ export class WebhookDeliverer {
     // schedule, which beats outliving a shutdown grace period with a 15 s timeout.
     this.#sender.close()
     await Promise.all(this.#loops)
-    this.#log.info('webhook deliverer stopped')
+    this.#logger.info('webhook deliverer stopped')
   }
 
-  /** Look at `webhook_due` now (e.g. after a redeliver was queued in this process). */
+  /** Look for due deliveries now (e.g. after a redelivery was queued in this process). */
   nudge(): void {
     this.#wake.abort()
   }
@@ -131,7 +140,7 @@ export class WebhookDeliverer {
         if (!this.#running) break
       }
     } catch (error) {
-      this.#log.error({ err: error }, 'completion consumer ended')
+      this.#logger.error({ err: error }, 'completion consumer ended')
     }
     await Promise.all(pending)
   }
@@ -146,92 +155,117 @@ export class WebhookDeliverer {
       snapshot = event.snapshot
     } catch (error) {
       // Not an event this version understands: retrying cannot fix it.
-      this.#log.error({ err: error, subject: msg.subject }, 'unreadable completion event dropped')
+      this.#logger.error({ err: error, subject: msg.subject }, 'unreadable completion event dropped')
       msg.term()
       return
     }
     try {
-      const outcome = await this.#attempt(ref, 1, snapshot)
-      if (outcome === 'in-flight') msg.nak(this.#leaseMs)
-      else msg.ack()
+      await this.#deliverCompletion(ref, snapshot)
+      msg.ack()
     } catch (error) {
-      this.#log.error({ err: error, command_id: ref.commandId, account_id: ref.accountId }, 'completion event not handled; it will come again')
+      this.#logger.error({ err: error, command_id: ref.commandId, account_id: ref.accountId }, 'completion event not handled; it will come again')
       msg.nak(1_000)
     }
   }
 
-  /** Makes one attempt and moves the delivery on from it. */
-  async #attempt(ref: DeliveryRef, attempt: number, snapshot?: CompletionSnapshot): Promise<'done' | 'in-flight'> {
-    const outcome = await this.#runner.run(ref, attempt, snapshot)
-    if (outcome.kind === 'in-flight') return 'in-flight'
-    // A completion's first attempt comes from its event, never from `webhook_due` (only a
-    // failure puts it there), so ending it has no due entry to remove: one write saved per webhook.
-    const queued = !(attempt === 1 && snapshot)
-    if (outcome.kind === 'dropped') {
-      this.#log.info({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId, reason: outcome.reason }, 'webhook not sent')
-      if (queued) await this.#store.finish(ref.deliveryId, attempt)
-      return 'done'
-    }
-    await this.#settle(ref, outcome.record, queued)
-    return 'done'
-  }
-
-  /** After an attempt: schedule the next one (spec's delays, from the failure) or end the delivery. */
-  async #settle(ref: DeliveryRef, record: AttemptRecord, queued: boolean): Promise<void> {
-    const next = record.outcome === 'failure' ? nextAttemptAt(record.attempt, record.finished_at) : null
-    if (next === null) {
-      if (queued) await this.#store.finish(ref.deliveryId, record.attempt)
-      if (record.outcome === 'failure') this.#log.warn({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId }, 'webhook retries exhausted')
-      return
-    }
-    await this.#store.scheduleAttempt({ _id: ref.deliveryId, command_id: ref.commandId, account_id: ref.accountId, attempt: record.attempt + 1, due_at: next }, this.#clock())
-    this.nudge()
+  /** Attempt 1 of a completion's delivery, straight from its event. */
+  async #deliverCompletion(ref: DeliveryRef, snapshot: CompletionSnapshot | undefined): Promise<void> {
+    const resolved = await this.#runner.resolve(ref, snapshot)
+    if ('dropped' in resolved) return this.#notSent(ref, resolved.dropped)
+    // A repeated event finds the delivery created: it goes on from its record, whoever holds it.
+    const held = await this.#deliveries.startHeld(ref, this.#clock(), this.#leaseMs)
+    if (held) await this.#attempt(held, resolved)
   }
 
   async #dueLoop(): Promise<void> {
+    const inFlight = new Set<Promise<void>>()
     while (this.#running) {
-      let acted = false
-      try {
-        acted = await this.runDue()
-      } catch (error) {
-        this.#log.error({ err: error }, 'webhook retry pass failed; trying again')
-      }
-      if (!this.#running) break
-      if (acted) continue
-      const signal = this.#wake.signal
-      if (signal.aborted) {
-        this.#wake = new AbortController()
+      if (inFlight.size >= this.#concurrency) {
+        await Promise.race(inFlight)
         continue
       }
-      const now = this.#clock()
-      const next = await this.#store.nextDueAfter(now).catch(() => null)
+      let held: HeldDelivery | null
+      try {
+        held = await this.#deliveries.claimNext(this.#clock(), this.#leaseMs)
+      } catch (error) {
+        this.#logger.error({ err: error }, 'looking for due webhook deliveries failed; trying again')
+        await this.#waitForDue({ look: false })
+        continue
+      }
+      if (!held) {
+        await this.#waitForDue({ look: true })
+        continue
+      }
+      const run = this.#runDue(held).finally(() => inFlight.delete(run))
+      inFlight.add(run)
+    }
+    await Promise.all(inFlight)
+  }
+
+  /** Sleeps until the next delivery is due (`look`), a nudge, or the poll interval, whichever is first. */
+  async #waitForDue({ look }: { look: boolean }): Promise<void> {
+    const signal = this.#wake.signal
+    if (!signal.aborted) {
       const poll = this.#options.pollIntervalMs ?? 1_000
+      const now = this.#clock()
+      const next = look ? await this.#deliveries.nextDueAt().catch(() => null) : null
       const wait = next ? Math.min(poll, Math.max(0, next.getTime() - now.getTime())) : poll
-      await this.#sleep(wait, signal)
-      if (signal.aborted) this.#wake = new AbortController()
+      if (wait > 0) await this.#sleep(wait, signal)
     }
+    if (signal.aborted && this.#wake.signal === signal) this.#wake = new AbortController()
   }
 
-  /** One pass over the due retries; true when any attempt was made or settled. */
-  async runDue(): Promise<boolean> {
-    const due = (await this.#store.dueBy(this.#clock(), this.#concurrency * 2)).filter((d) => !this.#inFlight.has(d._id))
-    let acted = false
-    for (let i = 0; i < due.length; i += this.#concurrency) {
-      const results = await Promise.all(due.slice(i, i + this.#concurrency).map((d) => this.#runDueOne(d)))
-      acted ||= results.includes(true)
-    }
-    return acted
-  }
-
-  async #runDueOne(due: DueDelivery): Promise<boolean> {
-    this.#inFlight.add(due._id)
+  /** A due delivery this deliverer now holds: a retry, a redelivery, or one whose holder stopped. */
+  async #runDue(held: HeldDelivery): Promise<void> {
+    const ref = deliveryRef(held.doc)
     try {
-      return (await this.#attempt({ deliveryId: due._id, commandId: due.command_id, accountId: due.account_id }, due.attempt)) === 'done'
+      if (startedBefore(held.doc)) {
+        const ended = await this.#runner.takeOver(ref, held.doc.attempt)
+        if ('dropped' in ended) return await this.#drop(held, ended.dropped)
+        return await this.#settle(held, ended)
+      }
+      let resolved: Awaited<ReturnType<AttemptRunner['resolve']>>
+      try {
+        resolved = await this.#runner.resolve(ref)
+      } catch (error) {
+        this.#logger.error({ err: error, command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId }, 'webhook attempt could not be prepared; it is tried again')
+        await this.#deliveries.retryLater(held, new Date(this.#clock().getTime() + RETRY_AFTER_ERROR_MS))
+        return
+      }
+      if ('dropped' in resolved) return await this.#drop(held, resolved.dropped)
+      await this.#attempt(held, resolved)
     } catch (error) {
-      this.#log.error({ err: error, command_id: due.command_id, account_id: due.account_id, delivery_id: due._id }, 'webhook retry failed to run; it stays due')
-      return false
-    } finally {
-      this.#inFlight.delete(due._id)
+      this.#logger.error({ err: error, command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId }, 'webhook delivery stuck; another deliverer takes it over when the lease ends')
     }
+  }
+
+  /** Makes the held delivery's attempt and moves the delivery on from it. */
+  async #attempt(held: HeldDelivery, resolved: ResolvedTarget): Promise<void> {
+    const record = await this.#runner.send(deliveryRef(held.doc), held.doc.attempt, resolved)
+    await this.#settle(held, record)
+  }
+
+  /** After an attempt: schedule the next one (spec's delays, from the failure) or end the delivery. */
+  async #settle(held: HeldDelivery, record: AttemptRecord): Promise<void> {
+    const ref = deliveryRef(held.doc)
+    const next = record.outcome === 'failure' ? nextAttemptAt(record.attempt, record.finished_at) : null
+    let kept: boolean
+    if (next) {
+      kept = await this.#deliveries.scheduleNext(held, next)
+      this.nudge()
+    } else {
+      kept = await this.#deliveries.end(held, record.outcome === 'success' ? 'delivered' : 'exhausted', this.#clock())
+      if (kept && record.outcome === 'failure') this.#logger.warn({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId }, 'webhook retries exhausted')
+    }
+    if (!kept) this.#logger.warn({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId, attempt: record.attempt }, 'webhook delivery was taken over after this deliverer\'s lease ended; the logged end stands')
+  }
+
+  async #drop(held: HeldDelivery, reason: string): Promise<void> {
+    this.#notSent(deliveryRef(held.doc), reason)
+    await this.#deliveries.end(held, 'dropped', this.#clock())
+  }
+
+  #notSent(ref: DeliveryRef, reason: string): void {
+    this.#logger.info({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId, reason }, 'webhook not sent')
   }
 }

@@ -4,7 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Db } from 'mongodb'
 import type { Clock } from '../clock.js'
 import { ConflictError, NotFoundError } from '../errors/api-errors.js'
-import { DeliveryStore, type AttemptRecord } from './delivery-store.js'
+import { AttemptLog, type AttemptRecord } from './attempt-log.js'
+import { Deliveries } from './deliveries.js'
 import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
 
 const tags = ['webhook deliveries']
@@ -28,7 +29,8 @@ function toAttempt(record: AttemptRecord): WebhookAttempt {
 
 /** The delivery log and redelivery: GET /webhook-deliveries, POST /commands/:id/webhook/redeliver. */
 export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
-  const store = new DeliveryStore(options.db)
+  const attempts = new AttemptLog(options.db)
+  const deliveries = new Deliveries(options.db)
 
   app.get(
     '/webhook-deliveries',
@@ -36,7 +38,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clo
     async (request) => {
       const { command_id } = request.query
       const { limit, offset } = pageOf(request.query)
-      const records = await store.list(request.account.id, { limit, offset, commandId: command_id })
+      const records = await attempts.list(request.account.id, { limit, offset, commandId: command_id })
       return { deliveries: records.map(toAttempt), limit, offset }
     },
   )
@@ -62,8 +64,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clo
         if (!config?.is_active) throw new ConflictError('the command has no webhook_url and the account webhook is not configured or not active')
       }
       const deliveryId = `whd_${randomUUID()}`
-      const now = options.now()
-      await store.enqueue({ _id: deliveryId, command_id: command._id, account_id: command.account_id, due_at: now, created_at: now })
+      await deliveries.enqueue({ deliveryId, commandId: command._id, accountId: command.account_id }, options.now())
       options.onRedeliveryQueued?.()
       request.log.info({ command_id: command._id, account_id: command.account_id, delivery_id: deliveryId }, 'webhook redelivery queued')
       return reply.code(202).send({ delivery_id: deliveryId, command_id: command._id })

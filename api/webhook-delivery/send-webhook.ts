@@ -14,6 +14,13 @@ export interface SendResult {
   duration_ms: number
 }
 
+/** What a deliverer sends with: WebhookSender, or a test's stand-in. */
+export interface Sender {
+  send(rawUrl: string, webhook: WebhookRequest): Promise<SendResult>
+  /** Cuts sends in flight short (each ends as a failure) and frees the sockets. */
+  close(): void
+}
+
 export interface WebhookSenderOptions {
   /** ALLOW_PRIVATE_NETWORKS: lets webhooks reach loopback and private networks (tests, local development). */
   allowPrivateNetworks: boolean
@@ -29,7 +36,7 @@ export interface WebhookSenderOptions {
  * are not followed: a 3xx is a failed delivery, since following one would
  * send the signed body somewhere the account never configured.
  */
-export class WebhookSender {
+export class WebhookSender implements Sender {
   readonly #options: WebhookSenderOptions
   // Keep-alive: a receiver gets many deliveries; a socket was checked when it connected.
   // Idle sockets close after 4 s, before common servers' 5 s keep-alive timeouts do.

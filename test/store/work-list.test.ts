@@ -152,4 +152,34 @@ t.test('a work list on the records it is about', async (t) => {
     const racers = await Promise.all(Array.from({ length: 10 }, () => list.claimOne('soon', at(100), 1_000)))
     t.equal(racers.filter((claim) => claim !== null).length, 1, 'one of ten racers gets it')
   })
+
+  t.test('insertClaimed creates a record held by its creator, once, and it is taken over when the lease ends', async (t) => {
+    const { items, list } = await freshList()
+    const racers = await Promise.all(Array.from({ length: 10 }, () => list.insertClaimed({ _id: 'job', kind: 'a' }, at(0), 1_000)))
+    const held = racers.filter((claim) => claim !== null)
+    t.equal(held.length, 1, 'one of ten creators holds it')
+    t.equal(await list.claimNext(at(999), 1_000), null, 'held until its lease ends')
+    t.equal((await items.findOne({ _id: 'job' }))?.job_attempts, 1, 'its creation counts as the first attempt')
+    const second = await list.claimNext(at(1_000), 1_000)
+    t.equal(second?.doc.job_attempts, 2, 'taken over when the lease ended')
+    t.equal(await list.finish(held[0]!), false, 'the creator cannot finish it any more')
+  })
+
+  t.test('finishAll ends many claims in one write and answers for each as finish would', async (t) => {
+    const { items, list } = await freshList()
+    for (const id of ['a', 'b', 'c']) await add(items, list, id, at(0))
+    const a = (await list.claimOne('a', at(0), 1_000)) as Claim<Item>
+    const b = (await list.claimOne('b', at(0), 1_000)) as Claim<Item>
+    const lost = (await list.claimOne('c', at(0), 1_000)) as Claim<Item>
+    const takeover = (await list.claimOne('c', at(1_000), 1_000)) as Claim<Item>
+    t.same(await list.finishAll([a, b, lost], { result: 'batch' }), [true, true, false])
+    const stored = new Map((await items.find().toArray()).map((doc) => [doc._id, doc]))
+    t.match(stored.get('a'), { job_state: 'done', job_claim: null, result: 'batch' })
+    t.match(stored.get('b'), { job_state: 'done', job_claim: null, result: 'batch' })
+    t.match(stored.get('c'), { job_state: 'waiting', job_claim: takeover.token }, 'the record taken over is left to its new holder')
+    t.notOk(stored.get('c')?.result)
+    t.same(await list.finishAll([takeover]), [true])
+    t.same(await list.finishAll([a], { result: 'again' }), [true], 'a claim that finished its record is answered as having finished it')
+    t.equal((await items.findOne({ _id: 'a' }))?.result, 'batch', 'and a second finish changes nothing')
+  })
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { settle, startReceiver, startWorld, until } from './world.js'
+import { startReceiver, startWorld, until } from './world.js'
 
 t.test('the delivery log and redeliver endpoints', async (t) => {
   const world = await startWorld(t)
@@ -7,7 +7,7 @@ t.test('the delivery log and redeliver endpoints', async (t) => {
   const { api_key } = await world.api.createAccount('business')
   const other = await world.api.createAccount('business')
   await world.putWebhook(api_key, { url: `${receiver.url}/acct`, secret: 'k' })
-  const deliverer = await world.deliverer({ pollIntervalMs: 50 })
+  const deliverer = await world.deliverer()
   const get = (key: string, query = '') => world.api.app.inject({ method: 'GET', url: `/api/v1/webhook-deliveries${query}`, headers: { 'x-api-key': key } })
   const redeliver = (key: string, id: string) => world.api.app.inject({ method: 'POST', url: `/api/v1/commands/${id}/webhook/redeliver`, headers: { 'x-api-key': key } })
 
@@ -61,7 +61,7 @@ t.test('the delivery log and redeliver endpoints', async (t) => {
     t.equal(JSON.stringify(JSON.parse(got.body).data), JSON.stringify(JSON.parse(receiver.received[0]!.body).data), 'the same data as the original')
     const logged = await until('logged', async () => (await get(api_key, `?command_id=${first}`)).json().deliveries.find((d: { delivery_id: string }) => d.delivery_id === delivery_id))
     t.match(logged, { outcome: 'success', attempt: 1 })
-    await settle()
+    await world.drained('the redelivery over')
     t.equal(receiver.received.length, before + 1, 'sent once')
   })
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import t from 'tap'
 import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
-import { nextWake, settle, startReceiver, startWorld, until } from './world.js'
+import { nextWake, startReceiver, startWorld, until } from './world.js'
 
 const SECRET = 'whsec_test-secret-ünïcode'
 
@@ -39,7 +39,7 @@ t.test('a completed command is POSTed, signed, with data equal to the GET poll r
     t.equal(got.body, `{"data":${pollText},"timestamp":${body.timestamp}}`, `${status}: data is GET's text byte for byte`)
     t.equal((body.data as { status: string }).status, status)
   }
-  await settle()
+  await world.drained()
   t.equal(receiver.received.length, 2, 'one POST per completion')
 })
 
@@ -73,7 +73,7 @@ t.test('a command webhook_url overrides the account URL and never touches its fa
     world.time.advanceTo(deadline)
     await until(`attempt ${attempt}`, () => own.received.length === attempt)
   }
-  await settle()
+  await world.drained('the delivery exhausted')
   t.equal(own.received.length, 8, 'eight attempts, then it stops')
   t.equal(account.received.length, 0, 'the account URL got nothing')
   const config = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-config', headers: { 'x-api-key': api_key } })
@@ -89,7 +89,7 @@ t.test('an inactive account webhook gets no delivery', async (t) => {
   await world.deliverer()
   const commandId = await world.submit(api_key)
   await world.complete(commandId)
-  await settle(500)
+  await world.drained('the completion handled')
   t.equal(receiver.received.length, 0)
   const log = await world.api.app.inject({ method: 'GET', url: '/api/v1/webhook-deliveries', headers: { 'x-api-key': api_key } })
   t.same(log.json().deliveries, [], 'and nothing is logged')
@@ -141,7 +141,7 @@ t.test('a private-address webhook is refused when ALLOW_PRIVATE_NETWORKS is off'
     return res.json<{ deliveries: Record<string, unknown>[] }>().deliveries[0]
   })
   t.match(entry, { command_id: commandId, outcome: 'failure', status_code: null, error: /^refused: localhost resolves to .*loopback/ })
-  await settle()
+  // The entry is written once the refused attempt has ended.
   t.equal(receiver.received.length, 0, 'nothing was sent')
 })
 
@@ -190,7 +190,7 @@ t.test('each attempt is counted in ffkube_webhook_attempts_total by outcome', as
   await until('attempt 1', () => receiver.received[0])
   world.time.advanceTo((await nextWake(world, 'the retry')) + 1)
   await until('attempt 2', () => receiver.received[1])
-  await settle(100)
+  await world.drained('the delivery over')
   const text = await metrics.registry.metrics()
   t.match(text, /^ffkube_webhook_attempts_total\{outcome="failure"\} 1$/m)
   t.match(text, /^ffkube_webhook_attempts_total\{outcome="success"\} 1$/m)

@@ -1,17 +1,20 @@
 /**
- * What every webhook test needs: the API on a real FerretDB, a real NATS with
- * JetStream, a receiver on loopback, a fake clock the deliverers share, and
- * the projector's two steps done by hand (terminal state, completion event).
+ * What every webhook test needs: the API on a real MongoDB-wire server, a real
+ * NATS with JetStream, a receiver on loopback, a fake clock the deliverers
+ * share, and the projector's two steps done by hand (terminal state,
+ * completion event).
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
-import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
+import { COMPLETION_STREAM, completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { toPollResponse, type CommandDocument } from '../../api/commands/command-document.js'
 import { commandsCollection } from '../../api/commands/command-repository.js'
 import { createLogger } from '../../api/logger.js'
 import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
+import { DELIVERER_CONSUMER } from '../../api/webhook-delivery/completion-consumer.js'
+import { Deliveries } from '../../api/webhook-delivery/deliveries.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -90,6 +93,16 @@ export interface World {
   time: FakeTime
   /** A deliverer sharing the world's database, NATS and fake time; stopped at teardown. */
   deliverer(overrides?: Partial<WebhookDelivererOptions>): Promise<WebhookDeliverer>
+  /**
+   * Resolves once every completion event published so far has been handled
+   * and every delivery is over (delivered, exhausted or dropped): nothing is
+   * in flight and nothing waits, so no webhook can come after it.
+   */
+  drained(what?: string): Promise<void>
+  /** Whether drained() would resolve now. */
+  isDrained(): Promise<boolean>
+  /** Resolves once every completion event published so far is acknowledged: its first attempt made and its delivery moved on. */
+  eventsHandled(): Promise<void>
   /** Submits an FFmpeg command through the API; returns its id. */
   submit(apiKey: string, extra?: Record<string, unknown>): Promise<string>
   /**
@@ -117,6 +130,14 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
   t.teardown(async () => {
     for (const d of deliverers) await d.stop()
   })
+  async function allEventsAcknowledged(): Promise<boolean> {
+    const consumer = await (await nc.jetstreamManager()).consumers.info(COMPLETION_STREAM, DELIVERER_CONSUMER)
+    return consumer.num_pending === 0 && consumer.num_ack_pending === 0
+  }
+  async function isDrained(): Promise<boolean> {
+    // Events first: a delivery exists before its event is acknowledged.
+    return (await allEventsAcknowledged()) && (await new Deliveries(api.db).nextDueAt()) === null
+  }
   return {
     api,
     nc,
@@ -133,11 +154,21 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
         sleep: time.sleep,
         // Past the longest retry delay: on the fake clock a deliverer then only wakes for a due retry or a nudge.
         pollIntervalMs: 24 * 3600_000,
+        // Longer than any step a test moves the clock and than nextWake looks ahead: an attempt in
+        // flight is taken over only where a test sets a lease of its own to see that happen.
+        leaseMs: 12 * 3600_000,
         ...overrides,
       })
       deliverers.push(deliverer)
       await deliverer.start()
       return deliverer
+    },
+    async drained(what = 'every completion handled and every delivery over') {
+      await until(what, isDrained)
+    },
+    isDrained,
+    async eventsHandled() {
+      await until('every completion event acknowledged', allEventsAcknowledged)
     },
     async submit(apiKey, extra = {}) {
       const res = await api.app.inject({
@@ -226,12 +257,35 @@ export async function until<T>(what: string, check: () => T | Promise<T>, ms = 1
   }
 }
 
-/** The next time a deliverer is sleeping towards for a due retry (its idle poll is 24 h away). */
+/** The earliest time a deliverer sleeps towards for a due retry, if any (its idle poll is 24 h away, a held delivery's lease 12 h). */
+export function retryDeadline(world: World): number | null {
+  const ahead = world.time.deadlines().filter((d) => d > world.time.now && d - world.time.now <= 10 * 3600_000)
+  return ahead.length > 0 ? Math.min(...ahead) : null
+}
+
+/** The next time a deliverer is sleeping towards for a due retry. */
 export async function nextWake(world: World, what: string): Promise<number> {
-  return until(what, () => {
-    const ahead = world.time.deadlines().filter((d) => d > world.time.now && d - world.time.now <= 10 * 3600_000)
-    return ahead.length > 0 ? Math.min(...ahead) : null
+  return until(what, () => retryDeadline(world))
+}
+
+/** Moves the clock to each retry the deliverers wait for, until every delivery is over. */
+export async function runOut(world: World): Promise<void> {
+  await until('every retry run out', () => {
+    const deadline = retryDeadline(world)
+    if (deadline === null) return world.isDrained()
+    world.time.advanceTo(deadline)
+    return false
   })
+}
+
+/** How many times the receiver got each attempt, keyed `<delivery id>#<attempt>`. */
+export function timesEachAttempt(received: readonly Received[]): Map<string, number> {
+  const times = new Map<string, number>()
+  for (const r of received) {
+    const key = `${String(r.headers['x-webhook-id'])}#${String(r.headers['x-webhook-attempt'])}`
+    times.set(key, (times.get(key) ?? 0) + 1)
+  }
+  return times
 }
 
 /** Gives a deliverer real time to do what it should not: send more. */
