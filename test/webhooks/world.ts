@@ -287,6 +287,3 @@ export function timesEachAttempt(received: readonly Received[]): Map<string, num
   }
   return times
 }
-
-/** Gives a deliverer real time to do what it should not: send more. */
-export const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms))
