@@ -83,7 +83,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
   await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
   await app.register(commandRepository, { db: deps.db })
-  await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
+  await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
   await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
   await app.register(presetRepository, { db: deps.db, now: clock })
 

@@ -137,12 +137,16 @@ async function seedCommands(app: Awaited<ReturnType<typeof buildApp>>, db: Db, a
         account_id: n % 10 === 0 ? template.account_id : `acc_seed_${n % 100}`,
         status: 'SUCCESS',
         created_at: new Date(started + n * 1000),
-        dispatch: { state: 'claimed', claimed_at: new Date(started + n * 1000) },
+        dispatch_state: 'done',
+        dispatch_due_at: new Date(started + n * 1000),
+        dispatch_claim: null,
+        dispatch_attempts: 1,
       }
     })
     await commands.insertMany(batch)
   }
-  await db.collection('dispatch_queue').deleteMany({})
+  // The template was accepted like any command: handed off already, as the copies are.
+  await commands.updateOne({ _id: templateId }, { $set: { dispatch_state: 'done' } })
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 })

@@ -1,17 +1,15 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Db } from 'mongodb'
 import { newCommandId } from '../../contracts/command-id.js'
 import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
-import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
 import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { validateWebhookUrl } from '../webhooks/webhook-url.js'
-import { newCommandDocument, toCommandSpec } from './command-document.js'
+import { newCommandDocument } from './command-document.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
 
@@ -29,14 +27,12 @@ export interface ManagedInputGate {
 
 /**
  * Accepts validated drafts for an account: checks the Business-only fields,
- * records every command QUEUED with its pending dispatch, adds it to the
- * dispatch queue, and nudges the in-process dispatcher so the hand-off need
- * not wait for its next poll.
+ * records every command QUEUED and waiting for its hand-off, and nudges the
+ * in-process dispatcher so the hand-off need not wait for its next poll.
  */
 export class CommandSubmission {
   constructor(
     private readonly commands: CommandRepository,
-    private readonly queue: DispatchQueue,
     private readonly destinations: () => DestinationGate,
     private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
@@ -62,16 +58,10 @@ export class CommandSubmission {
         now,
       ),
     )
-    // The accepting write: record and dispatch intent in one document.
+    // The accepting write: the record is its own outbox entry.
     await this.commands.insert(docs)
     for (const doc of docs) {
       log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
-    }
-    try {
-      await this.queue.enqueue(docs.map(toCommandSpec), now)
-    } catch (err) {
-      // Accepted all the same: the dispatcher's recovery scan finds pending commands without an entry.
-      log.warn({ err, command_ids: docs.map((doc) => doc._id) }, 'dispatch queue entry not written; left to recovery')
     }
     this.onAccepted()
     return docs.map((doc) => doc._id)
@@ -125,7 +115,6 @@ declare module 'fastify' {
 }
 
 export interface CommandSubmissionOptions {
-  db: Db
   now?: Clock | undefined
   /** Called after commands are recorded; the in-process dispatcher's nudge. */
   onAccepted?: (() => void) | undefined
@@ -136,11 +125,8 @@ export interface CommandSubmissionOptions {
 /** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
 export const commandSubmission = fp(
   async (app: FastifyInstance, options: CommandSubmissionOptions) => {
-    const queue = new DispatchQueue(options.db)
-    await queue.ensureIndexes()
     const submission = new CommandSubmission(
       app.commands,
-      queue,
       // Looked up per use: the storage-destination repository is registered by its own plugin.
       () => app.storageDestinations,
       () => app.files,
