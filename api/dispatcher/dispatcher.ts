@@ -115,18 +115,42 @@ export class Dispatcher {
     return moved
   }
 
-  /** Hands off every due command, `concurrency` at a time; returns how many were handed off. */
+  /**
+   * Hands off every due command, up to `concurrency` at a time; returns how
+   * many were handed off. A worker joins with each claim, so an idle poll
+   * costs one claim and a burst fills every slot; the first claim that finds
+   * nothing due ends the round for all (what falls due later comes with a
+   * nudge or the next poll).
+   */
   async drain(): Promise<number> {
-    const workers = Array.from({ length: this.#concurrency }, async () => {
-      let handed = 0
-      for (;;) {
-        if (this.#polling.stopping && this.#polling.running) return handed
+    let handed = 0
+    let exhausted = false
+    const failures: unknown[] = []
+    const workers: Array<Promise<void>> = []
+    const work = async (): Promise<void> => {
+      while (!exhausted && !(this.#polling.stopping && this.#polling.running)) {
         const claim = await this.#interleave('claim', () => this.#outbox.claimNext(this.#now(), this.#leaseMs))
-        if (!claim) return handed
+        if (!claim) {
+          exhausted = true
+          return
+        }
+        if (workers.length < this.#concurrency) startWorker()
         if (await this.#handOff(claim)) handed += 1
       }
-    })
-    return (await Promise.all(workers)).reduce((a, b) => a + b, 0)
+    }
+    // A worker that fails (MongoDB unreachable) ends the round; the others finish their hand-offs first.
+    const startWorker = () =>
+      workers.push(
+        work().catch((err: unknown) => {
+          failures.push(err)
+          exhausted = true
+        }),
+      )
+    startWorker()
+    // A worker starts its successor before it ends, so this sees every worker of the round.
+    for (let i = 0; i < workers.length; i++) await workers[i]
+    if (failures.length > 0) throw failures[0]
+    return handed
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
