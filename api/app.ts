@@ -53,7 +53,7 @@ export interface AppDependencies {
   s3: S3Client
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
-  onCommandsAccepted?: () => void
+  onCommandsAccepted?: (commandIds: readonly string[]) => void
   /** Called after an upload or store-file request is queued: the in-process file processor's nudge. */
   onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */

@@ -80,7 +80,7 @@ export async function runService(
       s3: connections.s3,
       s3Bucket: connections.s3Bucket,
       // In-process nudges; a worker or deliverer in another process finds the work by polling.
-      onCommandsAccepted: () => dispatcher?.nudge(),
+      onCommandsAccepted: (commandIds) => dispatcher?.nudge(commandIds),
       onFilesQueued: () => work?.nudgeFileProcessor(),
       onWebhookRedeliveryQueued: () => deliverer?.nudge(),
       ytdlpAvailable: work ? work.ytdlpAvailable : () => ytdlp,

@@ -36,7 +36,7 @@ export class CommandSubmission {
     private readonly destinations: () => DestinationGate,
     private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
-    private readonly onAccepted: () => void,
+    private readonly onAccepted: (commandIds: readonly string[]) => void,
     private readonly allowPrivateNetworks = false,
   ) {}
 
@@ -63,8 +63,9 @@ export class CommandSubmission {
     for (const doc of docs) {
       log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
     }
-    this.onAccepted()
-    return docs.map((doc) => doc._id)
+    const ids = docs.map((doc) => doc._id)
+    this.onAccepted(ids)
+    return ids
   }
 
   /**
@@ -116,8 +117,8 @@ declare module 'fastify' {
 
 export interface CommandSubmissionOptions {
   now?: Clock | undefined
-  /** Called after commands are recorded; the in-process dispatcher's nudge. */
-  onAccepted?: (() => void) | undefined
+  /** Called with the ids of the commands just recorded; the in-process dispatcher's nudge. */
+  onAccepted?: ((commandIds: readonly string[]) => void) | undefined
   /** ALLOW_PRIVATE_NETWORKS: a per-command webhook_url may then name a private address, as the account's may. */
   allowPrivateNetworks?: boolean | undefined
 }

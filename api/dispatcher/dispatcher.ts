@@ -9,6 +9,9 @@ import { PollingLoop } from '../polling-loop.js'
 import type { Claim, WorkList } from '../work-list.js'
 import { dispatchBackoffMs } from './backoff.js'
 
+/** How many nudged command ids a dispatcher keeps to claim by id. */
+const MAX_NAMED = 10_000
+
 /** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
 export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off'
 
@@ -57,6 +60,8 @@ export class Dispatcher {
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #interleave: Interleave
+  /** Commands this process just accepted, claimed by id before anything is looked for (see nudge). */
+  readonly #named: string[] = []
 
   constructor(options: DispatcherOptions) {
     this.#commands = new CommandRepository(options.db)
@@ -97,8 +102,17 @@ export class Dispatcher {
     this.#log.info('dispatcher stopped')
   }
 
-  /** Tells a running dispatcher that work was just recorded, so it looks now instead of at its next poll. */
-  nudge(): void {
+  /**
+   * Tells a running dispatcher that work was just recorded, so it looks now
+   * instead of at its next poll. The commands' ids, when the caller has them,
+   * are claimed by id, which costs a lookup by _id where looking for the
+   * earliest due record reads every waiting one on the embedded store: so a
+   * burst does not slow its own dispatch down.
+   */
+  nudge(commandIds: readonly string[] = []): void {
+    if (!this.#polling.running) return
+    // Bounded: past it, the ids are left to the search, which finds every waiting record anyway.
+    for (const id of commandIds) if (this.#named.length < MAX_NAMED) this.#named.push(id)
     this.#polling.nudge()
   }
 
@@ -129,7 +143,7 @@ export class Dispatcher {
     const workers: Array<Promise<void>> = []
     const work = async (): Promise<void> => {
       while (!exhausted && !(this.#polling.stopping && this.#polling.running)) {
-        const claim = await this.#interleave('claim', () => this.#outbox.claimNext(this.#now(), this.#leaseMs))
+        const claim = await this.#interleave('claim', () => this.#claim())
         if (!claim) {
           exhausted = true
           return
@@ -151,6 +165,15 @@ export class Dispatcher {
     for (let i = 0; i < workers.length; i++) await workers[i]
     if (failures.length > 0) throw failures[0]
     return handed
+  }
+
+  /** The next command to hand off: one a nudge named (unless another dispatcher took it), else the earliest due; null when none is due. */
+  async #claim(): Promise<Claim<CommandDocument> | null> {
+    for (let id = this.#named.shift(); id !== undefined; id = this.#named.shift()) {
+      const claim = await this.#outbox.claimOne(id, this.#now(), this.#leaseMs)
+      if (claim) return claim
+    }
+    return this.#outbox.claimNext(this.#now(), this.#leaseMs)
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */

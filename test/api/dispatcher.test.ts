@@ -129,11 +129,29 @@ t.test('outbox dispatch', async (t) => {
     t.teardown(() => sleepy.stop())
     await until(() => sleeps() === 1) // its first round found nothing: asleep until woken
     const [commandId] = await submit(api, api_key)
-    sleepy.nudge()
+    sleepy.nudge([commandId!])
     await until(() => executor.handed.length === 1)
     t.equal(executor.handed[0]?.commandId, commandId)
     await sleepy.stop() // would never resolve if stop() waited for the sleep to end by itself
     t.pass('stopped')
+  })
+
+  t.test('a nudge naming commands another dispatcher handed off meanwhile hands none of them off again', async (t) => {
+    const handedElsewhere = await submit(api, api_key, 2)
+    t.equal(await dispatcher(new RecordingExecutor()).drain(), 2)
+    const executor = new RecordingExecutor()
+    const { sleep, sleeps } = sleepUntilWoken()
+    const late = dispatcher(executor, { sleep })
+    late.start()
+    t.teardown(() => late.stop())
+    await until(() => sleeps() === 1)
+    late.nudge(handedElsewhere)
+    // A command accepted after them is handed off only after the named ones were tried.
+    const [fresh] = await submit(api, api_key)
+    late.nudge([fresh!])
+    await until(() => executor.handed.length === 1)
+    await late.stop()
+    t.same(executor.handed.map((spec) => spec.commandId), [fresh])
   })
 
   t.test('yt-dlp commands reach the executor with their URLs and format', async (t) => {
