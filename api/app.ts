@@ -45,7 +45,7 @@ export interface AppOptions {
   s3: S3Client
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
-  onCommandsAccepted?: () => void
+  onCommandsAccepted?: (commandIds: readonly string[]) => void
   /** Called after an upload or store-file request is queued: the in-process file processor's nudge. */
   onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
@@ -77,7 +77,7 @@ export const appPlugin = fp(
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
-    await app.register(commandSubmission, { db: deps.db, now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
+    await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
 

@@ -101,7 +101,7 @@ async function serve(variant: Variant, stored: number): Promise<void> {
         // Limits so high they never bite, so each request still pays for counting.
         nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
         rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
-        onCommandsAccepted: () => dispatcher?.nudge(),
+        onCommandsAccepted: (commandIds) => dispatcher?.nudge(commandIds),
       },
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
@@ -138,12 +138,16 @@ async function seedCommands(app: FastifyInstance, db: Db, apiKey: string, count:
         account_id: n % 10 === 0 ? template.account_id : `acc_seed_${n % 100}`,
         status: 'SUCCESS',
         created_at: new Date(started + n * 1000),
-        dispatch: { state: 'claimed', claimed_at: new Date(started + n * 1000) },
+        dispatch_state: 'done',
+        dispatch_due_at: new Date(started + n * 1000),
+        dispatch_claim: null,
+        dispatch_attempts: 1,
       }
     })
     await commands.insertMany(batch)
   }
-  await db.collection('dispatch_queue').deleteMany({})
+  // The template was accepted like any command: handed off already, as the copies are.
+  await commands.updateOne({ _id: templateId }, { $set: { dispatch_state: 'done' } })
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 })

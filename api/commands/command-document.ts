@@ -1,24 +1,34 @@
 import type { CommandSpec, StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { CommandStatus } from '../../contracts/command-types.js'
+import type { WorkFields, WorkState } from '../work-list.js'
 import type { CommandDraft } from './drafts.js'
 import type { CommandPollResponse, FailedFile, OutputFileMeta } from './schemas.js'
 
 /**
- * The outbox half of a command record: written in the same insert as the
- * record (FerretDB 1.x has no transactions), so a command is never accepted
- * without its intent to dispatch. The dispatcher moves it to `claimed` once,
- * when it first takes the command and before the executor starts anything:
- * from then on its dispatch queue entry carries the retries, and the record
- * belongs to the status projector alone (FerretDB 1.x updates rewrite the
- * whole document, so two writers of one record could undo each other).
+ * The names of the record's dispatch work fields (api/work-list.ts): the
+ * record is the outbox. It is inserted waiting, so a command is never
+ * accepted without its intent to dispatch; the dispatcher claims it, hands it
+ * to the executor and marks it done, or puts it off after a failed hand-off.
  */
-export interface DispatchState {
-  state: 'pending' | 'claimed'
-  claimed_at: Date | null
+export const DISPATCH_FIELDS: WorkFields = { state: 'dispatch_state', dueAt: 'dispatch_due_at', claim: 'dispatch_claim', attempts: 'dispatch_attempts' }
+
+/**
+ * The local executor's run of the command (EXECUTOR=local only; absent until
+ * its first hand-off). A run is started once, and once more when a restart of
+ * the service interrupted it: `run_attempt` counts the starts, `run_boot_id`
+ * says which start of the service owns the run now.
+ */
+export interface LocalRunFields {
+  run_state?: 'running' | 'ended'
+  run_attempt?: number
+  run_boot_id?: string
+  run_work_dir?: string
+  /** A fresh runner's pid, so the next start can kill it if it outlived this process; null for a pooled run. */
+  run_pid?: number | null
 }
 
 /** A command in the `commands` collection. */
-export interface CommandDocument extends CommandDraft {
+export interface CommandDocument extends CommandDraft, LocalRunFields {
   _id: string
   account_id: string
   status: CommandStatus
@@ -32,7 +42,14 @@ export interface CommandDocument extends CommandDraft {
   /** `out_*` alias → the stored output, once the command has outputs. */
   output_results: Record<string, OutputFileMeta> | null
   failed_files: Record<string, FailedFile> | null
-  dispatch: DispatchState
+  dispatch_state: WorkState
+  /** When the next hand-off may start; while one is in progress, when its lease ends. */
+  dispatch_due_at: Date
+  dispatch_claim: string | null
+  /** Hand-offs started, failed ones included. */
+  dispatch_attempts: number
+  /** Why the last failed hand-off failed; absent until one did. */
+  dispatch_last_error?: string
   /**
    * The storage destination's description as it was when the command was
    * accepted (no credentials); null or absent for managed storage.
@@ -49,7 +66,7 @@ export interface CommandDocument extends CommandDraft {
   projection_revision?: number
 }
 
-/** A new QUEUED record with its pending dispatch. */
+/** A new QUEUED record, waiting for its hand-off. */
 export function newCommandDocument(
   draft: CommandDraft,
   ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null; managedInputs?: string[] },
@@ -70,7 +87,10 @@ export function newCommandDocument(
     error_message: null,
     output_results: null,
     failed_files: null,
-    dispatch: { state: 'pending', claimed_at: null },
+    dispatch_state: 'waiting',
+    dispatch_due_at: now,
+    dispatch_claim: null,
+    dispatch_attempts: 0,
   }
 }
 

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
 import type { CommandStatus } from '../../contracts/command-types.js'
-import type { CommandDocument } from './command-document.js'
+import { WorkList } from '../work-list.js'
+import { DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
 /** The name both the API and the dispatcher use. */
 export const COMMANDS_COLLECTION = 'commands'
@@ -11,23 +12,53 @@ export function commandsCollection(db: Db): Collection<CommandDocument> {
   return db.collection<CommandDocument>(COMMANDS_COLLECTION)
 }
 
-/** Commands in MongoDB, always read within one account. */
+/** Which start of the local executor runs a command now, and how many starts its run has had. */
+export interface RunOwner {
+  attempt: number
+  bootId: string
+}
+
+/** A run as the local executor starts it. */
+export interface RunStart extends RunOwner {
+  workDir: string
+}
+
+/** A run that another start of the service left running, and the command it runs. */
+export interface InterruptedRun {
+  doc: CommandDocument
+  owner: RunOwner
+  workDir: string
+  pid: number | null
+}
+
+/**
+ * Commands in MongoDB: the only code that reads or writes the `commands`
+ * collection. The API reads within one account; the dispatcher takes the
+ * records' hand-offs through `dispatch`; the local executor records its runs
+ * on them.
+ */
 export class CommandRepository {
+  readonly #db: Db
   readonly #commands: Collection<CommandDocument>
+  /** The outbox: records waiting for their hand-off to the executor (api/work-list.ts). */
+  readonly dispatch: WorkList<CommandDocument>
 
   constructor(db: Db) {
+    this.#db = db
     this.#commands = commandsCollection(db)
+    this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
   }
 
-  /** One index per query shape: the list (with and without status) and the dispatcher's recovery scan. */
+  /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
   async ensureIndexes(): Promise<void> {
     await this.#commands.createIndex({ account_id: 1, created_at: -1, _id: -1 })
     await this.#commands.createIndex({ account_id: 1, status: 1, created_at: -1, _id: -1 })
-    await this.#commands.createIndex({ 'dispatch.state': 1 })
+    await this.dispatch.ensureIndexes()
+    await this.#commands.createIndex({ run_state: 1 })
   }
 
   /**
-   * Records accepted commands, each with its pending dispatch in the same
+   * Records accepted commands, each waiting for its hand-off in the same
    * document. Ordered, so a failure leaves a prefix written: those are
    * dispatched like any other (the client got an error and may resubmit).
    */
@@ -36,14 +67,9 @@ export class CommandRepository {
     else await this.#commands.insertMany([...docs], { ordered: true })
   }
 
-  /**
-   * The command if it is the account's. Looked up by _id alone, ownership
-   * checked here: FerretDB 1.x uses its primary key only for a filter that is
-   * exactly `{_id}`, and scans the whole collection for anything more.
-   */
+  /** The command if it is the account's. */
   async find(accountId: string, commandId: string): Promise<CommandDocument | null> {
-    const doc = await this.#commands.findOne({ _id: commandId })
-    return doc && doc.account_id === accountId ? doc : null
+    return this.#commands.findOne({ _id: commandId, account_id: accountId })
   }
 
   /** The account's commands, newest first; ties broken by id so pages never overlap. */
@@ -82,6 +108,129 @@ export class CommandRepository {
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
     return result.matchedCount === 1
   }
+
+  /**
+   * Moves the hand-offs a previous version kept beside the records (its
+   * `dispatch: {state}` sub-document and `dispatch_queue` entries) onto them,
+   * then drops its collections; returns how many records it moved. A no-op
+   * once `dispatch_queue` is gone, which it drops last. Any number of
+   * dispatchers may run it at once: each record moves only if it has not.
+   */
+  async upgradeDispatchLayout(now: Date): Promise<number> {
+    if (!(await hasCollection(this.#db, PREVIOUS_QUEUE))) return 0
+    const previous = this.#db.collection<PreviousDispatch>(COMMANDS_COLLECTION)
+    const unmoved = { dispatch_state: { $exists: false } } as const
+    const waiting = (dueAt: Date) => ({ dispatch_state: 'waiting', dispatch_due_at: dueAt, dispatch_claim: null })
+    let moved = 0
+    // An entry is a hand-off still to do: a failed one's retry (with its backoff), or one a crash interrupted.
+    for await (const entry of this.#db.collection<PreviousQueueEntry>(PREVIOUS_QUEUE).find({})) {
+      const set = { ...waiting(entry.due_at), dispatch_attempts: entry.attempts, ...(entry.last_error ? { dispatch_last_error: entry.last_error } : {}) }
+      moved += (await previous.updateOne({ _id: entry._id, ...unmoved }, { $set: set, $unset: { dispatch: '' } })).modifiedCount
+    }
+    // Pending without an entry: the previous version crashed between the record's insert and its entry's.
+    moved += (await previous.updateMany({ 'dispatch.state': 'pending', ...unmoved }, { $set: { ...waiting(now), dispatch_attempts: 0 }, $unset: { dispatch: '' } })).modifiedCount
+    // Claimed without an entry: handed off.
+    const done = { dispatch_state: 'done', dispatch_due_at: now, dispatch_claim: null, dispatch_attempts: 1 }
+    moved += (await previous.updateMany({ 'dispatch.state': 'claimed', ...unmoved }, { $set: done, $unset: { dispatch: '' } })).modifiedCount
+    if (await this.#commands.indexExists('dispatch.state_1')) await this.#commands.dropIndex('dispatch.state_1')
+    await this.#db.collection('dispatch_leases').drop()
+    await this.#db.collection(PREVIOUS_QUEUE).drop()
+    return moved
+  }
+
+  /**
+   * Moves the runs a previous version of the local executor kept in `runs`
+   * onto their records (a command's latest attempt), then drops `runs`;
+   * returns how many records it moved. A no-op once `runs` is gone.
+   */
+  async upgradeRunLayout(): Promise<number> {
+    if (!(await hasCollection(this.#db, PREVIOUS_RUNS))) return 0
+    const runs = this.#db.collection<PreviousRun>(PREVIOUS_RUNS)
+    let moved = 0
+    for await (const run of runs.find({}).sort({ attempt: -1 })) {
+      const set = { run_state: run.state === 'finished' ? 'ended' : 'running', run_attempt: run.attempt, run_boot_id: run.boot_id, run_work_dir: run.work_dir, run_pid: run.pid } as const
+      moved += (await this.#commands.updateOne({ _id: run.command_id, run_attempt: { $exists: false } }, { $set: set })).modifiedCount
+    }
+    await runs.drop()
+    return moved
+  }
+
+  /**
+   * Starts the command's first run, if it has never had one: the local
+   * executor's run-once guard. False when a run was started before (the
+   * dispatcher handed the command over again), and then nothing is written.
+   */
+  async startRun(commandId: string, run: RunStart): Promise<boolean> {
+    const result = await this.#commands.updateOne(
+      { _id: commandId, run_attempt: { $exists: false } },
+      { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
+    )
+    return result.matchedCount === 1
+  }
+
+  /**
+   * Takes over a run that `interrupted` owned (another start of the service
+   * that died while it ran) as the next attempt; false when another start
+   * took it or ended it first.
+   */
+  async restartRun(commandId: string, interrupted: RunOwner, run: RunStart): Promise<boolean> {
+    const result = await this.#commands.updateOne(
+      { _id: commandId, run_state: 'running', run_attempt: interrupted.attempt, run_boot_id: interrupted.bootId },
+      { $set: { run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
+    )
+    return result.matchedCount === 1
+  }
+
+  /** Records a fresh runner's pid on the run `owner` holds. */
+  async setRunPid(commandId: string, owner: RunOwner, pid: number | null): Promise<void> {
+    await this.#commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_pid: pid } })
+  }
+
+  /** Ends the run `owner` holds; it is kept on the record, the guard against a second run. */
+  async endRun(commandId: string, owner: RunOwner): Promise<void> {
+    await this.#commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_state: 'ended' } })
+  }
+
+  /** The runs another start of the service left running (it died, or was stopped, while they ran). */
+  async interruptedRuns(bootId: string): Promise<InterruptedRun[]> {
+    // startRun writes every run field at once, so a running record has them all.
+    const docs = await this.#commands.find<CommandDocument & Required<LocalRunFields>>({ run_state: 'running', run_boot_id: { $ne: bootId } }).toArray()
+    return docs.map((doc) => ({ doc, owner: { attempt: doc.run_attempt, bootId: doc.run_boot_id }, workDir: doc.run_work_dir, pid: doc.run_pid }))
+  }
+}
+
+/** The collections of the previous layout, dropped by the upgrades once their content is on the records. */
+const PREVIOUS_QUEUE = 'dispatch_queue'
+const PREVIOUS_RUNS = 'runs'
+
+/** A record as the previous version wrote it. */
+interface PreviousDispatch {
+  _id: string
+  dispatch?: { state: 'pending' | 'claimed'; claimed_at: Date | null }
+  dispatch_state?: string
+}
+
+/** A `dispatch_queue` entry of the previous version: a command whose hand-off was still to do. */
+interface PreviousQueueEntry {
+  _id: string
+  due_at: Date
+  attempts: number
+  last_error: string | null
+}
+
+/** A `runs` document of the previous version of the local executor (`_id` is `<command id>` or `<command id>#2`). */
+interface PreviousRun {
+  _id: string
+  command_id: string
+  attempt: number
+  boot_id: string
+  state: 'queued' | 'running' | 'finished'
+  pid: number | null
+  work_dir: string
+}
+
+async function hasCollection(db: Db, name: string): Promise<boolean> {
+  return db.listCollections({ name }, { nameOnly: true }).hasNext()
 }
 
 declare module 'fastify' {

@@ -1,17 +1,15 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Db } from 'mongodb'
 import { newCommandId } from '../../contracts/command-id.js'
 import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
-import { DispatchQueue } from '../dispatcher/dispatch-queue.js'
 import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { validateWebhookUrl } from '../webhooks/webhook-url.js'
-import { newCommandDocument, toCommandSpec } from './command-document.js'
+import { newCommandDocument } from './command-document.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
 
@@ -29,18 +27,16 @@ export interface ManagedInputGate {
 
 /**
  * Accepts validated drafts for an account: checks the Business-only fields,
- * records every command QUEUED with its pending dispatch, adds it to the
- * dispatch queue, and nudges the in-process dispatcher so the hand-off need
- * not wait for its next poll.
+ * records every command QUEUED and waiting for its hand-off, and nudges the
+ * in-process dispatcher so the hand-off need not wait for its next poll.
  */
 export class CommandSubmission {
   constructor(
     private readonly commands: CommandRepository,
-    private readonly queue: DispatchQueue,
     private readonly destinations: () => DestinationGate,
     private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
-    private readonly onAccepted: () => void,
+    private readonly onAccepted: (commandIds: readonly string[]) => void,
     private readonly allowPrivateNetworks = false,
   ) {}
 
@@ -62,19 +58,14 @@ export class CommandSubmission {
         now,
       ),
     )
-    // The accepting write: record and dispatch intent in one document.
+    // The accepting write: the record is its own outbox entry.
     await this.commands.insert(docs)
     for (const doc of docs) {
       log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
     }
-    try {
-      await this.queue.enqueue(docs.map(toCommandSpec), now)
-    } catch (err) {
-      // Accepted all the same: the dispatcher's recovery scan finds pending commands without an entry.
-      log.warn({ err, command_ids: docs.map((doc) => doc._id) }, 'dispatch queue entry not written; left to recovery')
-    }
-    this.onAccepted()
-    return docs.map((doc) => doc._id)
+    const ids = docs.map((doc) => doc._id)
+    this.onAccepted(ids)
+    return ids
   }
 
   /**
@@ -125,10 +116,9 @@ declare module 'fastify' {
 }
 
 export interface CommandSubmissionOptions {
-  db: Db
   now?: Clock | undefined
-  /** Called after commands are recorded; the in-process dispatcher's nudge. */
-  onAccepted?: (() => void) | undefined
+  /** Called with the ids of the commands just recorded; the in-process dispatcher's nudge. */
+  onAccepted?: ((commandIds: readonly string[]) => void) | undefined
   /** ALLOW_PRIVATE_NETWORKS: a per-command webhook_url may then name a private address, as the account's may. */
   allowPrivateNetworks?: boolean | undefined
 }
@@ -136,11 +126,8 @@ export interface CommandSubmissionOptions {
 /** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
 export const commandSubmission = fp(
   async (app: FastifyInstance, options: CommandSubmissionOptions) => {
-    const queue = new DispatchQueue(options.db)
-    await queue.ensureIndexes()
     const submission = new CommandSubmission(
       app.commands,
-      queue,
       // Looked up per use: the storage-destination repository is registered by its own plugin.
       () => app.storageDestinations,
       () => app.files,

@@ -1,21 +1,22 @@
-import type { Collection, Db } from 'mongodb'
-import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { Db } from 'mongodb'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
-import { commandsCollection } from '../commands/command-repository.js'
+import { CommandRepository } from '../commands/command-repository.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
-import { PollingLoop } from '../polling-loop.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
+import { PollingLoop } from '../polling-loop.js'
+import type { Claim, WorkList } from '../work-list.js'
 import { dispatchBackoffMs } from './backoff.js'
-import { DispatchLeases } from './dispatch-leases.js'
-import { DispatchQueue, type QueueEntry } from './dispatch-queue.js'
-import { DueCandidates, type Candidate } from './due-candidates.js'
 
-interface Claimed {
-  spec: CommandSpec
-  entry: QueueEntry
-}
+/** How many nudged command ids a dispatcher keeps to claim by id. */
+const MAX_NAMED = 10_000
+
+/** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
+export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off'
+
+/** Runs one step of a dispatcher; the default runs it at once. */
+export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
 
 export interface DispatcherOptions {
   db: Db
@@ -25,43 +26,31 @@ export interface DispatcherOptions {
   sleep?: Sleep
   /** How often to look for due commands when nothing nudges it. */
   pollIntervalMs?: number
-  /** How often to scan for pending commands that lost their queue entry (and once at start). */
-  recoveryIntervalMs?: number
+  /** How often to look for records a previous version left in its side queue (an upgrade); once at start, then rarely. */
+  upgradeIntervalMs?: number
   /** How long a claim keeps other dispatchers away; longer than any hand-off takes. */
   leaseMs?: number
   backoffMs?: (attempts: number) => number
   /** Hand-offs in flight at once. */
   concurrency?: number
   metrics?: DispatchRecorder
+  /** Tests run two dispatchers' steps in an order a seeded scheduler picks. */
+  interleave?: Interleave
 }
 
 /**
- * The outbox's consumer. Takes due entries of the dispatch queue, marks each
- * command claimed, hands it to the executor and drops the entry.
- * A claim is a lease, an insert with a unique _id: the one write FerretDB 1.x
- * performs atomically (its filtered updates read, modify and write back, so
- * two dispatchers could both "win" a findOneAndUpdate). Only the lease holder
- * writes the entry and the command. A crash anywhere leaves the command
- * pending and its entry due, held until the lease ends; a crash before the
- * entry was written is caught by the recovery scan. Nothing accepted is lost;
- * the executor's idempotence covers the one overlap left (a crash after the
- * hand-off, before the entry's removal).
- *
- * What a first hand-off costs, each op for a reason: a share of one due
- * query per round (workers of one process share it and never race each
- * other), the lease insert (the claim), the claim mark (the recovery scan and
- * the record's single-writer rule need it), and the entry's removal (the
- * end of the work). The entry carries the spec, so the record is not read;
- * leases are kept (see DispatchLeases), so the entry is re-read only on a
- * takeover and no lease is deleted; the entry is written only on a failure
- * (its attempt count and backoff) or to clear a recovered entry's flag, so a
- * claimed entry stays due and the lease alone keeps others off it
- * (`#heldElsewhere` keeps them from asking twice).
+ * The outbox's consumer. A command record is inserted waiting for its
+ * hand-off (api/work-list.ts); the dispatcher claims the earliest due one,
+ * hands its spec to the executor, and marks it done, or puts it off with a
+ * backoff when the executor failed. A claim is a lease: if this process dies
+ * mid-hand-off, the record is due again when the lease ends and another
+ * dispatcher (or this one, restarted) takes it, so nothing accepted is lost
+ * and no recovery scan is needed. The executor's idempotence covers the one
+ * overlap left: a crash after the hand-off, before the record was marked done.
  */
 export class Dispatcher {
-  readonly #commands: Collection<CommandDocument>
-  readonly #leases: DispatchLeases
-  readonly #queue: DispatchQueue
+  readonly #commands: CommandRepository
+  readonly #outbox: WorkList<CommandDocument>
   readonly #executor: Executor
   readonly #log: Logger
   readonly #now: Clock
@@ -70,179 +59,144 @@ export class Dispatcher {
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
-  /** Command ids a worker of this dispatcher is on: no other worker of it tries them. */
-  readonly #inFlight = new Set<string>()
-  /** Command id → when the lease another dispatcher (or a dead one) holds on it ends: not tried before. */
-  readonly #heldElsewhere = new Map<string, number>()
+  readonly #interleave: Interleave
+  /** Commands this process just accepted, claimed by id before anything is looked for (see nudge). */
+  readonly #named: string[] = []
 
   constructor(options: DispatcherOptions) {
-    this.#commands = commandsCollection(options.db)
-    this.#leases = new DispatchLeases(options.db)
-    this.#queue = new DispatchQueue(options.db)
+    this.#commands = new CommandRepository(options.db)
+    this.#outbox = this.#commands.dispatch
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
-    this.#polling = new PollingLoop(this, {
-      pollIntervalMs: options.pollIntervalMs ?? 1_000,
-      recoveryIntervalMs: options.recoveryIntervalMs ?? 300_000,
-      ...(options.sleep ? { sleep: options.sleep } : {}),
-      log: this.#log,
-      // MongoDB unreachable: the next poll retries.
-      roundFailed: 'dispatch round failed',
-    })
+    // The loop's periodic "recover" step is the upgrade: a crashed hand-off needs none (its lease ends).
+    this.#polling = new PollingLoop(
+      { recover: () => this.upgrade(), drain: () => this.drain() },
+      {
+        pollIntervalMs: options.pollIntervalMs ?? 1_000,
+        recoveryIntervalMs: options.upgradeIntervalMs ?? 300_000,
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        log: this.#log,
+        // MongoDB unreachable: the next poll retries.
+        roundFailed: 'dispatch round failed',
+      },
+    )
     this.#leaseMs = options.leaseMs ?? 60_000
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
+    this.#interleave = options.interleave ?? ((_step, work) => work())
   }
 
-  /** Starts polling (after a recovery scan); idempotent. */
+  /** Starts polling; idempotent. */
   start(): void {
     if (this.#polling.running) return
     this.#polling.start()
     this.#log.info('dispatcher started')
   }
 
-  /** Stops polling and waits for hand-offs in flight; a command it leaves claimed is retaken after its lease. */
+  /** Stops polling and waits for hand-offs in flight; a command it leaves claimed is retaken when its lease ends. */
   async stop(): Promise<void> {
     if (!this.#polling.running) return
     await this.#polling.stop()
     this.#log.info('dispatcher stopped')
   }
 
-  /** Tells a running dispatcher that work was just recorded, so it looks now instead of at its next poll. */
-  nudge(): void {
+  /**
+   * Tells a running dispatcher that work was just recorded, so it looks now
+   * instead of at its next poll. The commands' ids, when the caller has them,
+   * are claimed by id, which costs a lookup by _id where looking for the
+   * earliest due record reads every waiting one on the embedded store: so a
+   * burst does not slow its own dispatch down.
+   */
+  nudge(commandIds: readonly string[] = []): void {
+    if (!this.#polling.running) return
+    // Bounded: past it, the ids are left to the search, which finds every waiting record anyway.
+    for (const id of commandIds) if (this.#named.length < MAX_NAMED) this.#named.push(id)
     this.#polling.nudge()
   }
 
   /**
-   * Gives every pending command without a queue entry one (a crash between
-   * the record's insert and its entry's), then prunes the leases of commands
-   * long gone from the queue. Full scans on FerretDB 1.x: hence once at start
-   * and then rarely. Returns how many entries it created.
+   * Moves onto the records the hand-offs a previous version kept in its side
+   * queue (see CommandRepository#upgradeDispatchLayout). Run at start and
+   * then every `upgradeIntervalMs`, for the records an API replica of the
+   * previous version may still write during a rolling upgrade; once the side
+   * queue is gone it costs one listCollections.
    */
-  async recover(): Promise<number> {
-    const now = this.#now()
-    let created = 0
-    const pending = this.#commands.find({ 'dispatch.state': 'pending' }, { projection: { _id: 1 } })
-    for await (const { _id } of pending) {
-      if (await this.#queue.ensure(_id, now)) created += 1
-    }
-    if (created > 0) this.#log.warn({ created }, 'recovered pending commands without a queue entry')
-    // Twice the lease: more than the window a candidate is trusted in (#lease), with room for clock skew between replicas.
-    await this.#leases.prune(await this.#queue.ids(), now, 2 * this.#leaseMs)
-    return created
+  async upgrade(): Promise<number> {
+    const moved = await this.#interleave('upgrade', () => this.#commands.upgradeDispatchLayout(this.#now()))
+    if (moved > 0) this.#log.warn({ moved }, 'moved hand-offs of the previous layout onto their records')
+    return moved
   }
 
-  /** Hands off every due command, `concurrency` at a time; returns how many were handed off. */
+  /**
+   * Hands off every due command, up to `concurrency` at a time; returns how
+   * many were handed off. A worker joins with each claim, so an idle poll
+   * costs one claim and a burst fills every slot; the first claim that finds
+   * nothing due ends the round for all (what falls due later comes with a
+   * nudge or the next poll).
+   */
   async drain(): Promise<number> {
-    const round = new DueCandidates((limit) => this.#loadDue(limit), this.#inFlight, this.#concurrency * 4)
-    const workers = Array.from({ length: this.#concurrency }, async () => {
-      let handed = 0
-      for (;;) {
-        if (this.#polling.stopping && this.#polling.running) return handed
-        const candidate = await round.next()
-        if (!candidate) return handed
-        try {
-          const claimed = await this.#lease(candidate)
-          if (claimed && (await this.#handOff(claimed))) handed += 1
-        } finally {
-          // Settled (entry removed or moved on) or left to its lease: either way no longer this worker's.
-          this.#inFlight.delete(candidate.entry._id)
+    let handed = 0
+    let exhausted = false
+    const failures: unknown[] = []
+    const workers: Array<Promise<void>> = []
+    const work = async (): Promise<void> => {
+      while (!exhausted && !(this.#polling.stopping && this.#polling.running)) {
+        const claim = await this.#interleave('claim', () => this.#claim())
+        if (!claim) {
+          exhausted = true
+          return
         }
+        if (workers.length < this.#concurrency) startWorker()
+        if (await this.#handOff(claim)) handed += 1
       }
-    })
-    return (await Promise.all(workers)).reduce((a, b) => a + b, 0)
-  }
-
-  /**
-   * One due query for the whole round (refilled when its list runs dry),
-   * leaving out what this dispatcher is on and what it saw held elsewhere, so
-   * held entries at the head of the queue cannot hide the rest.
-   */
-  async #loadDue(limit: number): Promise<Candidate[]> {
-    const now = this.#now()
-    for (const [id, until] of this.#heldElsewhere) if (until <= now.getTime()) this.#heldElsewhere.delete(id)
-    const entries = await this.#queue.due(now, limit, [...this.#inFlight, ...this.#heldElsewhere.keys()])
-    return entries.map((entry) => ({ entry, readAt: now.getTime() }))
-  }
-
-  /**
-   * Takes the lease on the candidate's attempt and marks the command claimed
-   * on its first hand-off. A fresh lease proves nobody touched that attempt
-   * since the candidate was read (a finished attempt's lease outlives the
-   * candidate, see DispatchLeases), as long as the candidate is younger than
-   * the lease pruning's grace: the candidate is then the entry. A takeover, or
-   * an older candidate, re-reads the entry.
-   */
-  async #lease({ entry: candidate, readAt }: Candidate): Promise<Claimed | null> {
-    const now = this.#now()
-    const lease = await this.#leases.take(candidate._id, candidate.attempts, now, this.#leaseMs)
-    if (!lease.taken) {
-      this.#heldElsewhere.set(candidate._id, lease.until.getTime())
-      return null
     }
-    const trusted = !lease.takeover && this.#now().getTime() - readAt < this.#leaseMs
-    const entry = trusted ? candidate : await this.#current(candidate, now)
-    // Gone: another holder finished this attempt before the lease ended (this lease is left to pruning, like every other).
-    if (!entry) return null
-    // The record is read only when the entry cannot tell what is needed: the spec (absent on recovered and
-    // older entries), a recovered entry's check, and whether the record is still pending. The entry tells
-    // the last when a failed attempt wrote `claimed`, or on a trusted first attempt: only the holder of
-    // attempt 0's lease marks the record, and a fresh lease says there was none. A takeover does not know
-    // what the dead holder wrote.
-    if (entry.spec && !entry.recovered && (entry.claimed === true || (trusted && entry.attempts === 0))) {
-      if (entry.claimed !== true) await this.#markClaimed(entry._id, now)
-      return { spec: entry.spec, entry }
-    }
-    const doc = await this.#commands.findOne({ _id: entry._id })
-    // Gone, or an entry the recovery scan re-created for a command the normal path had claimed meanwhile.
-    if (!doc || (entry.recovered && doc.dispatch.state !== 'pending')) {
-      await this.#queue.remove(entry._id)
-      return null
-    }
-    // Before the claim: a takeover of a crash after it must not take the entry for a stale recovered one and drop it.
-    if (entry.recovered) await this.#queue.reschedule(entry._id, { recovered: false })
-    if (doc.dispatch.state === 'pending') await this.#markClaimed(doc._id, now)
-    return { spec: toCommandSpec(doc), entry: { ...entry, recovered: false } }
+    // A worker that fails (MongoDB unreachable) ends the round; the others finish their hand-offs first.
+    const startWorker = () =>
+      workers.push(
+        work().catch((err: unknown) => {
+          failures.push(err)
+          exhausted = true
+        }),
+      )
+    startWorker()
+    // A worker starts its successor before it ends, so this sees every worker of the round.
+    for (let i = 0; i < workers.length; i++) await workers[i]
+    if (failures.length > 0) throw failures[0]
+    return handed
   }
 
-  /**
-   * The dispatcher's only write to the record, before the executor can start anything that reports on it.
-   * Filtered by _id alone: the lease is the guard, and FerretDB 1.x scans the collection for any richer filter.
-   */
-  async #markClaimed(commandId: string, now: Date): Promise<void> {
-    await this.#commands.updateOne({ _id: commandId }, { $set: { dispatch: { state: 'claimed', claimed_at: now } } })
-  }
-
-  /** The entry as it is now, if it is still at the candidate's attempt and due; null when the candidate was stale. */
-  async #current(candidate: QueueEntry, now: Date): Promise<QueueEntry | null> {
-    const entry = await this.#queue.get(candidate._id)
-    if (!entry || entry.attempts !== candidate.attempts || entry.due_at > now) return null
-    return entry
+  /** The next command to hand off: one a nudge named (unless another dispatcher took it), else the earliest due; null when none is due. */
+  async #claim(): Promise<Claim<CommandDocument> | null> {
+    for (let id = this.#named.shift(); id !== undefined; id = this.#named.shift()) {
+      const claim = await this.#outbox.claimOne(id, this.#now(), this.#leaseMs)
+      if (claim) return claim
+    }
+    return this.#outbox.claimNext(this.#now(), this.#leaseMs)
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
-  async #handOff({ spec, entry }: Claimed): Promise<boolean> {
-    const attempt = entry.attempts + 1
-    const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt })
+  async #handOff(claim: Claim<CommandDocument>): Promise<boolean> {
+    const { doc } = claim
+    const attempt = doc.dispatch_attempts
+    const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt })
     try {
-      await this.#executor.execute(spec)
+      await this.#executor.execute(toCommandSpec(doc))
     } catch (err) {
       const retryInMs = this.#backoffMs(attempt)
       log.warn({ err, retry_in_ms: retryInMs }, 'hand-off to executor failed; will retry')
       this.#metrics?.handOff('retry')
-      // The next attempt has its own lease key; this attempt's lease stays until pruned.
-      await this.#queue.reschedule(entry._id, {
-        attempts: attempt,
-        claimed: true,
-        due_at: new Date(this.#now().getTime() + retryInMs),
-        last_error: err instanceof Error ? err.message : String(err),
-      })
+      const dueAt = new Date(this.#now().getTime() + retryInMs)
+      const lastError = err instanceof Error ? err.message : String(err)
+      const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError }))
+      if (!kept) log.warn('the hand-off outlived its lease: another dispatcher has the command now')
       return false
     }
-    // The lease is kept: a dispatcher still holding a candidate for this attempt meets it and backs off.
-    await this.#queue.remove(entry._id)
+    if (!(await this.#interleave('finish', () => this.#outbox.finish(claim)))) {
+      // Handed off all the same; the other holder's hand-off meets the executor's idempotence.
+      log.warn('the hand-off outlived its lease: another dispatcher has the command now')
+    }
     log.info('command dispatched')
     this.#metrics?.handOff('dispatched')
     return true

@@ -6,16 +6,18 @@
  * runner could not (it crashed, overran its deadline, or died with a previous
  * process of this service).
  *
- * Idempotent: a run is a document in `runs` inserted with the command id as
- * its unique _id (the one atomic write FerretDB 1.x has), so a second execute
- * of the same command finds it and does nothing. Each run document has one
- * writer, the executor that inserted it.
+ * Idempotent: a run starts with a conditional update of the command record
+ * (CommandRepository#startRun, "no run yet"), so a second execute of the same
+ * command finds the run recorded and does nothing. A restart of the service
+ * that interrupts a run gives it one more start, again a conditional update
+ * ("still the interrupted start's"), so two starts of the service cannot both
+ * take it over.
  */
 import { randomUUID } from 'node:crypto'
 import { readFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import type { Collection, Db } from 'mongodb'
+import type { Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
@@ -25,8 +27,8 @@ import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
-import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
-import { commandsCollection } from '../commands/command-repository.js'
+import { toCommandSpec } from '../commands/command-document.js'
+import { CommandRepository, type RunStart } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
 import type { DestinationCredentialSource, Executor } from './executor.js'
@@ -34,7 +36,6 @@ import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-pro
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { Slots } from './slots.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
-import { isDuplicateKey } from '../duplicate-key.js'
 
 /** For executors built without config (tests): api/config.ts's defaults of COMMAND_DEADLINE_SECONDS and COMMAND_WORK_DIR_MAX_BYTES. */
 const DEFAULT_DEADLINE_MS = 900_000
@@ -43,26 +44,11 @@ const DEFAULT_WORK_DIR_MAX_BYTES = 8 * 1024 ** 3
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
 
-/**
- * How long a finished run's document is kept. It guards against running a
- * command twice when the dispatcher hands it over again, which can only
- * happen within minutes (a queue entry that outlived a crash, retaken after
- * its lease); a day is far beyond that, and keeps `runs` from growing forever.
- */
-const FINISHED_RUN_RETENTION_MS = 24 * 3600_000
-
-interface RunDocument {
-  /** The command id for the first attempt, `<command id>#2` for the retry after an interruption. */
-  _id: string
-  command_id: string
-  attempt: number
-  /** Which start of this service owns the run: another boot's unfinished run was interrupted. */
-  boot_id: string
-  /** 'running' (with its pid) is written for a fresh runner only: see #run. */
-  state: 'queued' | 'running' | 'finished'
-  pid: number | null
-  work_dir: string
-  created_at: Date
+/** One start of a command's runner, owned by this start of the service (its boot id). */
+interface Run extends RunStart {
+  commandId: string
+  /** Names the run's credentials file and the runner in #active: the command and attempt. */
+  key: string
 }
 
 /** What the runner needs besides its spec; storage credentials reach it only as a file (S3_CREDENTIALS_FILE). */
@@ -114,8 +100,7 @@ export interface LocalExecutorOptions {
 
 export class LocalExecutor implements Executor {
   readonly name = 'local'
-  readonly #runs: Collection<RunDocument>
-  readonly #commands: Collection<CommandDocument>
+  readonly #commands: CommandRepository
   readonly #log: Logger
   readonly #now: Clock
   readonly #slots: Slots
@@ -128,8 +113,7 @@ export class LocalExecutor implements Executor {
   #stopping = false
 
   constructor(private readonly options: LocalExecutorOptions) {
-    this.#runs = options.db.collection<RunDocument>('runs')
-    this.#commands = commandsCollection(options.db)
+    this.#commands = new CommandRepository(options.db)
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
@@ -145,6 +129,8 @@ export class LocalExecutor implements Executor {
       this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly)
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
+    const moved = await this.#commands.upgradeRunLayout()
+    if (moved > 0) this.#log.warn({ moved }, 'moved runs of the previous layout onto their records')
     await this.recover()
   }
 
@@ -159,63 +145,47 @@ export class LocalExecutor implements Executor {
 
   async execute(spec: CommandSpec): Promise<void> {
     if (this.#stopping || !this.#env) throw new Error('the local executor is not running')
-    const run = this.#newRun(spec.commandId, spec.commandId, 1)
-    try {
-      await this.#runs.insertOne(run)
-    } catch (err) {
-      // Handed over before (the dispatcher retried after a crash): it runs once.
-      if (isDuplicateKey(err)) return
-      throw err
-    }
+    const run = this.#newRun(spec.commandId, 1)
+    // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done): it runs once.
+    if (!(await this.#commands.startRun(spec.commandId, run))) return
     this.#track(this.#run(spec, run))
   }
 
   /**
-   * Every run another boot of this service left unfinished: its runner is
+   * Every run another start of this service left running: its runner is
    * killed if it survived its parent, then the command is run again once
-   * (attempt 2, taken with a unique insert) or, when that was the retry,
-   * FAILED with INTERRUPTED; its work dir is removed either way. Finished
-   * runs older than a day are deleted first. Full scans of `runs` on
-   * FerretDB, at start only.
-   * Assumes one local-mode process per database, as `npm start` is.
+   * (attempt 2) or, when that was the retry, FAILED with INTERRUPTED; a run
+   * whose command has ended meanwhile is only marked ended. Its work dir is
+   * removed either way. Assumes one local-mode process per database, as
+   * `npm start` is: a run of another live process would look interrupted.
    */
   async recover(): Promise<void> {
-    await this.#runs.deleteMany({ state: 'finished', created_at: { $lt: new Date(this.#now().getTime() - FINISHED_RUN_RETENTION_MS) } })
-    const unfinished = await this.#runs.find({ state: { $in: ['queued', 'running'] } }).toArray()
-    for (const run of unfinished) {
-      if (run.boot_id === this.#bootId) continue
-      const log = this.#log.child({ command_id: run.command_id, attempt: run.attempt })
-      await killOrphan(run)
+    for (const interrupted of await this.#commands.interruptedRuns(this.#bootId)) {
+      const { doc, owner } = interrupted
+      const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt: owner.attempt })
+      await killOrphan(interrupted.pid, interrupted.workDir)
       // Nothing works in it any more (a warm worker died with its parent, a fresh runner was just killed); a retry gets its own.
-      await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
-      const doc = await this.#commands.findOne({ _id: run.command_id })
-      if (!doc || isTerminalStatus(doc.status)) {
-        await this.#finish(run)
+      await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
+      if (isTerminalStatus(doc.status)) {
+        await this.#commands.endRun(doc._id, owner)
         continue
       }
-      if (run.attempt >= MAX_ATTEMPTS) {
+      if (owner.attempt >= MAX_ATTEMPTS) {
         log.warn('command interrupted twice by a restart: failing it')
-        await this.#fail(run.command_id, 'INTERRUPTED', 'the service restarted while the command ran, twice; it is not retried again')
-        await this.#finish(run)
+        await this.#fail(doc._id, 'INTERRUPTED', 'the service restarted while the command ran, twice; it is not retried again')
+        await this.#commands.endRun(doc._id, owner)
         continue
       }
-      const retry = this.#newRun(`${run.command_id}#${run.attempt + 1}`, run.command_id, run.attempt + 1)
-      try {
-        await this.#runs.insertOne(retry)
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err
-        await this.#finish(run)
-        continue
-      }
-      await this.#finish(run)
+      const retry = this.#newRun(doc._id, owner.attempt + 1)
+      if (!(await this.#commands.restartRun(doc._id, owner, retry))) continue
       log.warn('command interrupted by a restart: running it again')
       this.#track(this.#run(toCommandSpec(doc), retry))
     }
   }
 
-  #newRun(id: string, commandId: string, attempt: number): RunDocument {
-    const workDir = join(this.options.dataDir, 'work', `${commandId}-${attempt}`)
-    return { _id: id, command_id: commandId, attempt, boot_id: this.#bootId, state: 'queued', pid: null, work_dir: workDir, created_at: this.#now() }
+  #newRun(commandId: string, attempt: number): Run {
+    const key = `${commandId}-${attempt}`
+    return { commandId, attempt, bootId: this.#bootId, key, workDir: join(this.options.dataDir, 'work', key) }
   }
 
   #track(task: Promise<void>): void {
@@ -223,22 +193,22 @@ export class LocalExecutor implements Executor {
     void task.finally(() => this.#tasks.delete(task))
   }
 
-  async #run(spec: CommandSpec, run: RunDocument): Promise<void> {
+  async #run(spec: CommandSpec, run: Run): Promise<void> {
     const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt: run.attempt })
     const release = await this.#slots.acquire()
     if (!release) return
     try {
-      await rm(run.work_dir, { recursive: true, force: true })
-      await mkdir(run.work_dir, { recursive: true, mode: 0o700 })
+      await rm(run.workDir, { recursive: true, force: true })
+      await mkdir(run.workDir, { recursive: true, mode: 0o700 })
       const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
       const runner = this.#pool
-        ? this.#pool.run(spec, run.work_dir, credentials)
-        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.work_dir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run._id, credentials))
-      this.#active.set(run._id, runner)
+        ? this.#pool.run(spec, run.workDir, credentials)
+        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials))
+      this.#active.set(run.key, runner)
       // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
       // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
-      // when this process dies (its stdin closes), so a pooled run skips the write and stays 'queued'.
-      if (!this.#pool) await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'running', pid: runner.pid } })
+      // when this process dies (its stdin closes), so a pooled run records no pid.
+      if (!this.#pool) await this.#commands.setRunPid(run.commandId, run, runner.pid)
       let timedOut = false
       const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS
       const deadline = setTimeout(() => {
@@ -247,17 +217,17 @@ export class LocalExecutor implements Executor {
       }, deadlineMs)
       let workDirBytes: number | null = null
       const workDirMaxBytes = this.options.workDirMaxBytes ?? DEFAULT_WORK_DIR_MAX_BYTES
-      const watch = watchWorkDir(run.work_dir, workDirMaxBytes, (bytes) => {
+      const watch = watchWorkDir(run.workDir, workDirMaxBytes, (bytes) => {
         workDirBytes = bytes
         runner.kill('SIGKILL')
       })
       const exit = await runner.exited
       clearTimeout(deadline)
       watch.stop()
-      this.#active.delete(run._id)
+      this.#active.delete(run.key)
       // The runner is gone: the next command may start while this one's bookkeeping is written.
       release()
-      // Killed by stop(): the next start's recovery decides, so the run stays unfinished.
+      // Killed by stop(): the next start's recovery decides, so the run stays running on the record.
       if (this.#stopping && !timedOut && workDirBytes === null) return
       if (timedOut) {
         log.warn({ deadline_ms: deadlineMs }, 'runner overran its deadline: killed')
@@ -270,14 +240,16 @@ export class LocalExecutor implements Executor {
         log.error({ code: exit.code, signal: exit.signal, runner_log: exit.stderrTail }, 'runner ended without reporting')
         await this.#fail(spec.commandId, 'RUNNER_FAILED', `the runner ended unexpectedly (${exit.signal ?? `exit code ${exit.code}`})`)
       }
-      await this.#finish(run)
+      // Written even after a report: the next start must not run again a command whose runner ended but whose
+      // report the projector has not applied yet. Kept on the record: it is the run-once guard.
+      await this.#commands.endRun(run.commandId, run)
     } catch (err) {
       log.error({ err }, 'local run failed')
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
     } finally {
       release()
-      if (!this.#stopping) await rm(run.work_dir, { recursive: true, force: true }).catch(() => undefined)
-      await removeDestinationCredentials(this.options.dataDir, run._id).catch(() => undefined)
+      if (!this.#stopping) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
+      await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
     }
   }
 
@@ -289,17 +261,6 @@ export class LocalExecutor implements Executor {
       log.error({ err, storage_destination_id: spec.storageDestinationId }, 'could not open the storage destination credentials')
       return null
     }
-  }
-
-  /**
-   * Written, not skipped: the next start's recovery must not run again a run
-   * whose runner ended but whose report the projector may not have applied
-   * yet. Kept, not deleted: the document is the run-once guard, and the
-   * dispatcher may hand the command over again after the run ended (its queue
-   * entry outlived a crash or a failed removal).
-   */
-  async #finish(run: RunDocument): Promise<void> {
-    await this.#runs.updateOne({ _id: run._id }, { $set: { state: 'finished' } })
   }
 
   async #fail(commandId: string, errorStatus: string, message: string): Promise<void> {
@@ -342,13 +303,13 @@ export class LocalExecutor implements Executor {
 }
 
 /** Kills a runner that outlived a previous process of this service, if the pid is still that runner. */
-async function killOrphan(run: RunDocument): Promise<void> {
-  if (!run.pid || run.pid <= 0) return
-  const cmdline = await readFile(`/proc/${run.pid}/cmdline`, 'utf8').catch(() => '')
+async function killOrphan(pid: number | null, workDir: string): Promise<void> {
+  if (!pid || pid <= 0) return
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
   // The work dir names the command and attempt: a reused pid belongs to another program.
-  if (!cmdline.includes(run.work_dir)) return
+  if (!cmdline.includes(workDir)) return
   try {
-    process.kill(-run.pid, 'SIGKILL')
+    process.kill(-pid, 'SIGKILL')
   } catch {
     // Gone in between.
   }

@@ -15,7 +15,7 @@ import type { Role, RoleContext, TestOnlySwitches } from './role.js'
 /** The worker as the other roles of its process see it. */
 export interface WorkerRole extends Role {
   /** The API recorded commands: the dispatcher looks now instead of at its next poll. */
-  commandsAccepted(): void
+  commandsAccepted(commandIds: readonly string[]): void
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   filesQueued(): void
   /** The jail the tools of this process run in (api/executors/sandbox-host.ts), for the start-up log. */
@@ -82,7 +82,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   const dispatcher = new Dispatcher({ db: connections.db, executor, logger, metrics })
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
-    commandsAccepted: () => dispatcher.nudge(),
+    commandsAccepted: (commandIds) => dispatcher.nudge(commandIds),
     filesQueued: () => files.nudge(),
     sandbox: sandbox.level,
     // Consumers before producers: runners' events have a projector before the first runner starts.

@@ -41,7 +41,7 @@ t.test('command endpoints', async (t) => {
       original_request: { input_files: VALID.input_files, output_files: VALID.output_files, ffmpeg_command: VALID.ffmpeg_command },
     })
     const stored = await api.db.collection('commands').findOne({ _id: command_id })
-    t.match(stored, { status: 'QUEUED', account_id: business.account_id, dispatch: { state: 'pending', claimed_at: null } }, 'record and dispatch intent in one document')
+    t.match(stored, { status: 'QUEUED', account_id: business.account_id, dispatch_state: 'waiting', dispatch_attempts: 0 }, 'record and dispatch intent in one document')
   })
 
   t.test('accepts the <<alias>> placeholder form', async (t) => {

@@ -1,201 +1,231 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { MongoClient, type Collection, type Db } from 'mongodb'
+import { MongoClient } from 'mongodb'
 import t from 'tap'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
+import { CommandRepository } from '../../api/commands/command-repository.js'
+import type { CommandDraft } from '../../api/commands/drafts.js'
+import { Dispatcher, type DispatcherOptions, type Interleave } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
-import { startApi } from '../harness/api.js'
-import { submit, until } from './dispatch-fixtures.js'
+import { startMongo } from '../harness/mongo.js'
+import { seededRandom } from '../harness/random.js'
+import { SeededScheduler, until } from './dispatch-fixtures.js'
+
+/*
+ * Several dispatchers on one database: each accepted command is handed to the
+ * executor until one hand-off succeeds, then never again; no command is in two
+ * hand-offs at once; a dispatcher that dies or stalls loses its claim to
+ * another when its lease ends, and its late writes change nothing.
+ */
+
+const quiet = createLogger('test', 'silent')
+const T0 = new Date('2026-01-01T00:00:00Z')
+const LEASE_MS = 60_000
+
+const DRAFT: CommandDraft = {
+  command_type: 'FFMPEG_COMMAND',
+  input_files: { in_video: 'https://media.example.com/clip.mp4' },
+  output_files: { out_small: 'small.mp4' },
+  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
+  ytdlp: null,
+  metadata: null,
+  webhook_url: null,
+  storage_destination_id: null,
+  original_request: {
+    input_files: { in_video: 'https://media.example.com/clip.mp4' },
+    output_files: { out_small: 'small.mp4' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}',
+  },
+}
+
+/** Records `count` accepted commands as submission does, with ids that sort in acceptance order. */
+async function accept(commands: CommandRepository, prefix: string, count: number, now: Date): Promise<string[]> {
+  const docs = Array.from({ length: count }, (_, i) => newCommandDocument(DRAFT, { commandId: `${prefix}_${String(i).padStart(3, '0')}`, accountId: 'acc_claims' }, now))
+  await commands.insert(docs)
+  return docs.map((doc) => doc._id)
+}
 
 /**
  * An Executor (our own interface) shared by several dispatchers: counts each
- * command's successful hand-offs and the most hand-offs of one command in
- * flight at once, and fails every `failEvery`-th call.
+ * command's calls and successful hand-offs and the most hand-offs of one
+ * command in flight at once. `between` runs in the middle of every hand-off
+ * (a real one takes a moment, and the other dispatchers run meanwhile);
+ * `fails` decides whether a call fails.
  */
 class SharedExecutor implements Executor {
   readonly name = 'shared'
+  readonly calls = new Map<string, number>()
   readonly handed = new Map<string, number>()
   readonly #active = new Map<string, number>()
   maxOverlap = 0
-  calls = 0
-  constructor(private readonly failEvery = 0) {}
+
+  constructor(
+    private readonly fails: (spec: CommandSpec) => boolean = () => false,
+    private readonly between: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  ) {}
+
   async execute(spec: CommandSpec): Promise<void> {
-    this.calls += 1
-    const active = (this.#active.get(spec.commandId) ?? 0) + 1
-    this.#active.set(spec.commandId, active)
-    this.maxOverlap = Math.max(this.maxOverlap, active)
-    try {
-      await delay(1) // a hand-off takes a moment: the others run meanwhile
-      if (this.failEvery > 0 && this.calls % this.failEvery === 0) throw new Error('executor unavailable')
-      this.handed.set(spec.commandId, (this.handed.get(spec.commandId) ?? 0) + 1)
-    } finally {
-      this.#active.set(spec.commandId, active - 1)
-    }
+    const id = spec.commandId
+    await this.between(async () => {
+      this.calls.set(id, (this.calls.get(id) ?? 0) + 1)
+      const active = (this.#active.get(id) ?? 0) + 1
+      this.#active.set(id, active)
+      this.maxOverlap = Math.max(this.maxOverlap, active)
+    })
+    await this.between(async () => {
+      this.#active.set(id, (this.#active.get(id) ?? 1) - 1)
+      if (this.fails(spec)) throw new Error('executor unavailable')
+      this.handed.set(id, (this.handed.get(id) ?? 0) + 1)
+    })
   }
 }
 
-const quiet = createLogger('test', 'silent')
+/** An executor whose hand-offs wait until the test lets them end, failing or not. */
+class GatedExecutor implements Executor {
+  readonly name = 'gated'
+  readonly started: string[] = []
+  #release: (fail: boolean) => void = () => {}
 
-/** `db`, except that each read of the dispatch queue waits for `hold()` before it returns: a dispatcher that reads and then stalls. */
-function stallingQueueReads(db: Db, hold: () => Promise<void>): Db {
-  const stalling = (collection: Collection) =>
-    new Proxy(collection, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop, target) as unknown
-        if (prop !== 'find' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value
-        return (...args: Parameters<Collection['find']>) => {
-          const cursor = target.find(...args)
-          const toArray = cursor.toArray.bind(cursor)
-          cursor.toArray = async () => {
-            const docs = await toArray()
-            await hold()
-            return docs
-          }
-          return cursor
-        }
-      },
-    })
-  return new Proxy(db, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown
-      if (prop !== 'collection') return typeof value === 'function' ? value.bind(target) : value
-      return (name: string) => (name === 'dispatch_queue' ? stalling(target.collection(name)) : target.collection(name))
-    },
-  })
+  async execute(spec: CommandSpec): Promise<void> {
+    this.started.push(spec.commandId)
+    const fail = await new Promise<boolean>((resolve) => (this.#release = resolve))
+    if (fail) throw new Error('executor unavailable')
+  }
+
+  release(fail: boolean): void {
+    this.#release(fail)
+  }
 }
 
 t.test('dispatch claims', async (t) => {
-  let now = new Date('2026-01-01T00:00:00Z')
-  const clock = () => now
-  const api = await startApi(t, { clock })
-  const { api_key } = await api.createAccount('business')
-  const commands = api.db.collection('commands')
-  const queue = api.db.collection('dispatch_queue')
-  const leases = api.db.collection('dispatch_leases')
-  const dispatcher = (executor: Executor, options: { db?: Db; leaseMs?: number; concurrency?: number } = {}) =>
-    new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, leaseMs: 60_000, ...options })
-
-  /** A dispatcher's round that has read its candidate and stalls until release(): its executor and its drain(). */
-  const stalledRound = async () => {
-    let release = () => {}
-    const gate = new Promise<void>((resolve) => (release = resolve))
-    let stalled = false
-    const slow = new SharedExecutor()
-    const lateRound = dispatcher(slow, { db: stallingQueueReads(api.db, async () => ((stalled = true), await gate)) }).drain()
-    await until(() => stalled)
-    return { slow, lateRound, release }
+  const mongo = await startMongo(t)
+  // One connection per racer, so the server really sees the claims at once.
+  const client = await MongoClient.connect(mongo.url, { maxPoolSize: 16 })
+  t.teardown(() => client.close())
+  let databases = 0
+  /** A fresh database with its indexes, and a clock its dispatchers share. */
+  const world = async () => {
+    const db = client.db(`${mongo.dbName}_${databases++}`)
+    const commands = new CommandRepository(db)
+    await commands.ensureIndexes()
+    const clock = { now: T0 }
+    const dispatcher = (executor: Executor, options: Partial<DispatcherOptions> = {}) =>
+      new Dispatcher({ db, executor, logger: quiet, now: () => clock.now, backoffMs: (n) => n * 1_000, leaseMs: LEASE_MS, ...options })
+    const records = async (ids: string[]) => Promise.all(ids.map(async (id) => (await db.collection<CommandDocument>('commands').findOne({ _id: id }))!))
+    return { db, commands, clock, dispatcher, records }
   }
 
+  t.test('two dispatchers interleaved in a seeded order, with failing hand-offs, hand each command over exactly once and never twice at a time', async (t) => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const { commands, clock, dispatcher, records } = await world()
+      const random = seededRandom(seed)
+      const scheduler = new SeededScheduler(random)
+      const ids = await accept(commands, `seed${seed}`, 8, clock.now)
+      // About a third of the hand-offs fail; time moves on between steps (never as far as a lease), so backoffs come due mid-round.
+      const executor = new SharedExecutor(
+        () => random() < 0.35,
+        (work) =>
+          scheduler.step(async () => {
+            if (random() < 0.3) clock.now = new Date(clock.now.getTime() + 500)
+            return work()
+          }),
+      )
+      const interleave: Interleave = (_step, work) => scheduler.step(work)
+      const [a, b] = [dispatcher(executor, { interleave, concurrency: 2 }), dispatcher(executor, { interleave, concurrency: 2 })]
+      let dispatched = 0
+      for (let round = 0; round < 100 && executor.handed.size < ids.length; round++) {
+        const [fromA, fromB] = await Promise.all([a.drain(), b.drain()])
+        dispatched += fromA + fromB
+        clock.now = new Date(clock.now.getTime() + 10_000) // past the backoffs of the failures so far
+      }
+      const calls = [...executor.calls.values()].reduce((x, y) => x + y, 0)
+      t.ok(scheduler.steps > 0, `seed ${seed}: ${scheduler.steps} steps, ${calls} hand-offs for ${ids.length} commands`)
+      t.same([...executor.handed.keys()].sort(), ids, `seed ${seed}: every command handed over`)
+      t.same([...executor.handed.values()].filter((n) => n !== 1), [], `seed ${seed}: none handed over twice`)
+      t.equal(executor.maxOverlap, 1, `seed ${seed}: no command in two hand-offs at once`)
+      t.equal(dispatched, ids.length, `seed ${seed}: each successful hand-off finished once`)
+      const stored = await records(ids)
+      t.same(stored.filter((doc) => doc.dispatch_state !== 'done').map((doc) => doc._id), [], `seed ${seed}: every record done`)
+      t.same(
+        stored.filter((doc) => doc.dispatch_attempts !== executor.calls.get(doc._id)).map((doc) => doc._id),
+        [],
+        `seed ${seed}: every claim led to one hand-off`,
+      )
+    }
+  })
+
   t.test('three dispatchers racing over many commands, with failing hand-offs, hand each command over once and never twice at a time', async (t) => {
-    const ids = await submit(api, api_key, 60)
-    const executor = new SharedExecutor(7)
+    const { commands, clock, dispatcher, records } = await world()
+    const ids = await accept(commands, 'race', 40, clock.now)
+    let calls = 0
+    const executor = new SharedExecutor(
+      () => ++calls % 7 === 0,
+      async (work) => {
+        await delay(1) // a hand-off takes a moment: the others run meanwhile
+        return work()
+      },
+    )
     const racing = [dispatcher(executor), dispatcher(executor), dispatcher(executor, { concurrency: 2 })]
     for (let round = 0; round < 20 && executor.handed.size < ids.length; round++) {
       await Promise.all(racing.map((d) => d.drain()))
-      now = new Date(now.getTime() + 10_000) // past every backoff so far, within every lease
+      clock.now = new Date(clock.now.getTime() + 10_000) // past every backoff so far, within every lease
     }
-    t.ok(executor.calls > ids.length, 'some hand-offs failed and were retried')
-    t.same([...executor.handed.keys()].sort(), [...ids].sort(), 'every command handed over')
+    t.ok(calls > ids.length, 'some hand-offs failed and were retried')
+    t.same([...executor.handed.keys()].sort(), ids, 'every command handed over')
     t.same([...executor.handed.values()].filter((n) => n !== 1), [], 'none twice')
     t.equal(executor.maxOverlap, 1, 'no command in two hand-offs at once')
-    t.equal(await queue.countDocuments(), 0)
-    t.equal(await commands.countDocuments({ 'dispatch.state': 'pending' }), 0)
+    t.same((await records(ids)).filter((doc) => doc.dispatch_state !== 'done'), [], 'every record done')
   })
 
-  t.test('a candidate read before another dispatcher handed the command off is not handed off again', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    const { slow, lateRound, release } = await stalledRound()
-    const fast = new SharedExecutor()
-    t.equal(await dispatcher(fast).drain(), 1, 'the other dispatcher hands it off meanwhile')
-    release()
-    t.equal(await lateRound, 0)
-    t.equal(slow.calls, 0, 'the stale candidate met the finished attempt\'s lease')
-    t.same([...fast.handed.keys()], [commandId])
-  })
-
-  t.test('a candidate that stalled past its lease and the pruning of its leases is re-read, not trusted', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    const { slow, lateRound, release } = await stalledRound()
-    const fast = dispatcher(new SharedExecutor())
-    t.equal(await fast.drain(), 1)
-    now = new Date(now.getTime() + 4 * 60_000)
-    await fast.recover()
-    t.equal(await leases.countDocuments({ command_id: commandId }), 0, 'its leases are pruned')
-    release()
-    t.equal(await lateRound, 0)
-    t.equal(slow.calls, 0)
-  })
-
-  t.test('entries a dead dispatcher holds do not hide the rest of the queue, and are taken over when their leases end', async (t) => {
-    const orphans = await submit(api, api_key, 20)
-    // More than one due query's worth, each held by a lease nobody will finish.
-    await leases.insertMany(orphans.map((id) => ({ _id: `${id}:0` as never, command_id: id, expires_at: new Date(now.getTime() + 60_000) })))
-    const [fresh] = await submit(api, api_key)
+  t.test('commands a dead dispatcher holds do not hide the rest, and are taken over when its leases end', async (t) => {
+    const { commands, clock, dispatcher } = await world()
+    const orphans = await accept(commands, 'orphan', 20, clock.now)
+    // What a dispatcher that died mid-hand-off leaves: claims nobody will finish.
+    for (const _ of orphans) t.ok(await commands.dispatch.claimNext(clock.now, LEASE_MS))
+    const [fresh] = await accept(commands, 'fresh', 1, clock.now)
     const executor = new SharedExecutor()
     const survivor = dispatcher(executor)
     t.equal(await survivor.drain(), 1)
     t.same([...executor.handed.keys()], [fresh])
-    t.equal(await survivor.drain(), 0, 'the held ones are not tried again before their leases end')
-    now = new Date(now.getTime() + 60_000)
+    clock.now = new Date(clock.now.getTime() + LEASE_MS - 1)
+    t.equal(await survivor.drain(), 0, 'held until the leases end')
+    clock.now = new Date(clock.now.getTime() + 1)
     t.equal(await survivor.drain(), orphans.length)
-    t.equal(executor.handed.size, orphans.length + 1)
-    t.equal(await commands.countDocuments({ 'dispatch.state': 'pending' }), 0)
+    t.same([...executor.handed.keys()].sort(), [fresh, ...orphans].sort())
   })
 
-  t.test('the recovery scan prunes the leases of commands long gone from the queue and keeps the others', async (t) => {
-    const [done, failing] = await submit(api, api_key, 2)
-    let calls = 0
-    const executor: Executor = {
-      name: 'fails-one',
-      execute: async (spec) => {
-        calls += 1
-        if (spec.commandId === failing) throw new Error('executor unavailable')
-      },
+  t.test('a dispatcher whose hand-off outlived its lease leaves the command to the one that took it over', async (t) => {
+    const { commands, clock, dispatcher, records } = await world()
+    const [commandId] = await accept(commands, 'slow', 1, clock.now)
+    const gated = new GatedExecutor()
+    const slowRound = dispatcher(gated).drain()
+    await until(() => gated.started.length === 1)
+    clock.now = new Date(clock.now.getTime() + LEASE_MS)
+    const other = new SharedExecutor()
+    t.equal(await dispatcher(other).drain(), 1, 'taken over once the lease ended')
+    gated.release(true)
+    t.equal(await slowRound, 0, 'the late hand-off failed')
+    const [stored] = await records([commandId!])
+    t.match(stored, { dispatch_state: 'done', dispatch_attempts: 2, dispatch_claim: null }, 'its put-off wrote nothing over the new holder\'s finish')
+    t.notOk(stored && 'dispatch_last_error' in stored, 'nor its error')
+  })
+
+  t.test('a command whose hand-off keeps failing is retried with growing backoff and is never dropped', async (t) => {
+    const { commands, clock, dispatcher, records } = await world()
+    const [commandId] = await accept(commands, 'flaky', 1, clock.now)
+    const executor: SharedExecutor = new SharedExecutor(() => (executor.calls.get(commandId!) ?? 0) <= 3)
+    const d = dispatcher(executor, { backoffMs: (n) => n * 1_000 })
+    const dueTimes: number[] = []
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      t.equal(await d.drain(), 0, `attempt ${attempt} fails`)
+      const [stored] = await records([commandId!])
+      t.match(stored, { dispatch_state: 'waiting', dispatch_attempts: attempt, dispatch_last_error: 'executor unavailable' })
+      dueTimes.push(stored!.dispatch_due_at.getTime() - clock.now.getTime())
+      clock.now = stored!.dispatch_due_at
     }
-    const d = dispatcher(executor)
-    await d.drain()
-    t.equal(calls, 2)
-    t.equal(await leases.countDocuments({ command_id: { $in: [done, failing] } }), 2)
-    // Its lease ended a minute after the hand-off.
-    now = new Date(now.getTime() + 3 * 60_000)
-    await d.recover()
-    t.equal(await leases.countDocuments({ command_id: done }), 1, 'kept for twice the lease after it ended')
-    now = new Date(now.getTime() + 1)
-    await d.recover()
-    t.equal(await leases.countDocuments({ command_id: done }), 0, 'pruned after')
-    t.equal(await leases.countDocuments({ command_id: failing }), 1, 'kept while its command is queued')
-    t.equal(await d.drain(), 0, 'its retry fails again')
-    await queue.deleteOne({ _id: failing as never })
-  })
-
-  t.test('a command\'s leases are pruned together, so a stale candidate still meets the last one', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    // A dead holder's lease that has just ended: the hand-off takes over with a successor, a minute newer.
-    await leases.insertOne({ _id: `${commandId}:0` as never, command_id: commandId, expires_at: new Date(now.getTime() - 1) })
-    const d = dispatcher(new SharedExecutor())
-    t.equal(await d.drain(), 1)
-    now = new Date(now.getTime() + 150_000) // the dead lease is past the grace, its successor is not
-    await d.recover()
-    t.equal(await leases.countDocuments({ command_id: commandId }), 2, 'both kept')
-    now = new Date(now.getTime() + 60_000)
-    await d.recover()
-    t.equal(await leases.countDocuments({ command_id: commandId }), 0, 'both pruned')
-  })
-
-  t.test('a first hand-off costs a lease insert, a claim mark and the entry\'s removal, with one due query per batch', async (t) => {
-    const ids = await submit(api, api_key, 20)
-    const counted = await MongoClient.connect(api.mongo.url, { monitorCommands: true })
-    t.teardown(() => counted.close())
-    const operations: Record<string, number> = {}
-    counted.on('commandStarted', (event) => {
-      const collection = event.command[event.commandName] as unknown
-      const key = `${event.commandName} ${typeof collection === 'string' ? collection : '-'}`
-      operations[key] = (operations[key] ?? 0) + 1
-    })
-    const executor = new SharedExecutor()
-    t.equal(await dispatcher(executor, { db: counted.db(api.mongo.dbName) }).drain(), ids.length)
-    // 20 due entries, 16 per query (4 × concurrency): a full batch, then a short one that ends the round.
-    t.same(operations, { 'find dispatch_queue': 2, 'insert dispatch_leases': 20, 'update commands': 20, 'delete dispatch_queue': 20 })
+    t.same(dueTimes, [1_000, 2_000, 3_000], 'each retry waits what the backoff says for its attempt')
+    t.equal(await d.drain(), 1, 'the fourth attempt succeeds')
+    t.match((await records([commandId!]))[0], { dispatch_state: 'done', dispatch_attempts: 4 })
   })
 })

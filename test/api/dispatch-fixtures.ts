@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises'
+import { setImmediate as settle, setTimeout as delay } from 'node:timers/promises'
 import type { TestApi } from '../harness/api.js'
 
 /** A valid run-ffmpeg-command body; its input is never fetched by the dispatcher tests. */
@@ -24,5 +24,44 @@ export async function until(condition: () => boolean, timeoutMs = 5_000): Promis
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('timed out waiting')
     await delay(10)
+  }
+}
+
+/**
+ * Runs the steps of several concurrent actors one at a time, in an order a
+ * seeded PRNG picks. An actor hands each step (one write, one call) to
+ * `step` and waits for it; the scheduler waits until every actor that can
+ * has asked for its next step (the code between steps does no I/O, so one
+ * turn of the event loop is enough), then runs one of the waiting steps at
+ * random. No wall-clock race decides the order: only the seed.
+ */
+export class SeededScheduler {
+  readonly #random: () => number
+  readonly #waiting: Array<() => Promise<void>> = []
+  #running = false
+  /** Steps run so far. */
+  steps = 0
+
+  constructor(random: () => number) {
+    this.#random = random
+  }
+
+  step<T>(work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.push(() => work().then(resolve, reject))
+      if (!this.#running) void this.#run()
+    })
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true
+    for (;;) {
+      await settle()
+      if (this.#waiting.length === 0) break
+      const [next] = this.#waiting.splice(Math.floor(this.#random() * this.#waiting.length), 1)
+      this.steps += 1
+      await next!()
+    }
+    this.#running = false
   }
 }

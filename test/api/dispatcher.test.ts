@@ -1,6 +1,7 @@
-import { setTimeout as delay } from 'node:timers/promises'
 import t from 'tap'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import type { Sleep } from '../../api/clock.js'
+import { CommandRepository } from '../../api/commands/command-repository.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
@@ -23,6 +24,18 @@ class RecordingExecutor implements Executor {
   }
 }
 
+/** A poll interval that never ends by itself: only a nudge or stop() wakes the dispatcher. Counts its sleeps. */
+function sleepUntilWoken(): { sleep: Sleep; sleeps: () => number } {
+  let sleeps = 0
+  const sleep: Sleep = (_ms, signal) =>
+    new Promise((resolve) => {
+      sleeps += 1
+      if (signal.aborted) resolve()
+      else signal.addEventListener('abort', () => resolve(), { once: true })
+    })
+  return { sleep, sleeps: () => sleeps }
+}
+
 const quiet = createLogger('test', 'silent')
 
 t.test('outbox dispatch', async (t) => {
@@ -32,21 +45,23 @@ t.test('outbox dispatch', async (t) => {
   const api = await startApi(t, { clock, onCommandsAccepted: () => void (nudges += 1) })
   const { api_key, account_id } = await api.createAccount('business')
   const commands = api.db.collection('commands')
-  const queue = api.db.collection('dispatch_queue')
-  const dispatcher = (executor: Executor, options: { pollIntervalMs?: number; leaseMs?: number } = {}) =>
+  const dispatcher = (executor: Executor, options: { pollIntervalMs?: number; leaseMs?: number; sleep?: Sleep } = {}) =>
     new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, ...options })
 
   t.test('a command accepted while the dispatcher is stopped is dispatched exactly once when it starts', async (t) => {
     const [commandId] = await submit(api, api_key)
     t.equal(nudges, 1, 'acceptance nudges the in-process dispatcher')
+    t.match(await commands.findOne({ _id: commandId as never }), { status: 'QUEUED', dispatch_state: 'waiting', dispatch_attempts: 0 }, 'accepted waiting for its hand-off')
     const executor = new RecordingExecutor()
     const running = dispatcher(executor, { pollIntervalMs: 20 })
     running.start()
     t.teardown(() => running.stop())
     await until(() => executor.handed.length === 1)
-    await delay(100) // several more polls
+    // A later command handed off proves the polls in between did not hand the first over again.
+    const [later] = await submit(api, api_key)
+    await until(() => executor.handed.length === 2)
     await running.stop()
-    t.equal(executor.calls, 1)
+    t.same(executor.handed.map((spec) => spec.commandId), [commandId, later])
     t.match(executor.handed[0], {
       commandId,
       accountId: account_id,
@@ -58,99 +73,40 @@ t.test('outbox dispatch', async (t) => {
       storageDestinationId: null,
       submittedAt: now.toISOString(),
     })
-    t.match(await commands.findOne({ _id: commandId as never }), { status: 'QUEUED', dispatch: { state: 'claimed', claimed_at: now } })
-    t.equal(await queue.countDocuments(), 0, 'its queue entry is gone')
+    t.match(await commands.findOne({ _id: commandId as never }), { status: 'QUEUED', dispatch_state: 'done', dispatch_attempts: 1, dispatch_claim: null })
   })
 
-  t.test('a failed hand-off is retried after its backoff, then marked dispatched', async (t) => {
+  t.test('a failed hand-off is retried after its backoff, then marked done', async (t) => {
     const [commandId] = await submit(api, api_key)
     const executor = new RecordingExecutor(1)
     const retrying = dispatcher(executor)
     t.equal(await retrying.drain(), 0, 'the first hand-off fails')
-    t.match(await commands.findOne({ _id: commandId as never }), { dispatch: { state: 'claimed' } }, 'claimed before the executor was called')
-    t.match(await queue.findOne({ _id: commandId as never }), { attempts: 1, last_error: 'executor unavailable', due_at: new Date(now.getTime() + 1_000) })
+    t.match(await commands.findOne({ _id: commandId as never }), {
+      dispatch_state: 'waiting',
+      dispatch_attempts: 1,
+      dispatch_last_error: 'executor unavailable',
+      dispatch_due_at: new Date(now.getTime() + 1_000),
+      dispatch_claim: null,
+    })
     t.equal(await retrying.drain(), 0, 'not due again before its backoff')
     t.equal(executor.calls, 1)
     now = new Date(now.getTime() + 1_000)
     t.equal(await retrying.drain(), 1, 'retried once due')
     t.equal(executor.calls, 2)
-    t.equal(await queue.countDocuments({ _id: commandId as never }), 0, 'handed off: the entry is gone')
+    t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done', dispatch_attempts: 2 })
   })
 
-  t.test('a command claimed by a dispatcher that died is taken over when the lease ends', async (t) => {
+  t.test('a command claimed by a dispatcher that died is handed off when the lease ends', async (t) => {
     const [commandId] = await submit(api, api_key)
-    // What a dispatcher of the previous layout that crashed right after its claim left: attempts moved on, record not marked.
-    await api.db.collection('dispatch_leases').insertOne({ _id: `${commandId}:0` as never, command_id: commandId, token: 'dead', expires_at: new Date(now.getTime() + 60_000) })
-    await queue.updateOne({ _id: commandId as never }, { $set: { attempts: 1, due_at: new Date(now.getTime() + 60_000) } })
+    // What a dispatcher that died right after its claim leaves: the record held, nobody to finish it.
+    t.ok(await new CommandRepository(api.db).dispatch.claimOne(commandId!, now, 60_000))
     const executor = new RecordingExecutor()
     const survivor = dispatcher(executor, { leaseMs: 60_000 })
     t.equal(await survivor.drain(), 0, 'the lease still holds')
     now = new Date(now.getTime() + 60_000)
     t.equal(await survivor.drain(), 1)
     t.same(executor.handed.map((s) => s.commandId), [commandId])
-  })
-
-  t.test('a lease left by a dispatcher that died before its claim write expires and is taken over', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    await api.db.collection('dispatch_leases').insertOne({ _id: `${commandId}:0` as never, command_id: commandId, token: 'dead', expires_at: new Date(now.getTime() + 60_000) })
-    const executor = new RecordingExecutor()
-    const survivor = dispatcher(executor, { leaseMs: 60_000 })
-    t.equal(await survivor.drain(), 0, 'the lease still holds')
-    now = new Date(now.getTime() + 60_000)
-    t.equal(await survivor.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [commandId])
-    t.equal(await api.db.collection('dispatch_leases').countDocuments({ command_id: commandId }), 2, 'the dead lease and its successor are kept after the hand-off')
-  })
-
-  t.test('a command whose queue entry a crash kept from being written is recovered', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    await queue.deleteOne({ _id: commandId as never }) // the API died between the record's insert and its entry's
-    const executor = new RecordingExecutor()
-    const recovering = dispatcher(executor)
-    t.equal(await recovering.drain(), 0, 'nothing in the queue')
-    t.equal(await recovering.recover(), 1)
-    t.equal(await recovering.recover(), 0, 'recovery is idempotent')
-    t.equal(await recovering.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [commandId])
-  })
-
-  t.test('a started dispatcher runs the recovery scan first', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    await queue.deleteOne({ _id: commandId as never })
-    const executor = new RecordingExecutor()
-    const running = dispatcher(executor, { pollIntervalMs: 20 })
-    running.start()
-    t.teardown(() => running.stop())
-    await until(() => executor.handed.length === 1)
-    await running.stop()
-    t.equal(executor.handed[0]?.commandId, commandId)
-  })
-
-  t.test('an entry the recovery scan re-created for a command claimed meanwhile is dropped without a second hand-off', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    const first = new RecordingExecutor()
-    t.equal(await dispatcher(first).drain(), 1)
-    await queue.insertOne({ _id: commandId as never, due_at: now, attempts: 0, last_error: null, recovered: true })
-    const second = new RecordingExecutor()
-    const late = dispatcher(second, { leaseMs: 60_000 })
-    t.equal(await late.drain(), 0, 'the first hand-off\'s lease still holds the attempt')
-    now = new Date(now.getTime() + 60_000)
-    t.equal(await late.drain(), 0, 'taken over once the lease ends, and found claimed')
-    t.equal(second.calls, 0)
-    t.equal(await queue.countDocuments({ _id: commandId as never }), 0)
-  })
-
-  t.test('a command claimed by a dispatcher that died before the hand-off is handed off when its lease ends', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    // What a claim leaves if the process dies right after it: record claimed, entry a lease ahead.
-    await commands.updateOne({ _id: commandId as never }, { $set: { dispatch: { state: 'claimed', claimed_at: now } } })
-    await queue.updateOne({ _id: commandId as never }, { $set: { attempts: 1, due_at: new Date(now.getTime() + 60_000) } })
-    const executor = new RecordingExecutor()
-    const survivor = dispatcher(executor)
-    t.equal(await survivor.drain(), 0)
-    now = new Date(now.getTime() + 60_000)
-    t.equal(await survivor.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [commandId])
+    t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done', dispatch_attempts: 2 })
   })
 
   t.test('two dispatchers racing over the same outbox hand each command over once', async (t) => {
@@ -162,22 +118,40 @@ t.test('outbox dispatch', async (t) => {
     const handed = [...a.handed, ...b.handed].map((s) => s.commandId)
     t.equal(handed.length, 30, 'no command twice')
     t.same(new Set(handed), new Set(ids), 'every command once')
-    t.equal(await commands.countDocuments({ 'dispatch.state': 'pending' }), 0)
+    t.equal(await commands.countDocuments({ dispatch_state: 'waiting' }), 0)
   })
 
-  t.test('a nudge wakes a dispatcher that polls rarely', async (t) => {
+  t.test('a nudge wakes a dispatcher between its polls, and stop() does not wait for the next one', async (t) => {
     const executor = new RecordingExecutor()
-    const sleepy = dispatcher(executor, { pollIntervalMs: 60_000 })
+    const { sleep, sleeps } = sleepUntilWoken()
+    const sleepy = dispatcher(executor, { sleep })
     sleepy.start()
     t.teardown(() => sleepy.stop())
-    await delay(50) // its first round finds nothing and it goes to sleep
+    await until(() => sleeps() === 1) // its first round found nothing: asleep until woken
     const [commandId] = await submit(api, api_key)
-    sleepy.nudge()
-    await until(() => executor.handed.length === 1, 2_000)
+    sleepy.nudge([commandId!])
+    await until(() => executor.handed.length === 1)
     t.equal(executor.handed[0]?.commandId, commandId)
-    const started = Date.now()
-    await sleepy.stop()
-    t.ok(Date.now() - started < 1_000, 'stop does not wait out the poll interval')
+    await sleepy.stop() // would never resolve if stop() waited for the sleep to end by itself
+    t.pass('stopped')
+  })
+
+  t.test('a nudge naming commands another dispatcher handed off meanwhile hands none of them off again', async (t) => {
+    const handedElsewhere = await submit(api, api_key, 2)
+    t.equal(await dispatcher(new RecordingExecutor()).drain(), 2)
+    const executor = new RecordingExecutor()
+    const { sleep, sleeps } = sleepUntilWoken()
+    const late = dispatcher(executor, { sleep })
+    late.start()
+    t.teardown(() => late.stop())
+    await until(() => sleeps() === 1)
+    late.nudge(handedElsewhere)
+    // A command accepted after them is handed off only after the named ones were tried.
+    const [fresh] = await submit(api, api_key)
+    late.nudge([fresh!])
+    await until(() => executor.handed.length === 1)
+    await late.stop()
+    t.same(executor.handed.map((spec) => spec.commandId), [fresh])
   })
 
   t.test('yt-dlp commands reach the executor with their URLs and format', async (t) => {
@@ -197,5 +171,45 @@ t.test('outbox dispatch', async (t) => {
       ffmpegCommands: ['-i {{in_talk}} {{out_a}}'],
       ytdlp: { inputUrls: { in_talk: 'https://v.example.com/w?v=1' }, formatSelector: '720p' },
     })
+  })
+
+  t.test('commands the previous version recorded are handed off after the upgrade, and those it handed off are not', async (t) => {
+    const [pending, retrying, handedOff] = await submit(api, api_key, 3)
+    // The previous layout: a `dispatch` sub-document, and a `dispatch_queue` entry for each hand-off still to do.
+    const previous = (state: string) => ({ $set: { dispatch: { state, claimed_at: state === 'claimed' ? now : null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
+    await commands.updateOne({ _id: pending as never }, previous('pending'))
+    await commands.updateOne({ _id: retrying as never }, previous('claimed'))
+    await commands.updateOne({ _id: handedOff as never }, previous('claimed'))
+    await api.db.collection('dispatch_queue').insertOne({ _id: retrying as never, due_at: new Date(now.getTime() + 4_000), attempts: 2, last_error: 'executor unavailable', recovered: false })
+    await api.db.collection('dispatch_leases').insertOne({ _id: `${retrying}:1` as never, command_id: retrying, expires_at: now })
+
+    const executor = new RecordingExecutor()
+    const upgraded = dispatcher(executor)
+    t.equal(await upgraded.upgrade(), 3, 'every record of the previous layout moved')
+    t.equal(await upgraded.upgrade(), 0, 'a second upgrade finds nothing to move')
+    const names = (await api.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
+    t.notOk(names.includes('dispatch_queue') || names.includes('dispatch_leases'), 'the side collections are dropped')
+    t.equal(await commands.countDocuments({ dispatch: { $exists: true } }), 0, 'no record keeps the old sub-document')
+    t.match(await commands.findOne({ _id: retrying as never }), { dispatch_state: 'waiting', dispatch_attempts: 2, dispatch_last_error: 'executor unavailable' }, 'a retry keeps its attempts and backoff')
+
+    t.equal(await upgraded.drain(), 1)
+    t.same(executor.handed.map((s) => s.commandId), [pending], 'the pending command first')
+    now = new Date(now.getTime() + 4_000)
+    t.equal(await upgraded.drain(), 1)
+    t.same(executor.handed.map((s) => s.commandId), [pending, retrying], 'then the retry once its backoff ended, and never the one handed off before')
+    t.match(await commands.findOne({ _id: handedOff as never }), { dispatch_state: 'done' })
+  })
+
+  t.test('a started dispatcher upgrades the previous layout before its first round', async (t) => {
+    const [commandId] = await submit(api, api_key)
+    await commands.updateOne({ _id: commandId as never }, { $set: { dispatch: { state: 'pending', claimed_at: null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
+    await api.db.collection('dispatch_queue').insertOne({ _id: commandId as never, due_at: now, attempts: 0, last_error: null, recovered: false })
+    const executor = new RecordingExecutor()
+    const running = dispatcher(executor, { pollIntervalMs: 20 })
+    running.start()
+    t.teardown(() => running.stop())
+    await until(() => executor.handed.length === 1)
+    await running.stop()
+    t.equal(executor.handed[0]?.commandId, commandId)
   })
 })

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
-import type { QueueEntry } from '../../api/dispatcher/dispatch-queue.js'
+import type { CommandDocument } from '../../api/commands/command-document.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { Client, serviceEnvironment, startService } from './service.js'
@@ -30,15 +30,15 @@ t.test('a command handed to the local executor again after its run ended is not 
   const client = await MongoClient.connect(environment.env.MONGODB_URL as string)
   t.teardown(() => client.close())
   const db = client.db(environment.env.MONGODB_DATABASE as string)
-  const runs = db.collection('runs')
-  await until(async () => (await runs.countDocuments({ command_id, state: { $ne: 'finished' } })) === 0, 10_000, 'the run is finished')
-  const before = await runs.find({ command_id }).toArray()
-  t.match(before, [{ _id: command_id, state: 'finished', pid: null }], 'one run, finished; a pooled run records no pid')
+  const commands = db.collection<CommandDocument>('commands')
+  await until(async () => (await commands.countDocuments({ _id: command_id, run_state: 'ended' })) === 1, 10_000, 'the run has ended')
+  const before = await commands.findOne({ _id: command_id })
+  t.match(before, { run_state: 'ended', run_attempt: 1, run_pid: null, dispatch_state: 'done', dispatch_attempts: 1 }, 'one run, ended; a pooled run records no pid')
 
-  // What a crash between the hand-off and the entry's removal leaves; a later attempt, so no lease of the first one holds it.
-  const queue = db.collection<QueueEntry>('dispatch_queue')
-  await queue.insertOne({ _id: command_id, due_at: new Date(), attempts: 5, last_error: null, recovered: false })
-  await until(async () => (await queue.countDocuments({ _id: command_id })) === 0, 10_000, 'the entry is handed off again')
-  t.same(await runs.find({ command_id }).toArray(), before, 'the run document is the guard: no second run')
+  // What a crash between the hand-off and marking it done leaves, once the lease has ended: the record waiting and due.
+  await commands.updateOne({ _id: command_id, dispatch_state: 'done' }, { $set: { dispatch_state: 'waiting', dispatch_due_at: new Date(), dispatch_claim: null } })
+  await until(async () => (await commands.countDocuments({ _id: command_id, dispatch_state: 'done', dispatch_attempts: 2 })) === 1, 10_000, 'the command is handed off again')
+  const after = await commands.findOne({ _id: command_id })
+  t.match(after, { run_state: 'ended', run_attempt: 1, run_boot_id: before?.run_boot_id, run_work_dir: before?.run_work_dir }, 'the run on the record is the guard: no second run')
   t.match(await api.waitForCommand(command_id), { status: 'SUCCESS' })
 })

@@ -1,32 +1,63 @@
-import { mkdir, readdir } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
-import { connect } from 'nats'
+import { connect, JSONCodec } from 'nats'
 import t from 'tap'
+import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
+import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
+import { CommandRepository } from '../../api/commands/command-repository.js'
+import type { CommandDraft } from '../../api/commands/drafts.js'
 import { LocalExecutor } from '../../api/executors/local-executor.js'
 import { createLogger } from '../../api/logger.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { startMongo } from '../harness/mongo.js'
 import { startNats } from '../harness/nats.js'
 import { scratchDir } from '../harness/scratch.js'
 
-const HOUR = 3600_000
+const DRAFT = {
+  command_type: 'FFMPEG_COMMAND',
+  input_files: {},
+  output_files: { out_x: 'x.mp4' },
+  ffmpeg_commands: ['ffmpeg -f lavfi -i testsrc {{out_x}}'],
+  ytdlp: null,
+  metadata: null,
+  webhook_url: null,
+  storage_destination_id: null,
+  original_request: { input_files: {}, output_files: { out_x: 'x.mp4' }, ffmpeg_command: 'ffmpeg -f lavfi -i testsrc {{out_x}}' },
+} satisfies CommandDraft
 
-t.test("the local executor's start-up recovery keeps runs and work dirs from piling up", async (t) => {
+t.test("the local executor's start-up recovery ends what a previous start of the service left running", async (t) => {
   const [mongo, nats, dataDir] = await Promise.all([startMongo(t), startNats(t), scratchDir(t)])
   const client = await MongoClient.connect(mongo.url)
   t.teardown(() => client.close())
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
+  await ensureStream(nc, STATUS_STREAM_DEFINITION)
   const db = client.db(mongo.dbName)
-  const runs = db.collection<{ _id: string; command_id: string; attempt: number; boot_id: string; state: string; pid: number | null; work_dir: string; created_at: Date }>('runs')
+  const repository = new CommandRepository(db)
+  await repository.ensureIndexes()
+  const commands = db.collection<CommandDocument>('commands')
   const now = new Date()
-  const run = (id: string, state: string, ageMs: number) => ({
-    _id: id, command_id: id, attempt: 1, boot_id: 'a-previous-boot', state, pid: null, work_dir: join(dataDir, 'work', `${id}-1`), created_at: new Date(now.getTime() - ageMs),
-  })
-  await runs.insertMany([run('cmd_old', 'finished', 25 * HOUR), run('cmd_recent', 'finished', HOUR), run('cmd_gone', 'queued', 2 * HOUR)])
-  // The unfinished run's work dir, as a warm worker that died with its parent leaves it.
-  await mkdir(join(dataDir, 'work', 'cmd_gone-1', 'outputs'), { recursive: true })
+  const workDir = (id: string, attempt: number) => join(dataDir, 'work', `${id}-${attempt}`)
+  const record = (id: string, status: CommandDocument['status'], run: Partial<CommandDocument>) => ({ ...newCommandDocument(DRAFT, { commandId: id, accountId: 'acc_1' }, now), status, ...run })
+  const previousBoot = (id: string, attempt: number) => ({ run_state: 'running' as const, run_attempt: attempt, run_boot_id: 'a-previous-boot', run_work_dir: workDir(id, attempt), run_pid: null })
+  await repository.insert([
+    // Its runner reported SUCCESS just before the service died.
+    record('cmd_ended', 'SUCCESS', previousBoot('cmd_ended', 1)),
+    // Interrupted on its second start already.
+    record('cmd_twice', 'PROCESSING', previousBoot('cmd_twice', 2)),
+    // Run and ended under the previous layout, which kept runs in their own collection.
+    record('cmd_previous', 'SUCCESS', {}),
+  ])
+  await db.collection('runs').insertMany([
+    { _id: 'cmd_previous' as never, command_id: 'cmd_previous', attempt: 1, boot_id: 'an-older-boot', state: 'finished', pid: null, work_dir: workDir('cmd_previous', 1), created_at: now },
+  ])
+  // The work dirs, as warm workers that died with their parent leave them.
+  await Promise.all([workDir('cmd_ended', 1), workDir('cmd_twice', 2)].map((dir) => mkdir(join(dir, 'outputs'), { recursive: true })))
 
+  t.equal(await repository.upgradeRunLayout(), 1, "the previous layout's run moved onto its record")
+  t.notOk((await db.listCollections({ name: 'runs' }).toArray()).length, 'and its collection is dropped')
   const executor = new LocalExecutor({
     db, nats: nc, logger: createLogger('test', 'silent'), dataDir,
     runner: { natsUrl: nats.url, allowPrivateNetworks: false, s3: { endpoint: undefined, bucket: 'b', region: 'us-east-1', forcePathStyle: true }, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', ytdlpPath: 'yt-dlp' },
@@ -34,6 +65,11 @@ t.test("the local executor's start-up recovery keeps runs and work dirs from pil
   })
   await executor.recover()
 
-  t.same((await runs.find({ state: 'finished' }).toArray()).map((r) => r._id).sort(), ['cmd_gone', 'cmd_recent'], 'a finished run older than a day is deleted; a recent one stays, the run-once guard')
-  t.same(await readdir(join(dataDir, 'work')), [], "the interrupted run's work dir is removed (its command is unknown here, so it is not run again)")
+  t.match(await commands.findOne({ _id: 'cmd_ended' }), { run_state: 'ended', run_attempt: 1 }, 'a run whose command ended is marked ended, not run again')
+  t.match(await commands.findOne({ _id: 'cmd_twice' }), { run_state: 'ended', run_attempt: 2 }, 'a run interrupted twice is ended')
+  const jsm = await nc.jetstreamManager()
+  const failure = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject('cmd_twice') })
+  t.match(JSONCodec<StatusEvent>().decode(failure.data), { type: 'FAILED', command_id: 'cmd_twice', error_status: 'INTERRUPTED' }, 'and its command FAILED on its behalf')
+  t.match(await commands.findOne({ _id: 'cmd_previous' }), { run_state: 'ended', run_attempt: 1 }, 'a run of the previous layout keeps guarding its command')
+  t.notOk(existsSync(workDir('cmd_ended', 1)) || existsSync(workDir('cmd_twice', 2)), 'the interrupted runs\' work dirs are removed')
 })
