@@ -21,8 +21,7 @@ import { parseArgs } from 'node:util'
 import { MongoClient, type Db } from 'mongodb'
 import { connect, JSONCodec } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../contracts/completion-events.js'
-import { newCommandDocument, toPollResponse } from '../api/commands/command-document.js'
-import { commandsCollection } from '../api/commands/command-repository.js'
+import { newCommandDocument, toPollResponse, type CommandDocument } from '../api/commands/command-document.js'
 import { draftFfmpegCommand } from '../api/commands/drafts.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { startFerretDB } from '../api/local/ferretdb.js'
@@ -66,7 +65,7 @@ async function finishedCommands(db: Db, accountId: string, n: number): Promise<s
   })
   const now = new Date()
   const docs = ids.map((id) => ({ ...newCommandDocument(draft, { commandId: id, accountId }, now), status: 'FAILED' as const, error_status: 'FFMPEG_FAILED', error_message: 'bench' }))
-  for (let i = 0; i < docs.length; i += 500) await commandsCollection(db).insertMany(docs.slice(i, i + 500))
+  for (let i = 0; i < docs.length; i += 500) await db.collection<CommandDocument>('commands').insertMany(docs.slice(i, i + 500))
   for (const doc of docs) snapshots.set(doc._id, { poll: toPollResponse(doc), webhook_url: doc.webhook_url })
   return ids
 }
@@ -127,7 +126,7 @@ async function main(): Promise<void> {
     await waitFor(burstIds, start2 + LIMIT_MS)
     const delivered = burstIds.filter((id) => arrived.has(`whd_${id}`))
     const last = Math.max(...delivered.map((id) => arrived.get(`whd_${id}`)!))
-    const commands = await commandsCollection(db).countDocuments({})
+    const commands = await db.collection<CommandDocument>('commands').countDocuments({})
     const attempts = await db.collection('webhook_attempts').countDocuments({})
 
     const line = (k: string, v: string) => process.stdout.write(`${k.padEnd(48)} ${v}\n`)

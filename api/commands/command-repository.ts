@@ -5,12 +5,8 @@ import type { CommandStatus } from '../../contracts/command-types.js'
 import { WorkList } from '../work-list.js'
 import { DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
-/** The name both the API and the dispatcher use. */
-export const COMMANDS_COLLECTION = 'commands'
-
-export function commandsCollection(db: Db): Collection<CommandDocument> {
-  return db.collection<CommandDocument>(COMMANDS_COLLECTION)
-}
+/** Read and written here alone: every other part asks this repository. */
+const COMMANDS_COLLECTION = 'commands'
 
 /** Which start of the local executor runs a command now, and how many starts its run has had. */
 export interface RunOwner {
@@ -45,7 +41,7 @@ export class CommandRepository {
 
   constructor(db: Db) {
     this.#db = db
-    this.#commands = commandsCollection(db)
+    this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
   }
 

@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { COMPLETION_STREAM, completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { toPollResponse, type CommandDocument } from '../../api/commands/command-document.js'
-import { commandsCollection } from '../../api/commands/command-repository.js'
 import { createLogger } from '../../api/logger.js'
 import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
@@ -187,7 +186,7 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
       return res.json<{ command_id: string }>().command_id
     },
     async complete(commandId, status = 'SUCCESS', options = {}) {
-      const commands = commandsCollection(api.db)
+      const commands = api.db.collection<CommandDocument>('commands')
       const doc = await commands.findOne({ _id: commandId })
       if (!doc) throw new Error(`no command ${commandId}`)
       const now = new Date()
