@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
@@ -10,7 +11,7 @@ import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
-import { SeededScheduler, until } from './dispatch-fixtures.js'
+import { SeededScheduler, } from './dispatch-fixtures.js'
 
 /*
  * Several dispatchers on one database: each accepted command is handed to the
@@ -200,7 +201,7 @@ t.test('dispatch claims', async (t) => {
     const [commandId] = await accept(commands, 'slow', 1, clock.now)
     const gated = new GatedExecutor()
     const slowRound = dispatcher(gated).drain()
-    await until(() => gated.started.length === 1)
+    await eventually('one hand-off started', () => gated.started.length === 1)
     clock.now = new Date(clock.now.getTime() + LEASE_MS)
     const other = new SharedExecutor()
     t.equal(await dispatcher(other).drain(), 1, 'taken over once the lease ended')

@@ -1,4 +1,4 @@
-import { setImmediate as settle, setTimeout as delay } from 'node:timers/promises'
+import { setImmediate as settle } from 'node:timers/promises'
 import type { TestApi } from '../harness/api.js'
 
 /** A valid run-ffmpeg-command body; its input is never fetched by the dispatcher tests. */
@@ -18,14 +18,6 @@ export async function submit(api: TestApi, key: string, count = 1): Promise<stri
   return ids
 }
 
-/** Resolves once `condition` holds; throws after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await delay(10)
-  }
-}
 
 /**
  * Runs the steps of several concurrent actors one at a time, in an order a

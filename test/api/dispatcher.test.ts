@@ -1,4 +1,5 @@
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Sleep } from '../../api/clock.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
@@ -6,7 +7,7 @@ import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startApi } from '../harness/api.js'
-import { COMMAND_BODY, submit, until } from './dispatch-fixtures.js'
+import { COMMAND_BODY, submit, } from './dispatch-fixtures.js'
 
 /** An Executor (our own interface) that records what it is handed and fails the first `failures` calls. */
 class RecordingExecutor implements Executor {
@@ -56,10 +57,10 @@ t.test('outbox dispatch', async (t) => {
     const running = dispatcher(executor, { pollIntervalMs: 20 })
     running.start()
     t.teardown(() => running.stop())
-    await until(() => executor.handed.length === 1)
+    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     // A later command handed off proves the polls in between did not hand the first over again.
     const [later] = await submit(api, api_key)
-    await until(() => executor.handed.length === 2)
+    await eventually('2 hand-off(s) recorded', () => executor.handed.length === 2)
     await running.stop()
     t.same(executor.handed.map((spec) => spec.commandId), [commandId, later])
     t.match(executor.handed[0], {
@@ -127,10 +128,10 @@ t.test('outbox dispatch', async (t) => {
     const sleepy = dispatcher(executor, { sleep })
     sleepy.start()
     t.teardown(() => sleepy.stop())
-    await until(() => sleeps() === 1) // its first round found nothing: asleep until woken
+    await eventually('the dispatcher asleep', () => sleeps() === 1) // its first round found nothing: asleep until woken
     const [commandId] = await submit(api, api_key)
     sleepy.nudge([commandId!])
-    await until(() => executor.handed.length === 1)
+    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     t.equal(executor.handed[0]?.commandId, commandId)
     await sleepy.stop() // would never resolve if stop() waited for the sleep to end by itself
     t.pass('stopped')
@@ -144,12 +145,12 @@ t.test('outbox dispatch', async (t) => {
     const late = dispatcher(executor, { sleep })
     late.start()
     t.teardown(() => late.stop())
-    await until(() => sleeps() === 1)
+    await eventually('the dispatcher asleep', () => sleeps() === 1)
     late.nudge(handedElsewhere)
     // A command accepted after them is handed off only after the named ones were tried.
     const [fresh] = await submit(api, api_key)
     late.nudge([fresh!])
-    await until(() => executor.handed.length === 1)
+    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     await late.stop()
     t.same(executor.handed.map((spec) => spec.commandId), [fresh])
   })
@@ -208,7 +209,7 @@ t.test('outbox dispatch', async (t) => {
     const running = dispatcher(executor, { pollIntervalMs: 20 })
     running.start()
     t.teardown(() => running.stop())
-    await until(() => executor.handed.length === 1)
+    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     await running.stop()
     t.equal(executor.handed[0]?.commandId, commandId)
   })

@@ -2,17 +2,13 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { Client, serviceEnvironment, startService } from './service.js'
 
-async function waitForStatus(api: Client, commandId: string, status: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const { body } = await api.request('GET', `/commands/${commandId}`)
-    if (body.status === status) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`command ${commandId} never reached ${status}`)
+function waitForStatus(api: Client, commandId: string, status: string): Promise<true> {
+  return eventually(`command ${commandId} ${status}`, async () => (await api.request('GET', `/commands/${commandId}`)).body.status === status)
 }
 
 t.test('a command in flight when the service is SIGKILLed still ends after a restart', async (t) => {

@@ -1,18 +1,11 @@
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import type { CommandDocument } from '../../api/commands/command-document.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { Client, serviceEnvironment, startService } from './service.js'
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 t.test('a command handed to the local executor again after its run ended is not run again', async (t) => {
   const dir = await scratchDir(t)
@@ -31,13 +24,13 @@ t.test('a command handed to the local executor again after its run ended is not 
   t.teardown(() => client.close())
   const db = client.db(environment.env.MONGODB_DATABASE as string)
   const commands = db.collection<CommandDocument>('commands')
-  await until(async () => (await commands.countDocuments({ _id: command_id, run_state: 'ended' })) === 1, 10_000, 'the run has ended')
+  await eventually('the run has ended', async () => (await commands.countDocuments({ _id: command_id, run_state: 'ended' })) === 1, 10_000)
   const before = await commands.findOne({ _id: command_id })
   t.match(before, { run_state: 'ended', run_attempt: 1, run_pid: null, dispatch_state: 'done', dispatch_attempts: 1 }, 'one run, ended; a pooled run records no pid')
 
   // What a crash between the hand-off and marking it done leaves, once the lease has ended: the record waiting and due.
   await commands.updateOne({ _id: command_id, dispatch_state: 'done' }, { $set: { dispatch_state: 'waiting', dispatch_due_at: new Date(), dispatch_claim: null } })
-  await until(async () => (await commands.countDocuments({ _id: command_id, dispatch_state: 'done', dispatch_attempts: 2 })) === 1, 10_000, 'the command is handed off again')
+  await eventually('the command is handed off again', async () => (await commands.countDocuments({ _id: command_id, dispatch_state: 'done', dispatch_attempts: 2 })) === 1, 10_000)
   const after = await commands.findOne({ _id: command_id })
   t.match(after, { run_state: 'ended', run_attempt: 1, run_boot_id: before?.run_boot_id, run_work_dir: before?.run_work_dir }, 'the run on the record is the guard: no second run')
   t.match(await api.waitForCommand(command_id), { status: 'SUCCESS' })

@@ -16,26 +16,12 @@ import {
 import { pino } from 'pino'
 import { MEDIA_COMMAND_GROUP, MEDIA_COMMAND_PLURAL, MEDIA_COMMAND_VERSION, type MediaCommand } from '../../contracts/media-command.js'
 import { Operator, type OperatorOptions, type OperatorSettings } from '../../operator/operator.js'
+import { eventually } from '../harness/eventually.js'
 import type { TestKube } from '../harness/kube.js'
 import { jobConfig } from './fixtures.js'
 
 export const cr = { group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL }
 
-/** Polls until check returns a value (not undefined/false), or fails after timeoutMs saying what it waited for. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined && value !== false) return value
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 /** Applies crds/ and waits until MediaCommands can be listed (a fresh CRD answers 429 for a moment). */
 export async function installCrd(kc: KubeConfig): Promise<void> {

@@ -9,7 +9,8 @@ import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { startKube } from '../harness/kube.js'
 import { startNats } from '../harness/nats.js'
 import { commandSpec, jobConfig } from './fixtures.js'
-import { cr, eventually, getMediaCommand, getTable, installCrd, newNamespace, operatorRules, restrictedKubeConfig, settings, startOperator, testLogger } from './kube-setup.js'
+import { cr, getMediaCommand, getTable, installCrd, newNamespace, operatorRules, restrictedKubeConfig, settings, startOperator, testLogger } from './kube-setup.js'
+import { eventually } from '../harness/eventually.js'
 import { NodeAgent, type Outcome } from './node-agent.js'
 
 const kube = await startKube(t)

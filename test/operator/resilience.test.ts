@@ -6,7 +6,8 @@ import { LeaderElector } from '../../operator/leader-election.js'
 import { Informer, type ListResult } from '../../operator/watch.js'
 import { startKube } from '../harness/kube.js'
 import { commandSpec } from './fixtures.js'
-import { cr, eventually, getMediaCommand, installCrd, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
+import { cr, getMediaCommand, installCrd, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
+import { eventually } from '../harness/eventually.js'
 import { NodeAgent } from './node-agent.js'
 
 const kube = await startKube(t)

@@ -9,7 +9,8 @@ import { envelope } from '../../runner-image/runner/report/reporter.js'
 import { startKube } from '../harness/kube.js'
 import { startNats } from '../harness/nats.js'
 import { commandSpec } from './fixtures.js'
-import { eventually, getMediaCommand, installCrd, mediaCommandIn, newNamespace, operatorRules, restrictedKubeConfig, settings, startOperator, testLogger } from './kube-setup.js'
+import { getMediaCommand, installCrd, mediaCommandIn, newNamespace, operatorRules, restrictedKubeConfig, settings, startOperator, testLogger } from './kube-setup.js'
+import { eventually } from '../harness/eventually.js'
 import { NodeAgent } from './node-agent.js'
 
 const kube = await startKube(t)

@@ -11,6 +11,7 @@ import { COMPLETION_STREAM, completionEventId, completionSubject, type Completio
 import { toPollResponse, type CommandDocument } from '../../api/commands/command-document.js'
 import { createLogger } from '../../api/logger.js'
 import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
+import { eventually } from '../harness/eventually.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
 import { DELIVERER_CONSUMER } from '../../api/webhook-delivery/completion-consumer.js'
 import { Deliveries } from '../../api/webhook-delivery/deliveries.js'
@@ -245,15 +246,9 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
   }
 }
 
-/** Polls `check` until it returns something truthy; fails after `ms`. */
-export async function until<T>(what: string, check: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
+/** eventually() for checks that answer with anything truthy (a count, a list, true). */
+export function until<T>(what: string, check: () => T | Promise<T>, ms?: number): Promise<NonNullable<T>> {
+  return eventually(what, async () => (await check()) || null, ms) as Promise<NonNullable<T>>
 }
 
 /** The earliest time a deliverer sleeps towards for a due retry, if any (its idle poll is 24 h away, a held delivery's lease 12 h). */
