@@ -52,9 +52,13 @@ export class WorkList<T extends Document & { _id: string }> {
     this.#fields = fields
   }
 
-  /** The index that makes "what is waiting" a lookup rather than a scan. */
+  /**
+   * The index that makes "what is waiting" a lookup rather than a scan, in
+   * due order on MongoDB (the embedded store uses its first key and sorts
+   * the waiting records itself).
+   */
   async ensureIndexes(): Promise<void> {
-    await this.#collection.createIndex({ [this.#fields.state]: 1 })
+    await this.#collection.createIndex({ [this.#fields.state]: 1, [this.#fields.dueAt]: 1 })
   }
 
   /** The work fields of a record that starts out waiting (to spread into its insert). */
