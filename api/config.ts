@@ -35,7 +35,7 @@ export interface Config {
   port: number
   /** Address to bind; loopback by default so a laptop does not expose the API. */
   host: string
-  /** Unset: `npm start` runs its own FerretDB under dataDir. */
+  /** Unset: `npm start` runs its own MongoDB-wire server under dataDir. */
   mongodbUrl: string | undefined
   mongodbDatabase: string
   /** Unset: `npm start` runs its own nats-server under dataDir. */

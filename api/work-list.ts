@@ -14,7 +14,7 @@
  * holder whose lease ran out (and whose work another took over) changes
  * nothing. A crash needs no recovery scan: the record is due again when the
  * lease ends. The state is a top-level equality so an index answers "what is
- * waiting" on MongoDB and on the patched FerretDB alike (docs/adr/0001); the
+ * waiting" on MongoDB and on the embedded store alike (docs/adr/0001); the
  * due time is then compared on the waiting records only.
  */
 import { randomUUID } from 'node:crypto'

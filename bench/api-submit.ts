@@ -30,7 +30,7 @@ import { buildServer } from '../api/server.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
-import { startFerretDB } from '../api/local/ferretdb.js'
+import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
 import { buildValidator } from '../api/validation/validator-compiler.js'
@@ -317,7 +317,7 @@ async function main(): Promise<void> {
     let mongoUrl = process.env.BENCH_MONGODB_URL
     let described = `MongoDB at ${mongoUrl?.replace(/\/\/.*@/, '//')}`
     if (!mongoUrl) {
-      const ferret = await startFerretDB(dir)
+      const ferret = await startLocalMongo(dir)
       stops.unshift(() => ferret.server.stop())
       mongoUrl = ferret.url
       described = 'FerretDB (SQLite, with ffkube\'s patches) on this host'

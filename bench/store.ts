@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { MongoClient, type Collection } from 'mongodb'
-import { startFerretDB } from '../api/local/ferretdb.js'
+import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { percentile } from './table.js'
 
 interface Doc {
@@ -122,14 +122,14 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-store-bench-'))
   const lines = ['| build | documents | findOne by _id p50 / p99 ms (p50 over the smallest size) | findOne by unique field p50 / p99 ms (same) | account\'s newest 10, p50 / p99 ms | inserts/s while filling |', '|---|---:|---:|---:|---:|---:|']
   try {
-    const patched = await startFerretDB(join(dir, 'patched'))
+    const patched = await startLocalMongo(join(dir, 'patched'))
     try {
       lines.push(...(await measure('patched', patched.url, sizes, 200)))
     } finally {
       await patched.server.stop()
     }
     if (values.stock) {
-      const stock = await startFerretDB(join(dir, 'stock'), values.stock)
+      const stock = await startLocalMongo(join(dir, 'stock'), values.stock)
       try {
         lines.push(...(await measure('stock', stock.url, stockSizes, 20)))
       } finally {

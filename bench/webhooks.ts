@@ -24,7 +24,7 @@ import { completionEventId, completionSubject, type CompletionEvent } from '../c
 import { newCommandDocument, toPollResponse, type CommandDocument } from '../api/commands/command-document.js'
 import { draftFfmpegCommand } from '../api/commands/drafts.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
-import { startFerretDB } from '../api/local/ferretdb.js'
+import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
 import type { CompletionSnapshot } from '../api/webhook-delivery/delivery-attempt.js'
@@ -72,7 +72,7 @@ async function finishedCommands(db: Db, accountId: string, n: number): Promise<s
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-webhooks-'))
-  const ferret = await startFerretDB(join(dir, 'ferretdb'))
+  const ferret = await startLocalMongo(join(dir, 'ferretdb'))
   const nats = await startNatsServer(join(dir, 'nats'))
   const mongo = await MongoClient.connect(ferret.url)
   const nc = await connect({ servers: nats.url })

@@ -1,8 +1,6 @@
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import type { Config } from '../config.js'
-import { startFerretDB } from '../local/ferretdb.js'
+import { localMongoDir, runningLocalMongoUrl, startLocalMongo } from '../local/embedded-mongo.js'
 import { localEncryptionKeys } from '../local/local-services.js'
 
 /** The database the admin CLI works on, and how to let it go. */
@@ -28,9 +26,9 @@ async function connectIfAnswering(url: string): Promise<MongoClient | null> {
 }
 
 /**
- * The database `npm start` uses: MONGODB_URL when set; otherwise the FerretDB
- * of a running `npm start` (it writes its URI under the data dir); otherwise a
- * FerretDB started on the same data for as long as the command runs.
+ * The database `npm start` uses: MONGODB_URL when set; otherwise the embedded
+ * store of a running `npm start` (it writes its URI under the data dir); otherwise a
+ * store started on the same data for as long as the command runs.
  * Encryption keys resolve as local mode resolves them, so keys sealed here open there.
  */
 export async function openAdminDatabase(config: Config): Promise<AdminDatabase> {
@@ -39,11 +37,11 @@ export async function openAdminDatabase(config: Config): Promise<AdminDatabase> 
     const client = await MongoClient.connect(config.mongodbUrl, { serverSelectionTimeoutMS: 5_000, appName: 'ffkube-admin' })
     return { client, encryptionKeys, close: () => client.close() }
   }
-  const dir = join(config.dataDir, 'ferretdb')
-  const runningUrl = await readFile(join(dir, 'ferretdb.uri'), 'utf8').then((text) => text.trim(), () => '')
+  const dir = localMongoDir(config.dataDir)
+  const runningUrl = await runningLocalMongoUrl(dir)
   const running = runningUrl ? await connectIfAnswering(runningUrl) : null
   if (running) return { client: running, encryptionKeys, close: () => running.close() }
-  const local = await startFerretDB(dir)
+  const local = await startLocalMongo(dir)
   try {
     const client = await MongoClient.connect(local.url, { serverSelectionTimeoutMS: 5_000, appName: 'ffkube-admin' })
     return {

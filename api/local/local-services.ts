@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Config, S3Config } from '../config.js'
 import type { Logger } from '../logger.js'
 import type { ChildServer } from './child-server.js'
-import { startFerretDB } from './ferretdb.js'
+import { localMongoDir, startLocalMongo } from './embedded-mongo.js'
 import { startMinio } from './minio.js'
 import { startNatsServer } from './nats-server.js'
 
@@ -42,7 +42,7 @@ export async function localEncryptionKeys(dataDir: string): Promise<string> {
 }
 
 /**
- * For local mode (`npm start`): starts FerretDB, nats-server and MinIO on
+ * For local mode (`npm start`): starts the embedded MongoDB-wire server, nats-server and MinIO on
  * loopback for whichever of MONGODB_URL, NATS_URL and S3_ENDPOINT is unset,
  * keeping their data under the config's dataDir; and an encryption key when
  * ENCRYPTION_KEYS is unset.
@@ -55,10 +55,10 @@ export async function startLocalServices(config: Config, logger: Logger): Promis
   try {
     let { mongodbUrl, natsUrl, s3 } = config
     if (!mongodbUrl) {
-      const mongo = await startFerretDB(join(config.dataDir, 'ferretdb'))
+      const mongo = await startLocalMongo(localMongoDir(config.dataDir))
       started.push(mongo.server)
       mongodbUrl = mongo.url
-      logger.info({ url: mongodbUrl }, 'started local FerretDB')
+      logger.info({ url: mongodbUrl }, 'started the local MongoDB-wire server')
     }
     if (!natsUrl) {
       const nats = await startNatsServer(join(config.dataDir, 'nats'))

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { MongoClient } from 'mongodb'
-import { startFerretDB } from '../../api/local/ferretdb.js'
+import { startLocalMongo } from '../../api/local/embedded-mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 /** A MongoDB-wire server and a database name no other test uses. */
@@ -24,7 +24,7 @@ export async function startMongo(t: Teardown): Promise<TestMongo> {
     })
     return { url: external, dbName }
   }
-  const local = await startFerretDB(await scratchDir(t, 'ffkube-mongo-'))
+  const local = await startLocalMongo(await scratchDir(t, 'ffkube-mongo-'))
   t.teardown(() => local.server.stop())
   return { url: local.url, dbName }
 }
