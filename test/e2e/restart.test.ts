@@ -30,8 +30,8 @@ t.test('a command in flight when the service is SIGKILLed still ends after a res
   first.child.kill('SIGKILL')
   await first.exited
   // The warm runners notice their parent is gone (stdin closes) and kill themselves with their ffmpeg.
-  for (let i = 0; i < 100 && runners.some((child) => existsSync(`/proc/${child}`)); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-  t.same(runners.filter((child) => existsSync(`/proc/${child}`)), [], 'no runner outlives the killed service')
+  await eventually('every runner of the killed service gone', () => runners.every((child) => !existsSync(`/proc/${child}`)))
+  t.pass('no runner outlives the killed service')
 
   const second = await startService(t, environment)
   api = new Client(second)

@@ -10,6 +10,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import { resolveTool } from '../../api/executors/tool-paths.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
@@ -22,7 +23,7 @@ t.test('with the ffmpeg policy off, a command still sees nothing outside its wor
   const environment = await serviceEnvironment(t, { LOG_LEVEL: 'info' })
   const [service, clip] = await Promise.all([startService(t, environment, UNPOLICED), makeClip(join(dir, 'clip.mp4'), { seconds: 1 })])
   // The start-up line may follow the banner that startService waits for.
-  while (!service.log().includes('ffkube started')) await new Promise((resolve) => setTimeout(resolve, 20))
+  await eventually('the start-up line', () => service.log().includes('ffkube started'))
   t.match(service.log(), /"msg":"ffkube started"/)
   t.match(service.log(), /"sandbox":"bwrap"/, 'the service says at start that its tools run in bubblewrap')
   t.notMatch(service.log(), /SANDBOX/, 'and gives no warning about it')
@@ -109,11 +110,10 @@ t.test("the file processor's ffprobe runs in the sandbox, away from the service'
   const api = new Client(service)
   const { file_id } = await api.post('/files/store-file', { file_url: media.url(clip) })
 
-  let pids: number[] = []
-  while (pids.length === 0) {
-    pids = await shellsRunning(wrapper)
-    if (pids.length === 0) await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const pids = await eventually('the jailed ffprobe running', async () => {
+    const running = await shellsRunning(wrapper)
+    return running.length > 0 ? running : null
+  })
   t.equal(pids.length, 1)
   const pid = pids[0] as number
   for (const ns of ['mnt', 'net', 'pid', 'user', 'ipc']) {

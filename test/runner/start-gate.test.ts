@@ -2,6 +2,7 @@ import { copyFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import { resolveStartGate } from '../../api/executors/tool-paths.js'
 import { toolPath } from '../../api/local/tools.js'
 import { startGatedTool } from '../../contracts/tool-process.js'
@@ -52,8 +53,8 @@ t.test('the start gate holds ffprobe until its file is written', async (t) => {
     const pending = startGatedTool(ffprobe, ['-v', 'error', 'outputs/never.mp4'], { cwd: dir, timeoutMs: 10_000, gateLibrary: gate })
     await delay(200)
     pending.cancel()
-    await delay(200)
-    t.notOk(alive(pending.pid))
+    await eventually('the cancelled probe gone', () => !alive(pending.pid))
+    t.pass('no process left behind')
   })
 
   t.test('a file ffmpeg never wrote is OUTPUT_MISSING, and its held ffprobe is ended', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import {
@@ -24,12 +25,10 @@ t.test('applies the CRD, then creates, watches and patches the status of a Media
   await extensions.createCustomResourceDefinition({ body: crd })
 
   // The CRD serves only once it is Established.
-  for (let i = 0; ; i++) {
+  await eventually('the CRD Established', async () => {
     const current = await extensions.readCustomResourceDefinition({ name: crd.metadata!.name! })
-    if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break
-    if (i > 100) throw new Error('CRD never became Established')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+    return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
+  })
 
   const objects = kc.makeApiClient(CustomObjectsApi)
   const seen: Array<{ phase: string; status?: { phase?: string } }> = []
