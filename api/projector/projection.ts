@@ -5,20 +5,14 @@
  * terminal state, changes nothing, so redelivered and out-of-order events are
  * harmless.
  */
-import type { CommandStatus } from '../../contracts/command-types.js'
+import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 
-const RANK: Record<CommandStatus, number> = { QUEUED: 0, PROCESSING: 1, SUCCESS: 2, FAILED: 2 }
-
-export function isTerminal(status: CommandStatus): boolean {
-  return RANK[status] === 2
-}
-
 /** The fields a PROCESSING event sets; null when it changes nothing. */
 export function processingUpdate(doc: CommandDocument, event: StatusEvent & { type: 'PROCESSING' }, now: Date): Partial<CommandDocument> | null {
-  if (isTerminal(doc.status)) return null
+  if (isTerminalStatus(doc.status)) return null
   const previous = doc.progress ?? null
   // Progress only grows: a late event of an earlier percent is ignored.
   const progress = event.progress === null ? previous : Math.max(previous ?? 0, Math.min(100, event.progress))
@@ -38,7 +32,7 @@ export function terminalUpdate(
   outputs: Record<string, OutputFileMeta>,
   now: Date,
 ): Partial<CommandDocument> | null {
-  if (isTerminal(doc.status)) return null
+  if (isTerminalStatus(doc.status)) return null
   const common = {
     status: event.type,
     total_processing_seconds: secondsSince(doc.created_at, now),
@@ -67,7 +61,7 @@ export function isTerminalEvent(event: StatusEvent): event is TerminalEvent {
  * foldEvents needs for a SUCCESS.
  */
 export function endingEvent(doc: CommandDocument, events: readonly StatusEvent[]): TerminalEvent | null {
-  if (isTerminal(doc.status)) return null
+  if (isTerminalStatus(doc.status)) return null
   return events.find(isTerminalEvent) ?? null
 }
 

@@ -36,7 +36,8 @@ import { outputFileMeta } from '../files/output-files.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
-import { endingEvent, foldEvents, isTerminal, isTerminalEvent } from './projection.js'
+import { isTerminalStatus } from '../../contracts/command-types.js'
+import { endingEvent, foldEvents, isTerminalEvent } from './projection.js'
 
 const codec = JSONCodec()
 
@@ -215,7 +216,7 @@ export class StatusProjector {
         this.options.metrics?.commandFinished(ending.type)
       }
       // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
-      if (events.some(isTerminalEvent) && isTerminal(after.status)) {
+      if (events.some(isTerminalEvent) && isTerminalStatus(after.status)) {
         await this.#announce(after, after.status as 'SUCCESS' | 'FAILED', after.completed_at ?? after.updated_at)
       }
       return
