@@ -1,9 +1,11 @@
-import t from 'tap'
+import type { KubeConfig } from '@kubernetes/client-node'
+import t, { type Test } from 'tap'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { statusSubject, STATUS_STREAM, type OutputFileResult, type StatusEventBody } from '../../contracts/status-events.js'
 import { runnerEventsDurable } from '../../operator/runner-events.js'
 import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import type { OperatorSettings } from '../../operator/operator.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { envelope } from '../../runner-image/runner/report/reporter.js'
 import { startKube } from '../harness/kube.js'
@@ -36,15 +38,25 @@ const file: OutputFileResult = {
 }
 const success = (): StatusEventBody => ({ type: 'SUCCESS', output_files: { out_thumb: file }, ffmpeg_command_run_seconds: 0.5, failed_files: null })
 
-t.test('runner events published while no operator runs reach the CR status when one starts again, through its durable consumer', async (t) => {
-  const ns = await newNamespace(kc, 'events-restart')
+/** A fresh namespace whose Jobs a node agent holds running until the test moves them. */
+async function heldNamespace(t: Test, name: string): Promise<{ ns: string; agent: NodeAgent }> {
+  const ns = await newNamespace(kc, name)
   const agent = new NodeAgent(kc, ns, 'hold')
   await agent.start()
   t.teardown(() => agent.stop())
-  const first = await startOperator(t, kc, settings(ns, { identity: 'operator-a' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  return { ns, agent }
+}
+
+/** An operator that consumes runner events from the test's NATS. */
+const startWithEvents = (t: Test, config: KubeConfig, operatorSettings: OperatorSettings) =>
+  startOperator(t, config, operatorSettings, { nats: nc, publisher: natsPublisher(nc, testLogger) })
+
+t.test('runner events published while no operator runs reach the CR status when one starts again, through its durable consumer', async (t) => {
+  const { ns, agent } = await heldNamespace(t, 'events-restart')
+  const first = await startWithEvents(t, kc, settings(ns, { identity: 'operator-a' }))
   const spec = commandSpec()
   await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
-  await eventually('a Job', () => agent.seen.some((job) => job.metadata?.labels?.['ffkube.io/command-id'] === spec.commandId))
+  await eventually('a Job', () => jobOf(agent, spec.commandId))
   await report(nc, spec.commandId, { type: 'PROCESSING', stage: 'RUNNING', progress: 40 })
   await eventually('progress 40 in the CR', async () => (await getMediaCommand(kc, ns, spec.commandId)).status?.progress === 40)
   const consumer = await jsm.consumers.info(STATUS_STREAM, runnerEventsDurable(ns))
@@ -53,7 +65,7 @@ t.test('runner events published while no operator runs reach the CR status when 
   await first.stop()
   await report(nc, spec.commandId, { type: 'PROCESSING', stage: 'RUNNING', progress: 70 })
   await report(nc, spec.commandId, success())
-  const second = await startOperator(t, kc, settings(ns, { identity: 'operator-b' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  const second = await startWithEvents(t, kc, settings(ns, { identity: 'operator-b' }))
   await eventually('the second operator to lead', () => second.isLeader, 15_000)
   const mc = await eventually('the outputs in the CR', async () => {
     const current = await getMediaCommand(kc, ns, spec.commandId)
@@ -67,11 +79,8 @@ t.test('runner events published while no operator runs reach the CR status when 
 })
 
 t.test('an event that arrives before the operator knows its MediaCommand is redelivered until it applies', async (t) => {
-  const ns = await newNamespace(kc, 'events-early')
-  const agent = new NodeAgent(kc, ns, 'hold')
-  await agent.start()
-  t.teardown(() => agent.stop())
-  const operator = await startOperator(t, kc, settings(ns), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  const { ns } = await heldNamespace(t, 'events-early')
+  const operator = await startWithEvents(t, kc, settings(ns))
   await eventually('leadership', () => operator.isLeader)
   const spec = commandSpec()
   await report(nc, spec.commandId, success())
@@ -87,11 +96,8 @@ t.test('an event that arrives before the operator knows its MediaCommand is rede
 })
 
 t.test('a runner\'s progress and failure reason, arriving together with the Job\'s changes, all end up in the CR status', async (t) => {
-  const ns = await newNamespace(kc, 'events-together')
-  const agent = new NodeAgent(kc, ns, 'hold')
-  await agent.start()
-  t.teardown(() => agent.stop())
-  const operator = await startOperator(t, kc, settings(ns), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  const { ns, agent } = await heldNamespace(t, 'events-together')
+  const operator = await startWithEvents(t, kc, settings(ns))
   await eventually('leadership', () => operator.isLeader)
   const spec = commandSpec()
   await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
@@ -120,14 +126,11 @@ t.test('a runner\'s progress and failure reason, arriving together with the Job\
 })
 
 t.test('an event taken by an operator that stopped before writing it to the status is reflected by the next one', async (t) => {
-  const ns = await newNamespace(kc, 'events-unacked')
-  const agent = new NodeAgent(kc, ns, 'hold')
-  await agent.start()
-  t.teardown(() => agent.stop())
+  const { ns, agent } = await heldNamespace(t, 'events-unacked')
   // The first operator may do everything but write status: it takes the runner's event and cannot record it.
   const rules = (await operatorRules()).filter((rule) => !rule.resources?.includes('mediacommands/status'))
   const noStatus = await restrictedKubeConfig(kube, kc, ns, 'operator-without-status', rules)
-  const first = await startOperator(t, noStatus, settings(ns, { identity: 'operator-a' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  const first = await startWithEvents(t, noStatus, settings(ns, { identity: 'operator-a' }))
   await eventually('leadership', () => first.isLeader)
   const spec = commandSpec()
   await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
@@ -140,7 +143,7 @@ t.test('an event taken by an operator that stopped before writing it to the stat
   t.notOk((await getMediaCommand(kc, ns, spec.commandId)).status?.outputs, 'not in the status: the first operator could not write it')
 
   await first.stop()
-  const second = await startOperator(t, kc, settings(ns, { identity: 'operator-b' }), { nats: nc, publisher: natsPublisher(nc, testLogger) })
+  const second = await startWithEvents(t, kc, settings(ns, { identity: 'operator-b' }))
   await eventually('the second operator to lead', () => second.isLeader, 15_000)
   const mc = await eventually('the outputs in the CR', async () => {
     const current = await getMediaCommand(kc, ns, spec.commandId)
