@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
+import { DEFAULT_CONCURRENCY_LIMITS, type ConcurrencyLimits } from './dispatcher/concurrency-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 
 export type Executor = 'local' | 'kubernetes'
@@ -59,6 +60,13 @@ export interface Config {
    * RATE_LIMIT_BUSINESS_PER_MINUTE (defaults 60, 120, 600, 1200); 0 = unlimited.
    */
   rateLimits: RateLimits
+  /**
+   * Commands of one account handed to the executor and not yet ended, at most,
+   * by plan: CONCURRENT_COMMANDS_FREE, CONCURRENT_COMMANDS_TRIAL,
+   * CONCURRENT_COMMANDS_GROWTH, CONCURRENT_COMMANDS_BUSINESS (defaults 1, 2,
+   * 4, 8); 0 = unlimited. The rest wait QUEUED, served round robin across accounts.
+   */
+  concurrencyLimits: ConcurrencyLimits
   /** LOCAL_RUNNER_CONCURRENCY: runners at once in local mode; default the number of cores. */
   localRunnerConcurrency: number
   /**
@@ -113,6 +121,18 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
     const raw = env[name]
     if (raw === undefined || raw === '') continue
     if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of requests per minute (0 = unlimited), got "${raw}"`)
+    limits[plan] = Number(raw)
+  }
+  return limits
+}
+
+function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
+  const limits = { ...DEFAULT_CONCURRENCY_LIMITS }
+  for (const plan of PLANS) {
+    const name = `CONCURRENT_COMMANDS_${plan.toUpperCase()}`
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of commands (0 = unlimited), got "${raw}"`)
     limits[plan] = Number(raw)
   }
   return limits
@@ -178,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
     rateLimits: parseRateLimits(env),
+    concurrencyLimits: parseConcurrencyLimits(env),
     localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
     commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 900),
     commandWorkDirMaxBytes: parseCount('COMMAND_WORK_DIR_MAX_BYTES', env.COMMAND_WORK_DIR_MAX_BYTES, 8 * 1024 ** 3),

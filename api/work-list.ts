@@ -67,12 +67,12 @@ export class WorkList<T extends Document & { _id: string }> {
   }
 
   /**
-   * Takes the earliest due record (matching `filter` too) for `leaseMs`;
-   * null when none is due. Exactly one of any number of concurrent callers
+   * Takes the earliest due record (matching `filter` too) for `leaseMs`,
+   * with `set` applied; null when none is due. Exactly one of any number of concurrent callers
    * gets a given record.
    */
-  async claimNext(now: Date, leaseMs: number, filter: Filter<T> = {}): Promise<Claim<T> | null> {
-    return this.#claim({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, true)
+  async claimNext(now: Date, leaseMs: number, filter: Filter<T> = {}, set: Record<string, unknown> = {}): Promise<Claim<T> | null> {
+    return this.#claim({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, true, set)
   }
 
   /** Takes one known record if it is waiting and due (a nudge names it); null otherwise. */
@@ -145,20 +145,20 @@ export class WorkList<T extends Document & { _id: string }> {
     return (await insert(doc)) ? { doc, token, leaseUntil } : null
   }
 
-  /** When the earliest waiting record is due (a held one: when its lease ends); null when nothing waits. */
-  async nextDueAt(): Promise<Date | null> {
+  /** When the earliest waiting record (matching `filter` too) is due (a held one: when its lease ends); null when nothing waits. */
+  async nextDueAt(filter: Filter<T> = {}): Promise<Date | null> {
     const [next] = await this.#collection
-      .find({ [this.#fields.state]: 'waiting' } as Filter<T>, { projection: { [this.#fields.dueAt]: 1 } })
+      .find({ ...filter, [this.#fields.state]: 'waiting' } as Filter<T>, { projection: { [this.#fields.dueAt]: 1 } })
       .sort({ [this.#fields.dueAt]: 1 })
       .limit(1)
       .toArray()
     return next ? ((next as Record<string, unknown>)[this.#fields.dueAt] as Date) : null
   }
 
-  async #claim(filter: Filter<T>, now: Date, leaseMs: number, sorted: boolean): Promise<Claim<T> | null> {
+  async #claim(filter: Filter<T>, now: Date, leaseMs: number, sorted: boolean, set: Record<string, unknown> = {}): Promise<Claim<T> | null> {
     const token = randomUUID()
     const leaseUntil = new Date(now.getTime() + leaseMs)
-    const update = { $set: { [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token }, $inc: { [this.#fields.attempts]: 1 } } as unknown as UpdateFilter<T>
+    const update = { $set: { ...set, [this.#fields.dueAt]: leaseUntil, [this.#fields.claim]: token }, $inc: { [this.#fields.attempts]: 1 } } as unknown as UpdateFilter<T>
     const doc = await this.#collection.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       ...(sorted ? { sort: { [this.#fields.dueAt]: 1, _id: 1 } } : {}),

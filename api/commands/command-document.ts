@@ -48,6 +48,10 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   dispatch_claim: string | null
   /** Hand-offs started, failed ones included. */
   dispatch_attempts: number
+  /** The account's id while the command waits for its hand-off, null after (its account's queue; absent in older records). */
+  dispatch_queue?: string | null
+  /** The account's id from the claim of its hand-off until it ends: it holds one of the account's slots. */
+  dispatch_slot?: string | null
   /** Why the last failed hand-off failed; absent until one did. */
   dispatch_last_error?: string
   /**
@@ -91,6 +95,8 @@ export function newCommandDocument(
     dispatch_due_at: now,
     dispatch_claim: null,
     dispatch_attempts: 0,
+    dispatch_queue: ids.accountId,
+    dispatch_slot: null,
   }
 }
 

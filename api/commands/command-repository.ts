@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
-import type { CommandStatus } from '../../contracts/command-types.js'
-import { WorkList } from '../work-list.js'
+import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
+import { AccountSchedule } from '../dispatcher/account-schedule.js'
+import { WorkList, type Claim } from '../work-list.js'
 import { DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
 /** Read and written here alone: every other part asks this repository. */
@@ -38,11 +39,14 @@ export class CommandRepository {
   readonly #commands: Collection<CommandDocument>
   /** The outbox: records waiting for their hand-off to the executor (api/work-list.ts). */
   readonly dispatch: WorkList<CommandDocument>
+  /** Whose turn it is: the accounts with commands waiting (api/dispatcher/account-schedule.ts). */
+  readonly schedule: AccountSchedule
 
   constructor(db: Db) {
     this.#db = db
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
+    this.schedule = new AccountSchedule(db)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -51,6 +55,10 @@ export class CommandRepository {
     await this.#commands.createIndex({ account_id: 1, status: 1, created_at: -1, _id: -1 })
     await this.dispatch.ensureIndexes()
     await this.#commands.createIndex({ run_state: 1 })
+    // An account's waiting commands and its commands in flight: each an equality on a field set only then.
+    await this.#commands.createIndex({ dispatch_queue: 1, dispatch_due_at: 1 })
+    await this.#commands.createIndex({ dispatch_slot: 1 })
+    await this.schedule.ensureIndexes()
   }
 
   /**
@@ -61,6 +69,62 @@ export class CommandRepository {
   async insert(docs: readonly CommandDocument[]): Promise<void> {
     if (docs.length === 1) await this.#commands.insertOne(docs[0]!)
     else await this.#commands.insertMany([...docs], { ordered: true })
+    // After the records, so a dispatcher that sees the account's bump finds them. A crash in
+    // between leaves the account unannounced: the dispatcher's periodic repair finds it.
+    for (const accountId of new Set(docs.map((doc) => doc.account_id))) await this.schedule.enqueue(accountId, docs[0]!.created_at)
+  }
+
+  /**
+   * Takes the account's earliest due command for its hand-off, marking it as
+   * holding one of the account's slots; null when none is due.
+   */
+  async claimForAccount(accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
+    return this.dispatch.claimNext(now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: accountId })
+  }
+
+  /** When the account's earliest waiting command is due; null when it has none waiting. */
+  async nextDueForAccount(accountId: string): Promise<Date | null> {
+    return this.dispatch.nextDueAt({ dispatch_queue: accountId })
+  }
+
+  /**
+   * How many of the account's commands hold a slot at `now`: handed to the
+   * executor and not ended, or claimed by a dispatcher whose lease still
+   * runs. Derived from the records, never counted apart, so a dispatcher or
+   * an executor that dies leaks no slot: a claim's lease ends, a run ends.
+   */
+  async inFlight(accountId: string, now: Date): Promise<number> {
+    const docs = await this.#commands
+      .find({ dispatch_slot: accountId, status: { $in: ['QUEUED', 'PROCESSING'] } }, { projection: { dispatch_state: 1, dispatch_claim: 1, dispatch_due_at: 1 } })
+      .toArray()
+    return docs.filter((doc) => doc.dispatch_state === 'done' || (doc.dispatch_claim !== null && doc.dispatch_due_at > now)).length
+  }
+
+  /** How many commands the account has waiting for their hand-off. */
+  async waitingCount(accountId: string): Promise<number> {
+    return this.#commands.countDocuments({ dispatch_queue: accountId, dispatch_state: 'waiting' })
+  }
+
+  /**
+   * Announces every account with a command waiting that its schedule record
+   * does not know of (an API process died between the insert and the bump),
+   * and gives records of the previous layout their dispatch_queue; returns
+   * how many accounts it announced. Reads every waiting command: run rarely.
+   */
+  async repairSchedule(now: Date): Promise<number> {
+    for await (const doc of this.#commands.find({ dispatch_state: 'waiting', dispatch_queue: { $exists: false } }, { projection: { account_id: 1 } })) {
+      await this.#commands.updateOne({ _id: doc._id, dispatch_state: 'waiting' }, { $set: { dispatch_queue: doc.account_id } })
+    }
+    const accounts = new Set<string>()
+    for await (const doc of this.#commands.find({ dispatch_state: 'waiting' }, { projection: { account_id: 1 } })) accounts.add(doc.account_id)
+    const known = new Set(await this.schedule.waitingAccounts())
+    let announced = 0
+    for (const accountId of accounts) {
+      if (known.has(accountId)) continue
+      await this.schedule.enqueue(accountId, now)
+      announced += 1
+    }
+    return announced
   }
 
   /** The command if it is the account's. */
@@ -100,6 +164,8 @@ export class CommandRepository {
    */
   async writeProjection(read: CommandDocument, set: Partial<CommandDocument>): Promise<boolean> {
     const revision = read.projection_revision
+    // An ended command frees its account's slot; the count reads status anyway, this keeps what it reads small.
+    if (set.status !== undefined && isTerminalStatus(set.status)) set = { ...set, dispatch_slot: null }
     const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
     return result.matchedCount === 1

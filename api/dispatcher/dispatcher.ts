@@ -1,19 +1,32 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Db } from 'mongodb'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import { CommandRepository } from '../commands/command-repository.js'
+import type { Plan } from '../accounts/plans.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { PollingLoop } from '../polling-loop.js'
 import type { Claim, WorkList } from '../work-list.js'
+import type { AccountSchedule, AccountTurn } from './account-schedule.js'
 import { dispatchBackoffMs } from './backoff.js'
+import type { ConcurrencyLimits } from './concurrency-limits.js'
 
-/** How many nudged command ids a dispatcher keeps to claim by id. */
-const MAX_NAMED = 10_000
+/** How many accounts one claim looks at before it ends the round (each one full or with nothing due). */
+const MAX_TURNS_PER_CLAIM = 32
+
+/**
+ * A turn is held for two queries (a count and a claim): a claim that finds
+ * every account with work in another dispatcher's turn waits this long and
+ * looks again, at most MAX_BUSY_WAITS times in a row (a holder that died
+ * keeps its account until its turn's lease ends).
+ */
+const BUSY_WAIT_MS = 2
+const MAX_BUSY_WAITS = 200
 
 /** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
-export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off'
+export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
 
 /** Runs one step of a dispatcher; the default runs it at once. */
 export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
@@ -36,11 +49,22 @@ export interface DispatcherOptions {
   metrics?: DispatchRecorder
   /** Tests run two dispatchers' steps in an order a seeded scheduler picks. */
   interleave?: Interleave
+  /** Commands of one account in flight at once, by its plan; absent: no limit. */
+  concurrencyLimits?: ConcurrencyLimits
+  /** The account's plan (null: unknown account, which gets the `free` plan's limit). */
+  accountPlan?: (accountId: string) => Promise<Plan | null>
+  /** How long a full account waits before it is looked at again, unless a command of it ends first (see commandEnded). */
+  fullRecheckMs?: number
+  /** How long serving one account's turn keeps other dispatchers off it; longer than a count and a claim take. */
+  turnLeaseMs?: number
 }
 
 /**
  * The outbox's consumer. A command record is inserted waiting for its
- * hand-off (api/work-list.ts); the dispatcher claims the earliest due one,
+ * hand-off (api/work-list.ts); the dispatcher takes the account whose turn it
+ * is (api/dispatcher/account-schedule.ts: round robin across the accounts
+ * with waiting commands), and, if the account has a slot free under its
+ * plan's limit, claims that account's earliest due command,
  * hands its spec to the executor, and marks it done, or puts it off with a
  * backoff when the executor failed. A claim is a lease: if this process dies
  * mid-hand-off, the record is due again when the lease ends and another
@@ -60,8 +84,13 @@ export class Dispatcher {
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #interleave: Interleave
-  /** Commands this process just accepted, claimed by id before anything is looked for (see nudge). */
-  readonly #named: string[] = []
+  readonly #schedule: AccountSchedule
+  readonly #limits: ConcurrencyLimits | undefined
+  readonly #accountPlan: (accountId: string) => Promise<Plan | null>
+  readonly #fullRecheckMs: number
+  readonly #turnLeaseMs: number
+  /** Hand-offs of this process between their claim and the executor's answer: slots of the executor already promised. */
+  #handing = 0
 
   constructor(options: DispatcherOptions) {
     this.#commands = new CommandRepository(options.db)
@@ -86,6 +115,11 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
     this.#interleave = options.interleave ?? ((_step, work) => work())
+    this.#schedule = this.#commands.schedule
+    this.#limits = options.concurrencyLimits
+    this.#accountPlan = options.accountPlan ?? (async () => null)
+    this.#fullRecheckMs = options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000
+    this.#turnLeaseMs = options.turnLeaseMs ?? 30_000
   }
 
   /** Starts polling; idempotent. */
@@ -103,17 +137,24 @@ export class Dispatcher {
   }
 
   /**
-   * Tells a running dispatcher that work was just recorded, so it looks now
-   * instead of at its next poll. The commands' ids, when the caller has them,
-   * are claimed by id, which costs a lookup by _id where looking for the
-   * earliest due record reads every waiting one on the embedded store: so a
-   * burst does not slow its own dispatch down.
+   * Tells a running dispatcher that work was just recorded (or a slot of the
+   * executor freed), so it looks now instead of at its next poll. The ids are
+   * not claimed by id: that would serve whoever submitted last before the
+   * accounts whose turn it is. Finding the next account costs a read of the
+   * waiting accounts, not of the waiting commands.
    */
-  nudge(commandIds: readonly string[] = []): void {
+  nudge(_commandIds: readonly string[] = []): void {
     if (!this.#polling.running) return
-    // Bounded: past it, the ids are left to the search, which finds every waiting record anyway.
-    for (const id of commandIds) if (this.#named.length < MAX_NAMED) this.#named.push(id)
     this.#polling.nudge()
+  }
+
+  /**
+   * A command of the account ended (the status projector saw it): if the
+   * account was full, it is due again now rather than at its next look.
+   */
+  async commandEnded(accountId: string): Promise<void> {
+    await this.#schedule.wake(accountId, this.#now())
+    this.nudge()
   }
 
   /**
@@ -126,6 +167,8 @@ export class Dispatcher {
   async upgrade(): Promise<number> {
     const moved = await this.#interleave('upgrade', () => this.#commands.upgradeDispatchLayout(this.#now()))
     if (moved > 0) this.#log.warn({ moved }, 'moved hand-offs of the previous layout onto their records')
+    const announced = await this.#interleave('upgrade', () => this.#commands.repairSchedule(this.#now()))
+    if (announced > 0) this.#log.warn({ accounts: announced }, 'accounts with waiting commands were missing from the schedule; added')
     return moved
   }
 
@@ -142,12 +185,18 @@ export class Dispatcher {
     const failures: unknown[] = []
     const workers: Array<Promise<void>> = []
     const work = async (): Promise<void> => {
+      let busyWaits = 0
       while (!exhausted && !(this.#polling.stopping && this.#polling.running)) {
-        const claim = await this.#interleave('claim', () => this.#claim())
-        if (!claim) {
+        const claim = await this.#claim()
+        if (claim === 'busy' && busyWaits++ < MAX_BUSY_WAITS) {
+          await delay(BUSY_WAIT_MS)
+          continue
+        }
+        if (claim === null || claim === 'busy') {
           exhausted = true
           return
         }
+        busyWaits = 0
         if (workers.length < this.#concurrency) startWorker()
         if (await this.#handOff(claim)) handed += 1
       }
@@ -167,17 +216,77 @@ export class Dispatcher {
     return handed
   }
 
-  /** The next command to hand off: one a nudge named (unless another dispatcher took it), else the earliest due; null when none is due. */
-  async #claim(): Promise<Claim<CommandDocument> | null> {
-    for (let id = this.#named.shift(); id !== undefined; id = this.#named.shift()) {
-      const claim = await this.#outbox.claimOne(id, this.#now(), this.#leaseMs)
+  /**
+   * The next command to hand off: the earliest due command of the account
+   * whose turn it is, if it has a slot free; null when no account has one due
+   * (or the executor has no free slot); 'busy' when none is due but another
+   * dispatcher serves an account now. Accounts that are full, or whose
+   * commands are all put off, are handed back and the next one is looked at.
+   */
+  async #claim(): Promise<Claim<CommandDocument> | 'busy' | null> {
+    // A local executor queues what it cannot run yet, first come first served: hand it only what it can start.
+    const free = this.#executor.freeSlots?.()
+    if (free !== undefined && free - this.#handing <= 0) return null
+    // Reserved before the claim, so this process's workers never promise the executor one slot twice.
+    this.#handing += 1
+    let claim: Claim<CommandDocument> | 'busy' | null = null
+    try {
+      claim = await this.#nextTurns()
+    } finally {
+      if (claim === null || claim === 'busy') this.#handing -= 1
+    }
+    return claim
+  }
+
+  async #nextTurns(): Promise<Claim<CommandDocument> | 'busy' | null> {
+    for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
+      const turn = await this.#interleave('turn', () => this.#schedule.claimNext(this.#now(), this.#turnLeaseMs))
+      if (!turn) return (await this.#schedule.busy(this.#now())) ? 'busy' : null
+      const claim = await this.#serve(turn)
       if (claim) return claim
     }
-    return this.#outbox.claimNext(this.#now(), this.#leaseMs)
+    return null
+  }
+
+  /** One account's turn: its next command if it has a slot free and one due; the account goes back in line either way. */
+  async #serve(turn: AccountTurn): Promise<Claim<CommandDocument> | null> {
+    const { accountId } = turn
+    const limit = await this.#limitOf(accountId)
+    if (limit > 0) {
+      const running = await this.#interleave('count', () => this.#commands.inFlight(accountId, this.#now()))
+      if (running >= limit) {
+        // Keeps its place: a command of it ending wakes it (commandEnded), else it looks again after fullRecheckMs.
+        await this.#interleave('release', () => this.#schedule.release(turn, new Date(this.#now().getTime() + this.#fullRecheckMs)))
+        return null
+      }
+    }
+    const claim = await this.#interleave('claim', () => this.#commands.claimForAccount(accountId, this.#now(), this.#leaseMs))
+    if (claim) {
+      // Served: to the end of the line.
+      await this.#interleave('release', () => this.#schedule.release(turn, this.#now()))
+      return claim
+    }
+    const nextDue = await this.#commands.nextDueForAccount(accountId)
+    // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
+    await this.#interleave('release', () => (nextDue ? this.#schedule.putOff(turn, nextDue, this.#now()) : this.#schedule.retire(turn, this.#now())))
+    return null
+  }
+
+  async #limitOf(accountId: string): Promise<number> {
+    if (!this.#limits) return 0
+    return this.#limits[(await this.#accountPlan(accountId)) ?? 'free']
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
   async #handOff(claim: Claim<CommandDocument>): Promise<boolean> {
+    try {
+      return await this.#handOffClaimed(claim)
+    } finally {
+      this.#handing -= 1
+    }
+  }
+
+  async #handOffClaimed(claim: Claim<CommandDocument>): Promise<boolean> {
     const { doc } = claim
     const attempt = doc.dispatch_attempts
     const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt })
@@ -189,16 +298,18 @@ export class Dispatcher {
       this.#metrics?.handOff('retry')
       const dueAt = new Date(this.#now().getTime() + retryInMs)
       const lastError = err instanceof Error ? err.message : String(err)
-      const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError }))
+      // The slot is given back: a command waiting for its retry holds none.
+      const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null }))
       if (!kept) log.warn('the hand-off outlived its lease: another dispatcher has the command now')
       return false
     }
-    if (!(await this.#interleave('finish', () => this.#outbox.finish(claim)))) {
+    if (!(await this.#interleave('finish', () => this.#outbox.finish(claim, { dispatch_queue: null })))) {
       // Handed off all the same; the other holder's hand-off meets the executor's idempotence.
       log.warn('the hand-off outlived its lease: another dispatcher has the command now')
     }
     log.info('command dispatched')
     this.#metrics?.handOff('dispatched')
+    this.#metrics?.waited((this.#now().getTime() - doc.created_at.getTime()) / 1000)
     return true
   }
 }

@@ -10,6 +10,14 @@ import type { DestinationCredentials } from '../../contracts/destination-credent
 export interface Executor {
   readonly name: string
   execute(spec: CommandSpec): Promise<void>
+  /**
+   * How many more commands it would start at once, for an executor that
+   * queues what it cannot start (the local one, first come first served);
+   * absent when it starts everything it is handed (Kubernetes: the cluster
+   * queues). The dispatcher hands it no more than this, so the order in which
+   * commands start is the dispatcher's.
+   */
+  freeSlots?(): number
 }
 
 /**

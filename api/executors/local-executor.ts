@@ -96,6 +96,8 @@ export interface LocalExecutorOptions {
    * only), to show what the sandbox alone holds. No configuration sets it.
    */
   unsafeDisableFfmpegPolicyForTests?: boolean
+  /** A run ended and its slot is free: the in-process dispatcher may hand over the next command. */
+  onSlotFreed?: () => void
 }
 
 export class LocalExecutor implements Executor {
@@ -141,6 +143,11 @@ export class LocalExecutor implements Executor {
     for (const runner of this.#active.values()) runner.kill('SIGKILL')
     this.#pool?.close()
     await Promise.all(this.#tasks)
+  }
+
+  /** Runs it could start now: its concurrency less the runs it holds (running, or queued for a slot). */
+  freeSlots(): number {
+    return Math.max(0, (this.options.concurrency ?? availableParallelism()) - this.#tasks.size)
   }
 
   async execute(spec: CommandSpec): Promise<void> {
@@ -190,7 +197,10 @@ export class LocalExecutor implements Executor {
 
   #track(task: Promise<void>): void {
     this.#tasks.add(task)
-    void task.finally(() => this.#tasks.delete(task))
+    void task.finally(() => {
+      this.#tasks.delete(task)
+      this.options.onSlotFreed?.()
+    })
   }
 
   async #run(spec: CommandSpec, run: Run): Promise<void> {

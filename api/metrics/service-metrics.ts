@@ -3,12 +3,17 @@
  * runs), on prom-client: node's process metrics plus one family per role.
  * Components get the narrow recorder they need, never the registry.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-/** What the dispatcher reports: each hand-off to the executor. */
+/** What the dispatcher reports: each hand-off to the executor, and how long its command waited for it. */
 export interface DispatchRecorder {
   handOff(outcome: 'dispatched' | 'retry'): void
+  /** A command was handed to the executor `seconds` after it was accepted. */
+  waited(seconds: number): void
 }
+
+/** Commands waiting for their hand-off, by the plan of their account; read when /metrics is scraped. */
+export type QueueDepthSource = () => Promise<Record<string, number>>
 
 /** What the status projector reports: events applied and commands finished. */
 export interface ProjectionRecorder {
@@ -34,6 +39,24 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
   readonly #handOffs = new Counter({ name: 'ffkube_dispatcher_handoffs_total', help: 'Commands handed to the executor (dispatched) or left for a retry.', labelNames: ['outcome'] as const, registers: [this.registry] })
   readonly #events = new Counter({ name: 'ffkube_status_events_applied_total', help: 'Runner status events the projector applied, by type.', labelNames: ['type'] as const, registers: [this.registry] })
   readonly #finished = new Counter({ name: 'ffkube_commands_finished_total', help: 'Commands that reached a terminal status.', labelNames: ['status'] as const, registers: [this.registry] })
+  readonly #waited = new Histogram({
+    name: 'ffkube_dispatch_wait_seconds',
+    help: 'Time from a command\'s acceptance to its hand-off to the executor.',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  })
+  #queueDepth: QueueDepthSource | null = null
+  readonly #depth = new Gauge({
+    name: 'ffkube_dispatch_queue_depth',
+    help: 'Commands accepted and waiting for their hand-off to the executor, by plan.',
+    labelNames: ['plan'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (!this.#queueDepth) return
+      this.#depth.reset()
+      for (const [plan, depth] of Object.entries(await this.#queueDepth())) this.#depth.set({ plan }, depth)
+    },
+  })
   readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
 
   constructor() {
@@ -48,6 +71,15 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
 
   handOff(outcome: 'dispatched' | 'retry'): void {
     this.#handOffs.inc({ outcome })
+  }
+
+  waited(seconds: number): void {
+    this.#waited.observe(seconds)
+  }
+
+  /** The worker role tells where the queue depth is read (one database query per plan's accounts, at scrape time). */
+  readQueueDepthFrom(source: QueueDepthSource): void {
+    this.#queueDepth = source
   }
 
   eventApplied(type: 'PROCESSING' | 'SUCCESS' | 'FAILED'): void {

@@ -68,6 +68,8 @@ export interface StatusProjectorOptions {
   maxAckPending?: number
   metrics?: ProjectionRecorder
   yieldPoint?: YieldPoint
+  /** A command ended (its terminal status is written): the in-process dispatcher may give its account's slot to the next command. */
+  onCommandEnded?: (accountId: string) => void
 }
 
 /** An event and the message it came in, acknowledged once the event is applied. */
@@ -214,6 +216,7 @@ export class StatusProjector {
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
         this.options.metrics?.commandFinished(ending.type)
+        this.options.onCommandEnded?.(doc.account_id)
       }
       // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
       if (events.some(isTerminalEvent) && isTerminalStatus(after.status)) {

@@ -1,4 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node'
+import { AccountRepository } from '../accounts/account-repository.js'
+import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
@@ -38,7 +40,12 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics })
+  // Built below; the projector and the local executor tell it when a slot frees.
+  let dispatcher: Dispatcher | null = null
+  const commandEnded = (accountId: string) => {
+    dispatcher?.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
+  }
+  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics, onCommandEnded: commandEnded })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,
@@ -61,6 +68,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       deadlineMs: config.commandDeadlineSeconds * 1000,
       workDirMaxBytes: config.commandWorkDirMaxBytes,
       destinationCredentials,
+      onSlotFreed: () => dispatcher?.nudge(),
       ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
       runner: {
         natsUrl: config.natsUrl as string,
@@ -79,10 +87,28 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     kubeConfig.loadFromDefault()
     executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
   }
-  const dispatcher = new Dispatcher({ db: connections.db, executor, logger, metrics })
+  const accounts = new AccountRepository(connections.db, secretBox)
+  dispatcher = new Dispatcher({
+    db: connections.db,
+    executor,
+    logger,
+    metrics,
+    concurrencyLimits: config.concurrencyLimits,
+    accountPlan: async (accountId) => (await accounts.findAccount(accountId))?.plan ?? null,
+  })
+  const commands = new CommandRepository(connections.db)
+  metrics?.readQueueDepthFrom(async () => {
+    const depth: Record<string, number> = {}
+    for (const accountId of await commands.schedule.waitingAccounts()) {
+      const plan = (await accounts.findAccount(accountId))?.plan ?? 'unknown'
+      depth[plan] = (depth[plan] ?? 0) + (await commands.waitingCount(accountId))
+    }
+    return depth
+  })
+  const running = dispatcher
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
-    commandsAccepted: (commandIds) => dispatcher.nudge(commandIds),
+    commandsAccepted: (commandIds) => running.nudge(commandIds),
     filesQueued: () => files.nudge(),
     sandbox: sandbox.level,
     // Consumers before producers: runners' events have a projector before the first runner starts.
@@ -90,10 +116,10 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await projector.start()
       await local?.start()
       files.start()
-      dispatcher.start()
+      running.start()
     },
     async stop() {
-      await dispatcher.stop()
+      await running.stop()
       await files.stop()
       await local?.stop()
       await projector.stop()
