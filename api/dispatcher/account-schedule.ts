@@ -145,11 +145,14 @@ export class AccountSchedule {
   /**
    * Whether a claim that found no account due should look again in a moment:
    * another dispatcher serves a turn now (its account comes back when the
-   * turn ends, two queries later), or one came due since.
+   * turn ends, two queries later), or one comes due within `horizonMs` (a
+   * turn that just ended is due at its holder's "now", which may be a little
+   * later than the caller's).
    */
-  async busy(now: Date): Promise<boolean> {
+  async busy(now: Date, horizonMs: number): Promise<boolean> {
+    const soon = now.getTime() + horizonMs
     const waiting = await this.#accounts.find({ state: 'waiting' }, { projection: { claim: 1, due_at: 1 } }).toArray()
-    return waiting.some((doc) => doc.claim !== null || doc.due_at <= now)
+    return waiting.some((doc) => doc.claim !== null || doc.due_at.getTime() <= soon)
   }
 
   /** The accounts waiting to be served (for the queue-depth gauge). */

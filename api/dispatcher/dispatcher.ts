@@ -24,6 +24,8 @@ const MAX_TURNS_PER_CLAIM = 32
  */
 const BUSY_WAIT_MS = 2
 const MAX_BUSY_WAITS = 200
+/** An account due within this long is as good as due: the clocks of two dispatchers' writes differ by about this much. */
+const BUSY_HORIZON_MS = 50
 
 /** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
 export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
@@ -241,7 +243,7 @@ export class Dispatcher {
   async #nextTurns(): Promise<Claim<CommandDocument> | 'busy' | null> {
     for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
       const turn = await this.#interleave('turn', () => this.#schedule.claimNext(this.#now(), this.#turnLeaseMs))
-      if (!turn) return (await this.#schedule.busy(this.#now())) ? 'busy' : null
+      if (!turn) return (await this.#schedule.busy(this.#now(), BUSY_HORIZON_MS)) ? 'busy' : null
       const claim = await this.#serve(turn)
       if (claim) return claim
     }
