@@ -4,6 +4,7 @@ import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
+import { queueDepthByPlan } from '../dispatcher/queue-depth.js'
 import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
 import { LocalExecutor } from '../executors/local-executor.js'
@@ -88,23 +89,17 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
   }
   const accounts = new AccountRepository(connections.db, secretBox)
+  const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
   dispatcher = new Dispatcher({
     db: connections.db,
     executor,
     logger,
     metrics,
     concurrencyLimits: config.concurrencyLimits,
-    accountPlan: async (accountId) => (await accounts.findAccount(accountId))?.plan ?? null,
+    accountPlan: planOf,
   })
   const commands = new CommandRepository(connections.db)
-  metrics?.readQueueDepthFrom(async () => {
-    const depth: Record<string, number> = {}
-    for (const accountId of await commands.schedule.waitingAccounts()) {
-      const plan = (await accounts.findAccount(accountId))?.plan ?? 'unknown'
-      depth[plan] = (depth[plan] ?? 0) + (await commands.waitingCount(accountId))
-    }
-    return depth
-  })
+  metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   const running = dispatcher
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],

@@ -8,6 +8,8 @@ import { CommandRepository } from '../../api/commands/command-repository.js'
 import type { CommandDraft } from '../../api/commands/drafts.js'
 import type { ConcurrencyLimits } from '../../api/dispatcher/concurrency-limits.js'
 import { Dispatcher, type DispatcherOptions } from '../../api/dispatcher/dispatcher.js'
+import { queueDepthByPlan } from '../../api/dispatcher/queue-depth.js'
+import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startMongo } from '../harness/mongo.js'
@@ -199,5 +201,23 @@ t.test('fair dispatch', async (t) => {
     await survivor.commandEnded('acc_a')
     t.equal(await survivor.drain(), 1)
     t.same(executor.order, [a[1], a[0]], 'then the command the dead dispatcher held')
+  })
+
+  t.test('the metrics show the commands waiting per plan and how long each waited for its hand-off', async (t) => {
+    const { accept, commands, dispatcher } = await world()
+    await accept('acc_a', 3)
+    await accept('acc_b', 2)
+    await accept('acc_c', 1)
+    const plans: Record<string, Plan> = { acc_a: 'free', acc_b: 'business', acc_c: 'business' }
+    const metrics = new ServiceMetrics()
+    metrics.readQueueDepthFrom(() => queueDepthByPlan(commands, async (id) => plans[id] ?? null))
+    const text = async () => metrics.registry.metrics()
+    t.match(await text(), /^ffkube_dispatch_queue_depth\{plan="free"\} 3$/m)
+    t.match(await text(), /^ffkube_dispatch_queue_depth\{plan="business"\} 3$/m)
+    const executor = new HoldingExecutor()
+    t.equal(await dispatcher(executor, { metrics, accountPlan: async (id) => plans[id] ?? null }).drain(), 5, 'two of the free account\'s three wait: its limit')
+    t.match(await text(), /^ffkube_dispatch_queue_depth\{plan="free"\} 1$/m)
+    t.notMatch(await text(), /plan="business"/, 'a plan with nothing waiting has no series')
+    t.match(await text(), /^ffkube_dispatch_wait_seconds_count 5$/m, 'one wait observed per hand-off')
   })
 })

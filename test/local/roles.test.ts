@@ -69,6 +69,8 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
   t.match(workerMetrics, /^ffkube_dispatcher_handoffs_total\{outcome="dispatched"\} 1$/m, 'the worker, not the API, handed the command off')
   t.match(workerMetrics, /^ffkube_status_events_applied_total\{type="SUCCESS"\} 1$/m, 'and the events it applied')
   t.match(workerMetrics, /^ffkube_commands_finished_total\{status="SUCCESS"\} 1$/m)
+  t.match(workerMetrics, /^ffkube_dispatch_wait_seconds_count 1$/m, 'the wait from acceptance to hand-off, once per command')
+  t.match(workerMetrics, /^# TYPE ffkube_dispatch_queue_depth gauge$/m, 'and the queue depth per plan')
   t.match(workerMetrics, /^ffkube_process_resident_memory_bytes \d+/m, 'with node\'s process metrics')
   const apiMetrics = await metricsOf(api.baseUrl)
   t.match(apiMetrics, /^ffkube_http_requests_total\{method="POST",route="\/api\/v1\/run-ffmpeg-command",status_code="200"\} 1$/m, 'the API counts requests by route')
