@@ -1,0 +1,85 @@
+/**
+ * What one dispatch claim costs as the backlog grows (run after `npx tsc`:
+ * `node dist/bench/dispatch-claim.js [--waiting 1000]`), on the harness's
+ * store (the embedded FerretDB, or MONGODB_URL). Account A holds `--waiting`
+ * waiting commands, B one. Timed, one at a time, each a median of 20
+ * (a claim is followed by putting the command back, so the backlog stays):
+ *   - the claim before fair dispatch: the earliest due command of anyone;
+ *   - fair dispatch's three steps: the turn (the account served longest ago),
+ *     the count of an account's commands in flight, and the claim of that
+ *     account's earliest due command, for B (one waiting) and for A (all of them).
+ */
+import { parseArgs } from 'node:util'
+import { MongoClient } from 'mongodb'
+import { newCommandDocument } from '../api/commands/command-document.js'
+import { CommandRepository } from '../api/commands/command-repository.js'
+import type { CommandDraft } from '../api/commands/drafts.js'
+import { startMongo } from '../test/harness/mongo.js'
+import { percentile } from './table.js'
+
+const { values } = parseArgs({ options: { waiting: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '20' } } })
+const WAITING = Number(values.waiting)
+const ROUNDS = Number(values.rounds)
+
+const teardowns: Array<() => unknown> = []
+const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+
+const DRAFT: CommandDraft = {
+  command_type: 'FFMPEG_COMMAND',
+  input_files: { in_video: 'https://media.example.com/clip.mp4' },
+  output_files: { out_small: 'small.mp4' },
+  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
+  ytdlp: null,
+  metadata: null,
+  webhook_url: null,
+  storage_destination_id: null,
+  original_request: { input_files: { in_video: 'https://media.example.com/clip.mp4' }, output_files: { out_small: 'small.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}' },
+}
+
+async function median(work: () => Promise<unknown>): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < ROUNDS; i++) {
+    const started = performance.now()
+    await work()
+    times.push(performance.now() - started)
+  }
+  return Math.round(percentile(times.sort((a, b) => a - b), 50) * 100) / 100
+}
+
+async function main(): Promise<void> {
+  const mongo = await startMongo(t)
+  const client = await MongoClient.connect(mongo.url)
+  t.teardown(() => client.close())
+  const commands = new CommandRepository(client.db(mongo.dbName))
+  await commands.ensureIndexes()
+  const now = new Date()
+  const docs = Array.from({ length: WAITING }, (_, i) => newCommandDocument(DRAFT, { commandId: `a_${String(i).padStart(6, '0')}`, accountId: 'acc_a' }, now))
+  for (let i = 0; i < docs.length; i += 500) await commands.insert(docs.slice(i, i + 500))
+  await commands.insert([newCommandDocument(DRAFT, { commandId: 'b_000000', accountId: 'acc_b' }, now)])
+  const later = () => new Date(Date.now() + 1_000)
+  // Each claim is put back at once (due now again, slot released), so every round sees the same backlog.
+  const putBack = async (claim: Awaited<ReturnType<typeof commands.dispatch.claimNext>>) => {
+    if (claim) await commands.dispatch.putOff(claim, now, { dispatch_slot: null })
+  }
+  const rows = {
+    waiting: WAITING + 1,
+    before_any_account_earliest_ms: await median(async () => putBack(await commands.dispatch.claimNext(later(), 60_000))),
+    turn_ms: await median(async () => {
+      const turn = await commands.schedule.claimNext(later(), 30_000)
+      if (turn) await commands.schedule.release(turn, turn.servedAt)
+    }),
+    count_in_flight_ms: await median(() => commands.inFlight('acc_a', later())),
+    claim_b_one_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_b', later(), 60_000))),
+    claim_a_all_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_a', later(), 60_000))),
+  }
+  process.stdout.write(`${JSON.stringify({ phase: 'one dispatch claim', store: process.env.MONGODB_URL ? 'MONGODB_URL' : 'embedded FerretDB', ...rows })}\n`)
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exitCode = 1
+  })
+  .finally(async () => {
+    for (const fn of teardowns.reverse()) await fn()
+  })
