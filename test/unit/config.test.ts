@@ -22,6 +22,11 @@ t.test('local mode bounds a command far below an hour and caps its work director
   t.equal(loadConfig({ COMMAND_WORK_DIR_MAX_BYTES: '1048576' }).commandWorkDirMaxBytes, 1048576)
 })
 
+t.test('each plan caps the commands of one account in flight, 0 meaning no cap', async (t) => {
+  t.same(loadConfig({}).concurrencyLimits, { free: 1, trial: 2, growth: 4, business: 8 })
+  t.same(loadConfig({ CONCURRENT_COMMANDS_FREE: '3', CONCURRENT_COMMANDS_BUSINESS: '0' }).concurrencyLimits, { free: 3, trial: 2, growth: 4, business: 0 })
+})
+
 t.test('FFKUBE_ROLES picks the roles one process runs', async (t) => {
   t.same(loadConfig({ FFKUBE_ROLES: 'worker' }).roles, ['worker'])
   t.same(loadConfig({ FFKUBE_ROLES: ' api , webhooks,api' }).roles, ['api', 'webhooks'], 'trimmed, each once')
@@ -72,6 +77,7 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['an unknown role', { FFKUBE_ROLES: 'api,dispatcher' }, /^FFKUBE_ROLES must list roles from api, worker, webhooks, got "dispatcher"/],
   ['a work-dir cap that is no number', { COMMAND_WORK_DIR_MAX_BYTES: '8GiB' }, /^COMMAND_WORK_DIR_MAX_BYTES must be a whole number of at least 1/],
   ['a work-dir cap of 0', { COMMAND_WORK_DIR_MAX_BYTES: '0' }, /^COMMAND_WORK_DIR_MAX_BYTES must be/],
+  ['a concurrency cap that is no whole number', { CONCURRENT_COMMANDS_GROWTH: '2.5' }, /^CONCURRENT_COMMANDS_GROWTH must be a whole number of commands/],
 ]
 for (const [what, env, message] of rejected) {
   t.test(`refuses ${what}, naming the variable`, async (t) => {

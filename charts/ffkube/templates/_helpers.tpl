@@ -160,6 +160,14 @@ seccompProfile:
   value: {{ $v.config.rateLimits.growth | int64 | quote }}
 - name: RATE_LIMIT_BUSINESS_PER_MINUTE
   value: {{ $v.config.rateLimits.business | int64 | quote }}
+- name: CONCURRENT_COMMANDS_FREE
+  value: {{ $v.config.concurrentCommands.free | int64 | quote }}
+- name: CONCURRENT_COMMANDS_TRIAL
+  value: {{ $v.config.concurrentCommands.trial | int64 | quote }}
+- name: CONCURRENT_COMMANDS_GROWTH
+  value: {{ $v.config.concurrentCommands.growth | int64 | quote }}
+- name: CONCURRENT_COMMANDS_BUSINESS
+  value: {{ $v.config.concurrentCommands.business | int64 | quote }}
 - name: LOG_LEVEL
   value: {{ $v.config.logLevel | quote }}
 - name: FFKUBE_DATA_DIR
