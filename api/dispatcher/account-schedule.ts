@@ -65,20 +65,22 @@ export class AccountSchedule {
    */
   async enqueue(accountId: string, now: Date): Promise<void> {
     const write = () =>
-      this.#accounts.updateOne(
+      this.#accounts.findOneAndUpdate(
         { _id: accountId },
         { $set: { state: 'waiting' }, $inc: { submitted: 1 }, $setOnInsert: { due_at: now, claim: null } },
-        { upsert: true },
+        // No projection: the embedded store's findAndModify does not take one.
+        { upsert: true, returnDocument: 'after' },
       )
+    let after: AccountScheduleDocument | null
     try {
-      await write()
+      after = await write()
     } catch (error) {
       // Two first acceptances of one account raced on the upsert: the record exists now.
       if (!isDuplicateKey(error)) throw error
-      await write()
+      after = await write()
     }
     // An account put off (its commands all in a backoff or held) is due at once for the new one.
-    await this.wake(accountId, now)
+    if (after && after.claim === null && after.due_at > now) await this.wake(accountId, now)
   }
 
   /**
