@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
+import { Canceller } from '../cancels/canceller.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
@@ -18,6 +19,8 @@ export interface WorkerRole extends Role {
   commandsAccepted(commandIds: readonly string[]): void
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   filesQueued(): void
+  /** The API recorded a cancel: the canceller looks now instead of at its next poll. */
+  cancelRequested(): void
   /** The jail the tools of this process run in (api/executors/sandbox-host.ts), for the start-up log. */
   sandbox: SandboxLevel
 }
@@ -80,10 +83,12 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
   }
   const dispatcher = new Dispatcher({ db: connections.db, executor, logger, metrics })
+  const canceller = new Canceller({ db: connections.db, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
     commandsAccepted: (commandIds) => dispatcher.nudge(commandIds),
     filesQueued: () => files.nudge(),
+    cancelRequested: () => canceller.nudge(),
     sandbox: sandbox.level,
     // Consumers before producers: runners' events have a projector before the first runner starts.
     async start() {
@@ -91,8 +96,10 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await local?.start()
       files.start()
       dispatcher.start()
+      canceller.start()
     },
     async stop() {
+      await canceller.stop()
       await dispatcher.stop()
       await files.stop()
       await local?.stop()
