@@ -34,6 +34,7 @@ import { removeDestinationCredentials, withDestinationCredentials } from './dest
 import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
+import { CpuCaps, type CpuCap } from './cpu-caps.js'
 import { Slots } from './slots.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 
@@ -99,6 +100,8 @@ export interface LocalExecutorOptions {
    * DESTINATION_UPLOAD_FAILED.
    */
   destinationCredentials?: DestinationCredentialSource
+  /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
+  cpuCaps?: boolean
   /**
    * TESTS ONLY: FFmpeg commands run without the argument policy (warm pool
    * only), to show what the sandbox alone holds. No configuration sets it.
@@ -120,6 +123,7 @@ export class LocalExecutor implements Executor {
   #js: JetStreamClient | null = null
   #env: NodeJS.ProcessEnv | null = null
   #pool: RunnerPool | null = null
+  #cpuCaps: CpuCaps | null = null
   #stopping = false
 
   constructor(private readonly options: LocalExecutorOptions) {
@@ -131,6 +135,9 @@ export class LocalExecutor implements Executor {
 
   /** Prepares the runners' environment, then resumes or fails what a previous process left running. */
   async start(): Promise<void> {
+    const caps = this.options.cpuCaps === false ? { unavailable: 'turned off (cpuCaps: false)' } : CpuCaps.detect()
+    if (caps instanceof CpuCaps) this.#cpuCaps = caps
+    else this.#log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     await ensureStream(this.options.nats, STATUS_STREAM_DEFINITION)
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
@@ -252,6 +259,7 @@ export class LocalExecutor implements Executor {
     const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt: run.attempt })
     const release = await this.#slots.acquire()
     if (!release) return
+    let cap: CpuCap | null = null
     try {
       if (control.cancelled) {
         // Cancelled while it waited for a slot: its runner never starts.
@@ -262,9 +270,13 @@ export class LocalExecutor implements Executor {
       await rm(run.workDir, { recursive: true, force: true })
       await mkdir(run.workDir, { recursive: true, mode: 0o700 })
       const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
+      cap = this.#cpuCap(spec, run, log)
+      const placement = cap ? { enter: (pid: number) => cap!.add(pid), leave: (pid: number) => cap!.release(pid) } : undefined
       const runner = this.#pool
-        ? this.#pool.run(spec, run.workDir, credentials)
+        ? this.#pool.run(spec, run.workDir, credentials, placement)
         : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials))
+      // A fresh runner is placed as it starts, before node has loaded the runner (let alone started a tool).
+      if (cap && !this.#pool) cap.add(runner.pid)
       this.#active.set(run.key, runner)
       control.runner = runner
       // Cancelled while its work dir was being prepared: stopped before it gets far.
@@ -317,8 +329,22 @@ export class LocalExecutor implements Executor {
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
     } finally {
       release()
+      // A pooled worker left it already; a fresh runner's cgroup is empty once it exited.
+      if (cap && !this.#pool) cap.release()
       if (!this.#stopping) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
       await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
+    }
+  }
+
+  /** The run's CPU cgroup, when it has a vcpu_count and this host lets us cap it (cpu-caps.ts); null otherwise. */
+  #cpuCap(spec: CommandSpec, run: Run, log: Logger): CpuCap | null {
+    if (!spec.limits || !this.#cpuCaps) return null
+    try {
+      return this.#cpuCaps.create(run.key, spec.limits.vcpuMillis)
+    } catch (err) {
+      // Runs uncapped rather than not at all; said on its log line.
+      log.warn({ err }, 'could not create the CPU cgroup of this run: vcpu_count is not enforced for it')
+      return null
     }
   }
 

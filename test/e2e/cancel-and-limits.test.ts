@@ -8,7 +8,8 @@
  * plan's maximum is 422.
  */
 import { spawn } from 'node:child_process'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { access, readdir, readFile, stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -58,6 +59,12 @@ async function webhookReceiver(t: Teardown) {
 
 const exists = (path: string) => stat(path).then(() => true, () => false)
 
+/** Whether this host lets the service make CPU cgroups (cgroup v1 cpu controller, writable: root). */
+async function cpuControllerWritable(): Promise<boolean> {
+  if (!(await exists('/sys/fs/cgroup/cpu/cpu.cfs_quota_us'))) return false
+  return access('/sys/fs/cgroup/cpu', constants.W_OK).then(() => true, () => false)
+}
+
 t.test('cancel and per-command limits in local mode, through HTTP', async (t) => {
   const dir = await scratchDir(t)
   const environment = await serviceEnvironment(t, { LOCAL_RUNNER_CONCURRENCY: '1' })
@@ -79,7 +86,8 @@ t.test('cancel and per-command limits in local mode, through HTTP', async (t) =>
       const pids = await processesWith('scale=18:18')
       return pids.length > 0 ? pids : null
     }, 60_000)
-    t.match((await api.request('GET', `/commands/${running}`)).body, { status: 'PROCESSING' })
+    // The runner's RUNNING event may trail its ffmpeg by a moment.
+    await eventually('GET to say PROCESSING', async () => (await api.request('GET', `/commands/${running}`)).body.status === 'PROCESSING')
     const workDir = join(environment.dataDir, 'work', `${running}-1`)
     t.ok(await exists(workDir), 'its work dir exists while it runs')
     // One runner at a time: this one waits, QUEUED, behind the looping one.
@@ -134,6 +142,21 @@ t.test('cancel and per-command limits in local mode, through HTTP', async (t) =>
     const done = await api.waitForCommand(command_id, 120_000)
     t.match(done, { status: 'FAILED', error_status: 'TIMEOUT', error_message: /did not finish within 2 s/ })
     t.notOk(done.output_files, 'nothing was stored')
+  })
+
+  t.test("vcpu_count caps the command's tools with a CPU cgroup where the host allows one", { skip: !(await cpuControllerWritable()) && 'no writable cgroup v1 cpu controller here' }, async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', forever('28:28', { vcpu_count: 0.5 }))
+    const [pid] = await eventually('its ffmpeg to run', async () => {
+      const pids = await processesWith('scale=28:28')
+      return pids.length > 0 ? pids : null
+    }, 60_000)
+    const cgroup = `/sys/fs/cgroup/cpu/ffkube/${command_id}-1`
+    t.match(await readFile(`/proc/${pid}/cgroup`, 'utf8'), new RegExp(`:cpu:/ffkube/${command_id}-1\n`), 'ffmpeg runs in the run\'s cgroup')
+    t.equal((await readFile(join(cgroup, 'cpu.cfs_quota_us'), 'utf8')).trim(), '50000', 'half of the 100 ms period')
+    t.equal((await readFile(join(cgroup, 'cpu.cfs_period_us'), 'utf8')).trim(), '100000')
+    t.equal((await api.request('POST', `/commands/${command_id}/cancel`)).status, 200)
+    t.match(await api.waitForCommand(command_id), { status: 'FAILED', error_status: 'CANCELLED' })
+    await eventually('the run\'s cgroup to be removed', async () => !(await exists(cgroup)), 10_000)
   })
 
   t.test('limits above the plan maximum are 422 naming the field; a wrong type is the usual 400', async (t) => {
