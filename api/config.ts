@@ -154,6 +154,8 @@ function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
       vcpuMax: parseVcpu(name('VCPU_MAX'), env[name('VCPU_MAX')], fallback.vcpuMax),
       memoryMib: parseCount(name('MEMORY_MIB'), env[name('MEMORY_MIB')], fallback.memoryMib),
     }
+    // The MediaCommand CRD's bounds: a smaller value would be refused by the apiserver at hand-off.
+    if (limits.memoryMib < 64) throw new ConfigError(`${name('MEMORY_MIB')} must be at least 64, got ${limits.memoryMib}`)
     if (limits.runSecondsMax > MAX_RUN_SECONDS_CEILING) throw new ConfigError(`${name('RUN_SECONDS_MAX')} must be at most ${MAX_RUN_SECONDS_CEILING}, got ${limits.runSecondsMax}`)
     // A default above the maximum would refuse every request that names no limit.
     if (limits.runSecondsDefault > limits.runSecondsMax) throw new ConfigError(`${name('RUN_SECONDS_DEFAULT')} (${limits.runSecondsDefault}) must not exceed ${name('RUN_SECONDS_MAX')} (${limits.runSecondsMax})`)
