@@ -40,10 +40,10 @@ export const DEFAULT_COMMAND_LIMITS: CommandLimitsByPlan = {
 /** The two optional request fields, as every command endpoint and preset execute accept them. */
 export const LimitFields = {
   max_command_run_seconds: Type.Optional(
-    Type.Integer({ minimum: 1, description: "whole-command wall time in seconds; exceeding it ends the command FAILED with error_status TIMEOUT. Default and maximum by plan (422 above the plan's maximum)" }),
+    Type.Integer({ minimum: 1, maximum: MAX_RUN_SECONDS_CEILING, description: "whole-command wall time in seconds; exceeding it ends the command FAILED with error_status TIMEOUT. Default and maximum by plan (422 above the plan's maximum)" }),
   ),
   vcpu_count: Type.Optional(
-    Type.Number({ minimum: MIN_VCPU, description: "CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum)" }),
+    Type.Number({ minimum: MIN_VCPU, maximum: MAX_VCPU_CEILING, description: "CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum)" }),
   ),
 }
 
