@@ -98,12 +98,15 @@ t.test('cancel and per-command limits in local mode, through HTTP', async (t) =>
     const queuedDone = await api.waitForCommand(queued)
     t.match(queuedDone, { status: 'FAILED', error_status: 'CANCELLED', ffmpeg_command_run_seconds: null })
 
+    const cancelledAt = performance.now()
     const cancelRunning = await api.request('POST', `/commands/${running}/cancel`)
     t.same(cancelRunning, { status: 200, body: { command_id: running, status: 'FAILED' } })
     const done = await api.waitForCommand(running)
     t.match(done, { status: 'FAILED', error_status: 'CANCELLED', error_message: /cancelled/ })
     t.notOk(done.output_files, 'no output is stored')
     await eventually('its ffmpeg to be gone', async () => (await Promise.all(ffmpeg.map(async (pid) => (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes('scale=18:18')))).every((alive) => !alive), 10_000)
+    // Reported, not asserted (a loaded machine is slower): README's measurement.
+    t.comment(`ffmpeg gone ${Math.round(performance.now() - cancelledAt)} ms after the cancel was sent`)
     await eventually('its work dir to be removed', async () => !(await exists(workDir)), 10_000)
 
     const hook = await eventually('the webhook of the cancelled command', () => hooks.received.get(running), 30_000)
@@ -138,8 +141,10 @@ t.test('cancel and per-command limits in local mode, through HTTP', async (t) =>
   })
 
   t.test('max_command_run_seconds: 2 ends a command that would run for ever FAILED / TIMEOUT', async (t) => {
+    const submittedAt = performance.now()
     const { command_id } = await api.post('/run-ffmpeg-command', forever('26:26', { max_command_run_seconds: 2 }))
     const done = await api.waitForCommand(command_id, 120_000)
+    t.comment(`ended ${done.error_status} ${Math.round(performance.now() - submittedAt)} ms after it was submitted`)
     t.match(done, { status: 'FAILED', error_status: 'TIMEOUT', error_message: /did not finish within 2 s/ })
     t.notOk(done.output_files, 'nothing was stored')
   })

@@ -47,9 +47,11 @@ t.test('a PROCESSING command is cancelled: its Job and pod are deleted, the CR a
   const podName = `${jobNameFor(id).slice(0, 56)}-pod`
   t.notOk(await gone(() => core.readNamespacedPod({ name: podName, namespace: ns })), 'its pod runs')
 
+  const cancelledAt = performance.now()
   const answer = await service.client.request('POST', `/commands/${id}/cancel`)
   t.same(answer, { status: 200, body: { command_id: id, status: 'FAILED' } })
   const done = await service.client.waitForCommand(id, TIMEOUT)
+  t.comment(`GET said FAILED / ${done.error_status} ${Math.round(performance.now() - cancelledAt)} ms after the cancel was sent`)
   t.match(done, { status: 'FAILED', error_status: 'CANCELLED' })
   t.notOk(done.output_files, 'no output is stored')
 
@@ -58,6 +60,7 @@ t.test('a PROCESSING command is cancelled: its Job and pod are deleted, the CR a
   t.has(mc.status!.conditions!.find((c) => c.type === 'Failed'), { status: 'True', reason: 'CANCELLED' })
   await eventually('its Job to be deleted', () => gone(() => batch.readNamespacedJob({ name: job.metadata!.name!, namespace: ns })), TIMEOUT)
   await eventually('its pod to be deleted', () => gone(() => core.readNamespacedPod({ name: podName, namespace: ns })), TIMEOUT)
+  t.comment(`Job and pod deleted ${Math.round(performance.now() - cancelledAt)} ms after the cancel was sent`)
   const events = await eventually('the Cancelled event', async () => {
     const list = await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns })
     return list.items.find((e) => e.regarding?.name === id && e.reason === 'Cancelled')
