@@ -12,6 +12,7 @@ import { RouteTable } from './errors/route-table.js'
 import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
+import type { CommandLimitsByPlan } from './commands/command-limits.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import { fileRoutes } from './files/routes.js'
@@ -52,6 +53,10 @@ export interface AppOptions {
   onWebhookRedeliveryQueued?: () => void
   /** False when this host cannot run yt-dlp: the yt-dlp endpoints answer 501. Unset: available. */
   ytdlpAvailable?: () => boolean
+  /** Per-plan defaults and maximums of the command limits (config.commandLimits); DEFAULT_COMMAND_LIMITS when unset. */
+  commandLimits?: CommandLimitsByPlan
+  /** Called after a cancel was recorded: the in-process canceller's nudge. */
+  onCancelRequested?: () => void
   /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
   unsafeDisableFfmpegPolicyForTests?: boolean
 }
@@ -77,7 +82,7 @@ export const appPlugin = fp(
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
-    await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
+    await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
 
@@ -98,7 +103,7 @@ export const appPlugin = fp(
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
-        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
+        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
       },

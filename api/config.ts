@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
 import { DEFAULT_CONCURRENCY_LIMITS, type ConcurrencyLimits } from './dispatcher/concurrency-limits.js'
+import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 
 export type Executor = 'local' | 'kubernetes'
@@ -85,6 +86,14 @@ export interface Config {
   kubeNamespace: string
   /** WEBHOOK_TIMEOUT_MS: a webhook POST must answer 2xx within this (default 15000). */
   webhookTimeoutMs: number
+  /**
+   * Per plan, the default and maximum of a command's max_command_run_seconds
+   * and vcpu_count, and its memory limit on Kubernetes:
+   * COMMAND_RUN_SECONDS_DEFAULT_<PLAN>, COMMAND_RUN_SECONDS_MAX_<PLAN>,
+   * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>
+   * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
+   */
+  commandLimits: CommandLimitsByPlan
 }
 
 /** A variable was set to something this module cannot use. */
@@ -142,6 +151,38 @@ function parseCount(name: string, raw: string | undefined, fallback: number): nu
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`)
   return Number(raw)
+}
+
+function parseVcpu(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+(\.\d{1,3})?$/.test(raw) || value < MIN_VCPU || value > MAX_VCPU_CEILING) {
+    throw new ConfigError(`${name} must be a number of cores from ${MIN_VCPU} to ${MAX_VCPU_CEILING} (at most 3 decimals), got "${raw}"`)
+  }
+  return value
+}
+
+function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
+  const byPlan = {} as CommandLimitsByPlan
+  for (const plan of PLANS) {
+    const name = (what: string) => `COMMAND_${what}_${plan.toUpperCase()}`
+    const fallback = DEFAULT_COMMAND_LIMITS[plan]
+    const limits: PlanCommandLimits = {
+      runSecondsDefault: parseCount(name('RUN_SECONDS_DEFAULT'), env[name('RUN_SECONDS_DEFAULT')], fallback.runSecondsDefault),
+      runSecondsMax: parseCount(name('RUN_SECONDS_MAX'), env[name('RUN_SECONDS_MAX')], fallback.runSecondsMax),
+      vcpuDefault: parseVcpu(name('VCPU_DEFAULT'), env[name('VCPU_DEFAULT')], fallback.vcpuDefault),
+      vcpuMax: parseVcpu(name('VCPU_MAX'), env[name('VCPU_MAX')], fallback.vcpuMax),
+      memoryMib: parseCount(name('MEMORY_MIB'), env[name('MEMORY_MIB')], fallback.memoryMib),
+    }
+    // The MediaCommand CRD's bounds: a smaller value would be refused by the apiserver at hand-off.
+    if (limits.memoryMib < 64) throw new ConfigError(`${name('MEMORY_MIB')} must be at least 64, got ${limits.memoryMib}`)
+    if (limits.runSecondsMax > MAX_RUN_SECONDS_CEILING) throw new ConfigError(`${name('RUN_SECONDS_MAX')} must be at most ${MAX_RUN_SECONDS_CEILING}, got ${limits.runSecondsMax}`)
+    // A default above the maximum would refuse every request that names no limit.
+    if (limits.runSecondsDefault > limits.runSecondsMax) throw new ConfigError(`${name('RUN_SECONDS_DEFAULT')} (${limits.runSecondsDefault}) must not exceed ${name('RUN_SECONDS_MAX')} (${limits.runSecondsMax})`)
+    if (limits.vcpuDefault > limits.vcpuMax) throw new ConfigError(`${name('VCPU_DEFAULT')} (${limits.vcpuDefault}) must not exceed ${name('VCPU_MAX')} (${limits.vcpuMax})`)
+    byPlan[plan] = limits
+  }
+  return byPlan
 }
 
 function optional(raw: string | undefined): string | undefined {
@@ -204,5 +245,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commandWorkDirMaxBytes: parseCount('COMMAND_WORK_DIR_MAX_BYTES', env.COMMAND_WORK_DIR_MAX_BYTES, 8 * 1024 ** 3),
     kubeNamespace: optional(env.KUBE_NAMESPACE) ?? 'ffkube',
     webhookTimeoutMs: parseCount('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
+    commandLimits: parseCommandLimits(env),
   }
 }

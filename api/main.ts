@@ -72,7 +72,7 @@ export async function runRoles(config: Config, logger: Logger, testOnly: TestOnl
     const webhooks = config.roles.includes('webhooks') ? webhooksRole(context) : null
     // Roles in one process nudge each other; in separate processes they poll.
     const api = config.roles.includes('api')
-      ? apiRole(context, { commandsAccepted: worker?.commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued }, testOnly)
+      ? apiRole(context, { commandsAccepted: worker?.commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, testOnly)
       : null
     // Consumers first: the API accepts work once what handles it runs.
     const roles = [worker, webhooks, api].filter((role): role is NonNullable<typeof role> => role !== null)

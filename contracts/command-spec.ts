@@ -58,4 +58,21 @@ export interface CommandSpec {
   storageDestination?: StorageDestinationSpec | null | undefined
   /** ISO 8601; total_processing_seconds counts from here. */
   submittedAt: string
+  /** The command's limits, resolved against its plan at acceptance; absent in specs of older records (the executor's defaults apply). */
+  limits?: CommandLimits | undefined
+}
+
+/**
+ * Per-command limits (the API's max_command_run_seconds and vcpu_count, and
+ * the plan's memory limit). Kubernetes: the Job's activeDeadlineSeconds and
+ * the run container's CPU request and limit and memory limit. Local mode: the
+ * executor enforces the deadline; see README for what it does with the rest.
+ */
+export interface CommandLimits {
+  /** Whole-command wall time; exceeding it ends the command FAILED / TIMEOUT. */
+  maxRunSeconds: number
+  /** CPU for the command's tools, in millicores (vcpu_count × 1000). */
+  vcpuMillis: number
+  /** Memory limit of the run container, in MiB (per plan). */
+  memoryMib: number
 }

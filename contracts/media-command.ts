@@ -36,8 +36,18 @@ export interface MediaCommandSpec {
   /** The destination's non-secret description; its credentials are in a Secret, never in the CR. */
   storageDestination?: StorageDestinationSpec | undefined
   submittedAt?: string | undefined
-  /** Overrides the operator's default Job deadline for this command, in seconds. */
+  /** Overrides the operator's default Job deadline for this command, in seconds (the API's max_command_run_seconds). */
   timeLimitSeconds?: number | undefined
+  /** CPU request and limit of the run container, in millicores (the API's vcpu_count × 1000). */
+  vcpuMillis?: number | undefined
+  /** Memory limit of the run container, in MiB (per plan). */
+  memoryMib?: number | undefined
+  /**
+   * Set to true (never back) by the worker when the client cancels the
+   * command; the operator then deletes the Job and its pods and ends the
+   * status FAILED / CANCELLED. The one spec field that may change.
+   */
+  cancel?: boolean | undefined
 }
 
 /** A Kubernetes-style condition; observedGeneration says which spec it judged. */
@@ -113,6 +123,11 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
   if (spec.ytdlp) mcSpec.ytdlp = { inputUrls: { ...spec.ytdlp.inputUrls }, formatSelector: spec.ytdlp.formatSelector }
   if (spec.storageDestinationId) mcSpec.storageDestinationId = spec.storageDestinationId
   if (spec.storageDestination) mcSpec.storageDestination = { ...spec.storageDestination }
+  if (spec.limits) {
+    mcSpec.timeLimitSeconds = spec.limits.maxRunSeconds
+    mcSpec.vcpuMillis = spec.limits.vcpuMillis
+    mcSpec.memoryMib = spec.limits.memoryMib
+  }
   if (timeLimitSeconds !== undefined) mcSpec.timeLimitSeconds = timeLimitSeconds
   return {
     apiVersion: MEDIA_COMMAND_API_VERSION,
@@ -144,6 +159,9 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     storageDestinationId: mc.spec.storageDestinationId ?? null,
     storageDestination: mc.spec.storageDestination ? { ...mc.spec.storageDestination } : null,
     submittedAt: mc.spec.submittedAt ?? mc.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    ...(mc.spec.timeLimitSeconds !== undefined && mc.spec.vcpuMillis !== undefined && mc.spec.memoryMib !== undefined
+      ? { limits: { maxRunSeconds: mc.spec.timeLimitSeconds, vcpuMillis: mc.spec.vcpuMillis, memoryMib: mc.spec.memoryMib } }
+      : {}),
   }
 }
 
@@ -162,5 +180,7 @@ export const OPERATOR_FAILURES = {
   IMAGE_PULL_ERROR: 'IMAGE_PULL_ERROR',
   JOB_DELETED: 'JOB_DELETED',
   RUNNER_FAILED: 'RUNNER_FAILED',
+  /** The client cancelled the command (spec.cancel): its Job and pods were deleted. */
+  CANCELLED: 'CANCELLED',
 } as const
 export type OperatorFailure = (typeof OPERATOR_FAILURES)[keyof typeof OPERATOR_FAILURES]

@@ -100,6 +100,34 @@ function container(name: string, phase: string, mc: MediaCommand, config: JobCon
   }
 }
 
+/** A quantity of memory in MiB, for comparing a request with a limit; null when it is not one we read. */
+function mebibytes(quantity: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity)
+  if (!match) return null
+  const scale: Record<string, number> = { '': 1 / 1024 ** 2, Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 ** 2, k: 1000 / 1024 ** 2, M: 1e6 / 1024 ** 2, G: 1e9 / 1024 ** 2, T: 1e12 / 1024 ** 2 }
+  return Number(match[1]) * scale[match[2] ?? '']!
+}
+
+/**
+ * The run container's limits from the command's (its vcpu_count and its
+ * plan's memory): CPU request = limit = the command's cores, so the
+ * scheduler places it where they are free and the kernel caps it there;
+ * memory limit from the plan, the request kept at most that.
+ */
+function withCommandLimits(run: V1Container, mc: MediaCommand): void {
+  const { vcpuMillis, memoryMib } = mc.spec
+  const resources = run.resources!
+  if (vcpuMillis !== undefined) {
+    resources.requests!.cpu = `${vcpuMillis}m`
+    resources.limits!.cpu = `${vcpuMillis}m`
+  }
+  if (memoryMib !== undefined) {
+    resources.limits!.memory = `${memoryMib}Mi`
+    const request = mebibytes(resources.requests!.memory ?? '')
+    if (request === null || request > memoryMib) resources.requests!.memory = `${memoryMib}Mi`
+  }
+}
+
 /** The command's own time limit wins over the operator's default. */
 export function deadlineSecondsFor(mc: MediaCommand, config: JobConfig): number {
   return mc.spec.timeLimitSeconds ?? config.deadlineSeconds
@@ -115,6 +143,8 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     [LABEL_MANAGED_BY]: MANAGED_BY,
   }
   if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
+  const run = container('ffmpeg', 'run', mc, config)
+  withCommandLimits(run, mc)
   const upload = container('upload', 'upload', mc, config)
   upload.env!.push({ name: 'S3_CREDENTIALS_FILE', value: `${CREDENTIALS_DIR}/${config.uploadSecretKey}` })
   upload.volumeMounts!.push({ name: CREDENTIALS_VOLUME, mountPath: CREDENTIALS_DIR, readOnly: true })
@@ -173,7 +203,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
               ? [{ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } }]
               : []),
           ],
-          initContainers: [container('fetch', 'fetch', mc, config), container('ffmpeg', 'run', mc, config)],
+          initContainers: [container('fetch', 'fetch', mc, config), run],
           containers: [upload],
         },
       },

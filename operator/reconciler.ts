@@ -19,6 +19,7 @@ import {
   MEDIA_COMMAND_GROUP,
   MEDIA_COMMAND_PLURAL,
   MEDIA_COMMAND_VERSION,
+  OPERATOR_FAILURES,
   type MediaCommand,
   type MediaCommandStatus,
 } from '../contracts/media-command.js'
@@ -107,7 +108,10 @@ export class Reconciler {
       return this.ensureCleanup(mc, log)
     }
 
-    // 4: no Job → create one. Before any Job was recorded, a cache miss goes straight to
+    // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 5).
+    if (mc.spec.cancel) return this.updateStatus(c, await this.findJob(mc))
+
+    // 4b: no Job → create one. Before any Job was recorded, a cache miss goes straight to
     // create (AlreadyExists covers a Job the cache has not seen yet), saving a round trip.
     const cached = this.d.caches.job(mc.metadata.namespace!, mc.status?.jobName ?? jobNameFor(mc.metadata.name))
     if (!cached && !mc.status?.jobName) return this.createJob(c)
@@ -195,6 +199,8 @@ export class Reconciler {
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)
+    // A cancel stops the work now: the pods go too, not when the garbage collector gets to them.
+    if (mc.spec.cancel) await this.deletePods(mc, log)
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
     return { requeueAfterMs: derived.requeueAfterMs ?? (isTerminalStatus(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
   }
@@ -210,10 +216,25 @@ export class Reconciler {
     return list.items
   }
 
+  private async deletePods(mc: MediaCommand, log: Logger): Promise<void> {
+    const namespace = mc.metadata.namespace!
+    const labelSelector = `${LABEL_COMMAND_ID}=${mc.metadata.name}`
+    const pods = await this.d.core.listNamespacedPod({ namespace, labelSelector })
+    for (const pod of pods.items) {
+      if (pod.metadata?.deletionTimestamp) continue
+      try {
+        await this.d.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 })
+        log.info({ pod: pod.metadata?.name }, 'deleted the pod of a cancelled command')
+      } catch (err) {
+        if (!isNotFound(err)) throw err
+      }
+    }
+  }
+
   private async deleteJob(job: V1Job, log: Logger): Promise<void> {
     try {
       await this.d.batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace: job.metadata!.namespace!, propagationPolicy: 'Background' })
-      log.info({ job: job.metadata?.name }, 'deleted the Job whose pod cannot start')
+      log.info({ job: job.metadata?.name }, 'deleted the Job (its pod cannot start, or the command was cancelled)')
     } catch (err) {
       if (!isNotFound(err)) throw err
     }
@@ -253,7 +274,8 @@ export class Reconciler {
     }
     if (from !== next.phase && next.phase === 'FAILED') {
       this.d.metrics.countJob(next.errorStatus ?? 'failed')
-      await this.d.events.record(mc, { reason: 'Failed', type: 'Warning', action: 'Fail', note: `${next.errorStatus}: ${next.errorMessage}` })
+      const cancelled = next.errorStatus === OPERATOR_FAILURES.CANCELLED
+      await this.d.events.record(mc, { reason: cancelled ? 'Cancelled' : 'Failed', type: 'Warning', action: cancelled ? 'Cancel' : 'Fail', note: `${next.errorStatus}: ${next.errorMessage}` })
     }
     return true
   }

@@ -142,6 +142,10 @@ interface Phase {
 }
 
 function phaseOf(o: Observation): Phase {
+  // Cancelled by the client (spec.cancel): FAILED whatever the Job shows, and the Job goes.
+  if (o.mc.spec.cancel) {
+    return { phase: 'FAILED', failure: { errorStatus: OPERATOR_FAILURES.CANCELLED, errorMessage: 'the command was cancelled by the client' }, deleteJob: true }
+  }
   const deleted = { phase: 'FAILED' as const, failure: { errorStatus: OPERATOR_FAILURES.JOB_DELETED, errorMessage: `Job ${o.mc.status?.jobName ?? '(unknown)'} was deleted before it finished` } }
   // Decided: a Job deleted by hand fails the command rather than being recreated; a
   // second run could upload twice, and state only moves forward.

@@ -1,4 +1,4 @@
-import type { CommandSpec, StorageDestinationSpec } from '../../contracts/command-spec.js'
+import type { CommandLimits, CommandSpec, StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { CommandStatus } from '../../contracts/command-types.js'
 import type { WorkFields, WorkState } from '../work-list.js'
 import type { CommandDraft } from './drafts.js'
@@ -11,6 +11,17 @@ import type { CommandPollResponse, FailedFile, OutputFileMeta } from './schemas.
  * to the executor and marks it done, or puts it off after a failed hand-off.
  */
 export const DISPATCH_FIELDS: WorkFields = { state: 'dispatch_state', dueAt: 'dispatch_due_at', claim: 'dispatch_claim', attempts: 'dispatch_attempts' }
+
+/**
+ * The names of the record's cancel work fields: a cancel request is recorded
+ * waiting on the record by the API (CommandRepository#requestCancel), and the
+ * worker's canceller (api/cancels/canceller.ts) claims it, stops the run and
+ * reports the command FAILED / CANCELLED.
+ */
+export const CANCEL_FIELDS: WorkFields = { state: 'cancel_state', dueAt: 'cancel_due_at', claim: 'cancel_claim', attempts: 'cancel_attempts' }
+
+/** The error_status of a cancelled command. */
+export const CANCELLED = 'CANCELLED'
 
 /**
  * The local executor's run of the command (EXECUTOR=local only; absent until
@@ -68,18 +79,30 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   completed_at?: Date | null
   /** How many times the status projector wrote the record; each write expects the count it read. Absent until the first. */
   projection_revision?: number
+  /** The limits resolved against the plan at acceptance (command-limits.ts); absent in older records. */
+  limits?: CommandLimits
+  /** When the client asked to cancel (written once, by the API); absent when it never did. */
+  cancel_requested_at?: Date
+  /** The cancel's work fields (CANCEL_FIELDS), present once a cancel was requested. */
+  cancel_state?: WorkState
+  cancel_due_at?: Date
+  cancel_claim?: string | null
+  cancel_attempts?: number
 }
 
 /** A new QUEUED record, waiting for its hand-off. */
 export function newCommandDocument(
   draft: CommandDraft,
-  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null; managedInputs?: string[] },
+  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null; managedInputs?: string[]; limits?: CommandLimits },
   now: Date,
 ): CommandDocument {
+  // What was asked is resolved into `limits`; the record keeps the outcome only.
+  const { requested_limits: _requested, ...fields } = draft
   return {
     _id: ids.commandId,
     account_id: ids.accountId,
-    ...draft,
+    ...fields,
+    ...(ids.limits ? { limits: ids.limits } : {}),
     storage_destination: ids.storageDestination ?? null,
     managed_inputs: ids.managedInputs ?? [],
     status: 'QUEUED',
@@ -133,5 +156,6 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     storageDestinationId: doc.storage_destination_id,
     storageDestination: doc.storage_destination ?? null,
     submittedAt: doc.created_at.toISOString(),
+    ...(doc.limits ? { limits: doc.limits } : {}),
   }
 }

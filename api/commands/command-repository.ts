@@ -4,7 +4,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { WorkList, type Claim } from '../work-list.js'
-import { DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
+import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
 /** Read and written here alone: every other part asks this repository. */
 const COMMANDS_COLLECTION = 'commands'
@@ -41,12 +41,15 @@ export class CommandRepository {
   readonly dispatch: WorkList<CommandDocument>
   /** Whose turn it is: the accounts with commands waiting (api/dispatcher/account-schedule.ts). */
   readonly schedule: AccountSchedule
+  /** Cancel requests waiting for the worker's canceller (api/cancels/canceller.ts). */
+  readonly cancels: WorkList<CommandDocument>
 
   constructor(db: Db) {
     this.#db = db
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
     this.schedule = new AccountSchedule(db)
+    this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -54,6 +57,7 @@ export class CommandRepository {
     await this.#commands.createIndex({ account_id: 1, created_at: -1, _id: -1 })
     await this.#commands.createIndex({ account_id: 1, status: 1, created_at: -1, _id: -1 })
     await this.dispatch.ensureIndexes()
+    await this.cancels.ensureIndexes()
     await this.#commands.createIndex({ run_state: 1 })
     // An account's waiting commands and its commands in flight: each an equality on a field set only then.
     await this.#commands.createIndex({ dispatch_queue: 1, dispatch_due_at: 1 })
@@ -148,6 +152,48 @@ export class CommandRepository {
     return result.modifiedCount === 1
   }
 
+  // Cancels. The API records the request (once); the canceller carries it
+  // out; the status projector alone writes the FAILED / CANCELLED it reports.
+
+  /**
+   * Records a cancel of the account's command if it has not ended and was
+   * not cancelled before, waiting for the canceller; false when nothing was
+   * written (the caller reads the record again to say why).
+   */
+  async requestCancel(accountId: string, commandId: string, now: Date): Promise<boolean> {
+    const result = await this.#commands.updateOne(
+      { _id: commandId, account_id: accountId, status: { $in: ['QUEUED', 'PROCESSING'] }, cancel_requested_at: { $exists: false } },
+      { $set: { cancel_requested_at: now, ...this.cancels.waiting(now) } },
+    )
+    return result.modifiedCount === 1
+  }
+
+  /**
+   * Takes a cancelled command's hand-off out of the outbox if no dispatcher
+   * holds it (or its holder's lease ran out), so it is never dispatched;
+   * true when it did. A live holder's hand-off goes ahead and its run is
+   * stopped by the executor instead.
+   */
+  async withdrawDispatch(commandId: string, now: Date): Promise<boolean> {
+    const result = await this.#commands.updateOne(
+      { _id: commandId, dispatch_state: 'waiting', $or: [{ dispatch_claim: null }, { dispatch_due_at: { $lte: now } }] },
+      { $set: { dispatch_state: 'done', dispatch_claim: null, dispatch_last_error: 'cancelled before its hand-off' } },
+    )
+    return result.modifiedCount === 1
+  }
+
+  /** Whether the command's hand-off is still to do or in progress. */
+  async dispatchPending(commandId: string): Promise<boolean> {
+    return (await this.#commands.countDocuments({ _id: commandId, dispatch_state: 'waiting' }, { limit: 1 })) === 1
+  }
+
+  /** Which of these commands have a cancel request (the local executor asks for its runs). */
+  async cancelRequested(commandIds: readonly string[]): Promise<string[]> {
+    if (commandIds.length === 0) return []
+    const docs = await this.#commands.find({ _id: { $in: [...commandIds] }, cancel_requested_at: { $exists: true } }, { projection: { _id: 1 } }).toArray()
+    return docs.map((doc) => doc._id)
+  }
+
   // The status projector's reads and writes. Only it writes status, progress
   // and the result, and each of its writes names the projection_revision it
   // was computed from, so replicas sharing its consumer never undo each other.
@@ -223,8 +269,9 @@ export class CommandRepository {
    * dispatcher handed the command over again), and then nothing is written.
    */
   async startRun(commandId: string, run: RunStart): Promise<boolean> {
+    // A cancelled command never starts: the filter, not a read before it, so a cancel racing the hand-off is seen.
     const result = await this.#commands.updateOne(
-      { _id: commandId, run_attempt: { $exists: false } },
+      { _id: commandId, run_attempt: { $exists: false }, cancel_requested_at: { $exists: false } },
       { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
     )
     return result.matchedCount === 1

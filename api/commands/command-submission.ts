@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { newCommandId } from '../../contracts/command-id.js'
-import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
+import type { CommandLimits, StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
@@ -10,6 +10,7 @@ import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { validateWebhookUrl } from '../webhooks/webhook-url.js'
 import { newCommandDocument } from './command-document.js'
+import { DEFAULT_COMMAND_LIMITS, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
 
@@ -38,6 +39,7 @@ export class CommandSubmission {
     private readonly now: Clock,
     private readonly onAccepted: (commandIds: readonly string[]) => void,
     private readonly allowPrivateNetworks = false,
+    private readonly limits: CommandLimitsByPlan = DEFAULT_COMMAND_LIMITS,
   ) {}
 
   /** Records the drafts in order and returns their command ids in the same order. */
@@ -45,8 +47,10 @@ export class CommandSubmission {
     // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
     const destinations: Array<StorageDestinationSpec | null> = []
     const managedInputs: string[][] = []
+    const limits: CommandLimits[] = []
     for (const [i, draft] of drafts.entries()) {
       const prefix = drafts.length > 1 ? `commands[${i}].` : ''
+      limits.push(resolveLimits(draft.requested_limits, account.plan, this.limits, prefix))
       destinations.push(await this.#checkPlan(account, draft, prefix))
       managedInputs.push(await this.#managedInputs(account, draft, prefix))
     }
@@ -54,7 +58,7 @@ export class CommandSubmission {
     const docs = drafts.map((draft, i) =>
       newCommandDocument(
         draft,
-        { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null, managedInputs: managedInputs[i] ?? [] },
+        { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null, managedInputs: managedInputs[i] ?? [], limits: limits[i]! },
         now,
       ),
     )
@@ -121,6 +125,8 @@ export interface CommandSubmissionOptions {
   onAccepted?: ((commandIds: readonly string[]) => void) | undefined
   /** ALLOW_PRIVATE_NETWORKS: a per-command webhook_url may then name a private address, as the account's may. */
   allowPrivateNetworks?: boolean | undefined
+  /** Per-plan defaults and maximums of max_command_run_seconds and vcpu_count (config.commandLimits). */
+  limits?: CommandLimitsByPlan | undefined
 }
 
 /** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
@@ -134,6 +140,7 @@ export const commandSubmission = fp(
       options.now ?? systemClock,
       options.onAccepted ?? (() => {}),
       options.allowPrivateNetworks ?? false,
+      options.limits ?? DEFAULT_COMMAND_LIMITS,
     )
     app.decorate('commandSubmission', submission)
   },

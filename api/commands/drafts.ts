@@ -9,6 +9,7 @@ import type { FormatSelector } from '../../contracts/command-spec.js'
 import { InvalidRequestError, ValidationError } from '../errors/api-errors.js'
 import type { Metadata, OriginalRequest, RunChainedBody, RunFfmpegCommandBody, RunMultipleBody, RunYtdlpCommandBody, YtdlpDownloadBody } from './schemas.js'
 import { RunFfmpegCommandBody as RunFfmpegCommandSchema } from './schemas.js'
+import { requestedLimits, type RequestedLimits } from './command-limits.js'
 import { unavailableVideos } from './video-urls.js'
 import {
   checkArgumentPolicy,
@@ -37,11 +38,14 @@ export interface CommandDraft {
   webhook_url: string | null
   storage_destination_id: string | null
   original_request: OriginalRequest
+  /** max_command_run_seconds and vcpu_count as sent; submission resolves them against the plan. */
+  requested_limits?: RequestedLimits
 }
 
 /** The fields every command body shares, after their 422 checks. */
-function commonFields(body: { metadata?: unknown; webhook_url?: string | undefined; storage_destination_id?: string | undefined }, prefix: string) {
+function commonFields(body: { metadata?: unknown; webhook_url?: string | undefined; storage_destination_id?: string | undefined } & RequestedLimits, prefix: string) {
   return {
+    requested_limits: requestedLimits(body),
     metadata: checkMetadata(body.metadata, `${prefix}metadata`),
     // Checked with the account webhook's rule, which needs ALLOW_PRIVATE_NETWORKS (submission.ts).
     webhook_url: body.webhook_url ?? null,

@@ -3,10 +3,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { planFeatures } from '../accounts/plans.js'
 import { errorResponses } from '../errors/error-response.js'
-import { ForbiddenError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
-import { toPollResponse } from './command-document.js'
+import { isTerminalStatus } from '../../contracts/command-types.js'
+import { systemClock, type Clock } from '../clock.js'
+import { ConflictError, ForbiddenError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
+import { CANCELLED, toPollResponse } from './command-document.js'
 import { draftChained, draftFfmpegCommand, draftMultiple, draftYtdlpCommand, draftYtdlpDownload, type CommandDraft } from './drafts.js'
 import {
+  CancelCommandResponse,
   CommandIdResponse,
   CommandIdsResponse,
   CommandListResponse,
@@ -29,7 +32,14 @@ async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
 }
 
 /** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
-export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => boolean) | undefined; unsafeDisableFfmpegPolicyForTests?: boolean }> = async (app, options) => {
+export const commandRoutes: FastifyPluginAsyncTypebox<{
+  ytdlpAvailable?: (() => boolean) | undefined
+  unsafeDisableFfmpegPolicyForTests?: boolean
+  now?: Clock | undefined
+  /** The in-process canceller's nudge (a canceller in another process polls). */
+  onCancelRequested?: (() => void) | undefined
+}> = async (app, options) => {
+  const now = options.now ?? systemClock
   const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
   // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
   const requireYtdlp = async (request: FastifyRequest) => {
@@ -105,6 +115,37 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{ ytdlpAvailable?: (() => 
       const { limit, offset } = pageOf(request.query)
       const docs = await app.commands.list(request.account.id, { limit, offset, status })
       return { commands: docs.map(toPollResponse), limit, offset }
+    },
+  )
+
+  app.post(
+    '/commands/:commandId/cancel',
+    {
+      schema: {
+        tags: ['commands'],
+        description:
+          'Cancels a QUEUED or PROCESSING command: it ends FAILED with error_status CANCELLED, its runner and tools are stopped, no output is stored, and the webhook is sent as for any FAILED command. A second call answers like the first. 409 when the command had already ended.',
+        params: CommandParams,
+        response: { 200: CancelCommandResponse, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => {
+      const { commandId } = request.params
+      const accountId = request.account.id
+      const cancelled = { command_id: commandId, status: 'FAILED' as const }
+      if (await app.commands.requestCancel(accountId, commandId, now())) {
+        // Best effort, for a command not yet handed off: it then never is. The canceller does it again.
+        await app.commands.withdrawDispatch(commandId, now())
+        request.log.info({ command_id: commandId, account_id: accountId }, 'cancel requested')
+        options.onCancelRequested?.()
+        return cancelled
+      }
+      // Nothing written: say why from the record as it is now.
+      const doc = await app.commands.find(accountId, commandId)
+      if (!doc) throw new NotFoundError(`commandId: no command ${commandId}`)
+      // Cancelled before (still ending, or ended CANCELLED): the same answer, nothing changed.
+      if (!isTerminalStatus(doc.status) || doc.error_status === CANCELLED) return cancelled
+      throw new ConflictError(`commandId: command ${commandId} has already ended ${doc.status}${doc.error_status ? ` (${doc.error_status})` : ''}; only a QUEUED or PROCESSING command can be cancelled`)
     },
   )
 

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
 import { PageQuery } from '../pagination.js'
+import { LimitFields } from './command-limits.js'
 import { answersWith } from '../validation/error-status.js'
 import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { STORAGE_DESTINATION_ID_PATTERN } from '../storage-destinations/storage-destination-id.js'
@@ -42,6 +43,7 @@ const CommonFields = {
   storage_destination_id: Type.Optional(
     Type.String({ pattern: STORAGE_DESTINATION_ID_PATTERN, description: 'Business plan; sd_ followed by 32 hex characters', ...answersWith(422) }),
   ),
+  ...LimitFields,
 }
 
 export const RunFfmpegCommandBody = Type.Object(
@@ -197,3 +199,9 @@ export const CommandListResponse = Type.Object({
 
 export const DeleteCommandFilesResponse = Type.Object({ deleted: Type.Literal(true), files_deleted: Type.Integer() })
 
+
+/** POST /commands/:commandId/cancel: the command and the status it ends with (FAILED, error_status CANCELLED). */
+export const CancelCommandResponse = Type.Object({
+  command_id: Type.String(),
+  status: Type.Enum([...COMMAND_STATUSES], { description: 'FAILED: the status the cancelled command ends with (GET shows it once the cancel is applied, normally within a second)' }),
+})

@@ -35,7 +35,7 @@ export class NotFoundError extends ApiError {
   readonly code = 'NOT_FOUND'
 }
 
-/** 409: the storage destination is disabled. */
+/** 409: the storage destination is disabled; the command to cancel has already ended. */
 export class ConflictError extends ApiError {
   override name = 'ConflictError'
   readonly statusCode = 409

@@ -18,6 +18,15 @@ export interface Executor {
    * commands start is the dispatcher's.
    */
   freeSlots?(): number
+  /**
+   * Stops the command's run if it has one (api/cancels/canceller.ts): the
+   * local executor kills the runner's process group and removes its work
+   * dir; the Kubernetes executor marks the MediaCommand cancelled, and the
+   * operator deletes its Job and pods. Idempotent; a command with no run is
+   * no error. Called after the command was withdrawn from dispatch or handed
+   * off, never while a hand-off is in flight.
+   */
+  cancel?(commandId: string): Promise<void>
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Secret } from '@kubernetes/client-node'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { DESTINATION_SECRET_KEY, destinationSecretName } from '../../contracts/destination-credentials.js'
 import {
@@ -54,6 +54,25 @@ export class KubernetesExecutor implements Executor {
     if (spec.storageDestination) await this.#createDestinationSecret(spec)
     const mc = await this.#createMediaCommand(spec)
     if (spec.storageDestination) await this.#ownSecret(spec.commandId, mc)
+  }
+
+  /**
+   * Marks the command's MediaCommand cancelled (spec.cancel, the one spec
+   * field the CRD lets change, and only to true); the operator then deletes
+   * its Job and pods and ends its status FAILED / CANCELLED. No MediaCommand
+   * (never created, or deleted after its retention): nothing to stop.
+   * Needs `patch` on mediacommands.
+   */
+  async cancel(commandId: string): Promise<void> {
+    const cr = { group: MEDIA_COMMAND_GROUP, version: MEDIA_COMMAND_VERSION, plural: MEDIA_COMMAND_PLURAL, namespace: this.options.namespace }
+    try {
+      await this.api.patchNamespacedCustomObject(
+        { ...cr, name: commandId, body: { spec: { cancel: true } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 404) throw err
+    }
   }
 
   async #createMediaCommand(spec: CommandSpec): Promise<MediaCommand> {

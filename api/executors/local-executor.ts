@@ -34,6 +34,7 @@ import { removeDestinationCredentials, withDestinationCredentials } from './dest
 import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
+import { CpuCaps, type CpuCap } from './cpu-caps.js'
 import { Slots } from './slots.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 
@@ -49,6 +50,14 @@ interface Run extends RunStart {
   commandId: string
   /** Names the run's credentials file and the runner in #active: the command and attempt. */
   key: string
+}
+
+/** What a cancel needs of a command this process runs (or is about to): its runner, once started, and when the run ends. */
+interface RunControl {
+  runner: RunnerProcess | null
+  cancelled: boolean
+  /** Resolves when the run has ended and its work dir is removed. */
+  ended: Promise<void>
 }
 
 /** What the runner needs besides its spec; storage credentials reach it only as a file (S3_CREDENTIALS_FILE). */
@@ -91,6 +100,8 @@ export interface LocalExecutorOptions {
    * DESTINATION_UPLOAD_FAILED.
    */
   destinationCredentials?: DestinationCredentialSource
+  /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
+  cpuCaps?: boolean
   /**
    * TESTS ONLY: FFmpeg commands run without the argument policy (warm pool
    * only), to show what the sandbox alone holds. No configuration sets it.
@@ -108,10 +119,13 @@ export class LocalExecutor implements Executor {
   readonly #slots: Slots
   readonly #bootId = randomUUID()
   readonly #active = new Map<string, RunnerProcess>()
+  /** By command id: the runs this process holds, registered before their run-once guard so a cancel never misses one. */
+  readonly #controls = new Map<string, RunControl>()
   readonly #tasks = new Set<Promise<void>>()
   #js: JetStreamClient | null = null
   #env: NodeJS.ProcessEnv | null = null
   #pool: RunnerPool | null = null
+  #cpuCaps: CpuCaps | null = null
   #stopping = false
 
   constructor(private readonly options: LocalExecutorOptions) {
@@ -123,6 +137,9 @@ export class LocalExecutor implements Executor {
 
   /** Prepares the runners' environment, then resumes or fails what a previous process left running. */
   async start(): Promise<void> {
+    const caps = this.options.cpuCaps === false ? { unavailable: 'turned off (cpuCaps: false)' } : CpuCaps.detect()
+    if (caps instanceof CpuCaps) this.#cpuCaps = caps
+    else this.#log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     await ensureStream(this.options.nats, STATUS_STREAM_DEFINITION)
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
@@ -153,10 +170,41 @@ export class LocalExecutor implements Executor {
   async execute(spec: CommandSpec): Promise<void> {
     if (this.#stopping || !this.#env) throw new Error('the local executor is not running')
     const run = this.#newRun(spec.commandId, 1)
-    // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done): it runs once.
-    if (!(await this.#commands.startRun(spec.commandId, run))) return
-    this.#track(this.#run(spec, run))
+    const control = this.#control(spec.commandId)
+    // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done), or
+    // cancelled: it runs once, or never.
+    if (!(await this.#commands.startRun(spec.commandId, run))) {
+      this.#controls.delete(spec.commandId)
+      return
+    }
+    this.#track(this.#run(spec, run, control))
   }
+
+  /**
+   * Stops a command's run (api/cancels/canceller.ts): a run still waiting for
+   * a slot never starts its runner; a running one has its process group
+   * (runner, ffmpeg, yt-dlp) killed, and this resolves once it has ended and
+   * its work dir is removed. A command this process does not run: nothing to do.
+   */
+  async cancel(commandId: string): Promise<void> {
+    const control = this.#controls.get(commandId)
+    if (!control) return
+    control.cancelled = true
+    if (!control.runner) return
+    control.runner.kill('SIGKILL')
+    await control.ended
+  }
+
+  #control(commandId: string): RunControl {
+    let end = () => {}
+    const control: RunControl = { runner: null, cancelled: false, ended: new Promise((resolve) => (end = resolve)) }
+    this.#controls.set(commandId, control)
+    this.#ended.set(control, end)
+    return control
+  }
+
+  /** Resolves a run's `ended`, by its control. */
+  readonly #ended = new WeakMap<RunControl, () => void>()
 
   /**
    * Every run another start of this service left running: its runner is
@@ -173,7 +221,8 @@ export class LocalExecutor implements Executor {
       await killOrphan(interrupted.pid, interrupted.workDir)
       // Nothing works in it any more (a warm worker died with its parent, a fresh runner was just killed); a retry gets its own.
       await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
-      if (isTerminalStatus(doc.status)) {
+      // Ended meanwhile, or cancelled (the canceller reports it): never run again.
+      if (isTerminalStatus(doc.status) || doc.cancel_requested_at) {
         await this.#commands.endRun(doc._id, owner)
         continue
       }
@@ -184,9 +233,13 @@ export class LocalExecutor implements Executor {
         continue
       }
       const retry = this.#newRun(doc._id, owner.attempt + 1)
-      if (!(await this.#commands.restartRun(doc._id, owner, retry))) continue
+      const control = this.#control(doc._id)
+      if (!(await this.#commands.restartRun(doc._id, owner, retry))) {
+        this.#controls.delete(doc._id)
+        continue
+      }
       log.warn('command interrupted by a restart: running it again')
-      this.#track(this.#run(toCommandSpec(doc), retry))
+      this.#track(this.#run(toCommandSpec(doc), retry, control))
     }
   }
 
@@ -203,24 +256,49 @@ export class LocalExecutor implements Executor {
     })
   }
 
-  async #run(spec: CommandSpec, run: Run): Promise<void> {
+  async #run(spec: CommandSpec, run: Run, control: RunControl): Promise<void> {
+    try {
+      await this.#runControlled(spec, run, control)
+    } finally {
+      if (this.#controls.get(spec.commandId) === control) this.#controls.delete(spec.commandId)
+      this.#ended.get(control)?.()
+    }
+  }
+
+  async #runControlled(spec: CommandSpec, run: Run, control: RunControl): Promise<void> {
     const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt: run.attempt })
     const release = await this.#slots.acquire()
     if (!release) return
+    let cap: CpuCap | null = null
     try {
+      if (control.cancelled) {
+        // Cancelled while it waited for a slot: its runner never starts.
+        log.info('cancelled before its runner started')
+        await this.#commands.endRun(run.commandId, run)
+        return
+      }
       await rm(run.workDir, { recursive: true, force: true })
       await mkdir(run.workDir, { recursive: true, mode: 0o700 })
       const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
+      cap = this.#cpuCap(spec, run, log)
+      const placement = cap ? { enter: (pid: number) => cap!.add(pid), leave: (pid: number) => cap!.release(pid) } : undefined
       const runner = this.#pool
-        ? this.#pool.run(spec, run.workDir, credentials)
+        ? this.#pool.run(spec, run.workDir, credentials, placement)
         : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials))
+      // A fresh runner is placed as it starts, before node has loaded the runner (let alone started a tool).
+      if (cap && !this.#pool) cap.add(runner.pid)
       this.#active.set(run.key, runner)
+      control.runner = runner
+      // Cancelled while its work dir was being prepared: stopped before it gets far.
+      if (control.cancelled) runner.kill('SIGKILL')
       // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
       // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
       // when this process dies (its stdin closes), so a pooled run records no pid.
       if (!this.#pool) await this.#commands.setRunPid(run.commandId, run, runner.pid)
       let timedOut = false
-      const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS
+      // The command's own limit (max_command_run_seconds), within this host's ceiling (COMMAND_DEADLINE_SECONDS).
+      const hostDeadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS
+      const deadlineMs = spec.limits ? Math.min(spec.limits.maxRunSeconds * 1000, hostDeadlineMs) : hostDeadlineMs
       const deadline = setTimeout(() => {
         timedOut = true
         runner.kill('SIGKILL')
@@ -238,8 +316,11 @@ export class LocalExecutor implements Executor {
       // The runner is gone: the next command may start while this one's bookkeeping is written.
       release()
       // Killed by stop(): the next start's recovery decides, so the run stays running on the record.
-      if (this.#stopping && !timedOut && workDirBytes === null) return
-      if (timedOut) {
+      if (this.#stopping && !timedOut && workDirBytes === null && !control.cancelled) return
+      if (control.cancelled) {
+        // The canceller published FAILED / CANCELLED before the kill; nothing this run reports after it counts.
+        log.info({ code: exit.code, signal: exit.signal }, 'runner killed by a cancel')
+      } else if (timedOut) {
         log.warn({ deadline_ms: deadlineMs }, 'runner overran its deadline: killed')
         await this.#fail(spec.commandId, 'TIMEOUT', `the command did not finish within ${Math.round(deadlineMs / 1000)} s`)
       } else if (workDirBytes !== null) {
@@ -258,8 +339,22 @@ export class LocalExecutor implements Executor {
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
     } finally {
       release()
+      // A pooled worker left it already; a fresh runner's cgroup is empty once it exited.
+      if (cap && !this.#pool) cap.release()
       if (!this.#stopping) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
       await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
+    }
+  }
+
+  /** The run's CPU cgroup, when it has a vcpu_count and this host lets us cap it (cpu-caps.ts); null otherwise. */
+  #cpuCap(spec: CommandSpec, run: Run, log: Logger): CpuCap | null {
+    if (!spec.limits || !this.#cpuCaps) return null
+    try {
+      return this.#cpuCaps.create(run.key, spec.limits.vcpuMillis)
+    } catch (err) {
+      // Runs uncapped rather than not at all; said on its log line.
+      log.warn({ err }, 'could not create the CPU cgroup of this run: vcpu_count is not enforced for it')
+      return null
     }
   }
 

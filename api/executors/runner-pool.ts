@@ -41,6 +41,12 @@ interface Worker {
   unreported: boolean
 }
 
+/** Where a worker runs one job's processes (a CPU cgroup, cpu-caps.ts): entered before the job, left after it. */
+export interface WorkerPlacement {
+  enter(pid: number): void
+  leave(pid: number): void
+}
+
 /** Publishes one status event (with retries); rejects when it gives up. */
 export type StatusPublisher = (event: StatusEvent) => Promise<void>
 
@@ -77,7 +83,7 @@ export class RunnerPool {
    * run at once. A storage destination's credentials go in the job message
    * beside the spec (a pipe, never argv, env or a file), for its upload step only.
    */
-  run(spec: CommandSpec, workDir: string, destinationCredentials: DestinationCredentials | null = null): RunnerProcess {
+  run(spec: CommandSpec, workDir: string, destinationCredentials: DestinationCredentials | null = null, placement?: WorkerPlacement): RunnerProcess {
     if (this.#closed) throw new Error('the runner pool is closed')
     let worker = this.#idle.pop()
     while (worker?.dead) worker = this.#idle.pop()
@@ -87,12 +93,16 @@ export class RunnerPool {
       current.settle = resolve
     }).then((exit) => {
       current.settle = null
+      // Out of the job's cgroup before the worker can take another job.
+      placement?.leave(current.child.pid ?? -1)
       if (!current.dead && !this.#closed) {
         if (current.jobs >= this.maxJobs) current.child.stdin.end()
         else this.#idle.push(current)
       }
       return exit
     })
+    // Before the job reaches the worker, so every tool it starts for the job is placed too.
+    placement?.enter(current.child.pid ?? -1)
     current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}), ...this.testOnly })}\n`)
     const pid = current.child.pid ?? -1
     return { pid, exited, kill: (signal) => killGroup(pid, signal) }

@@ -19,6 +19,8 @@ export type QueueDepthSource = () => Promise<Record<string, number>>
 export interface ProjectionRecorder {
   eventApplied(type: 'PROCESSING' | 'SUCCESS' | 'FAILED'): void
   commandFinished(status: 'SUCCESS' | 'FAILED'): void
+  /** A command ended FAILED with this error_status (counted for CANCELLED and TIMEOUT). */
+  commandFailedAs?(errorStatus: string): void
 }
 
 /** What the webhook deliverer reports: each attempt's outcome. */
@@ -57,6 +59,13 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
       for (const [plan, depth] of Object.entries(await this.#queueDepth())) this.#depth.set({ plan }, depth)
     },
   })
+  readonly #cancels = new Counter({ name: 'ffkube_cancels_total', help: 'Cancels the canceller carried out (POST /commands/:id/cancel of a QUEUED or PROCESSING command).', registers: [this.registry] })
+  readonly #endedBy = new Counter({
+    name: 'ffkube_commands_stopped_total',
+    help: 'Commands ended FAILED by a cancel (reason CANCELLED) or by their time limit (reason TIMEOUT).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  })
   readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
 
   constructor() {
@@ -88,6 +97,14 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
 
   commandFinished(status: 'SUCCESS' | 'FAILED'): void {
     this.#finished.inc({ status })
+  }
+
+  cancelCarriedOut(): void {
+    this.#cancels.inc()
+  }
+
+  commandFailedAs(errorStatus: string): void {
+    if (errorStatus === 'CANCELLED' || errorStatus === 'TIMEOUT') this.#endedBy.inc({ reason: errorStatus })
   }
 
   attempt(outcome: 'success' | 'failure'): void {

@@ -3,6 +3,7 @@
  * one becomes command drafts. Pure; statuses as the presets endpoints assign
  * them: 400 for invalid values, 422 for excess metadata and a missing command.
  */
+import { requestedLimits } from '../commands/command-limits.js'
 import { aliasProblem, referencedAliases } from '../../contracts/placeholders.js'
 import { InvalidRequestError, ValidationError } from '../errors/api-errors.js'
 import { draftChained, draftFfmpegCommand, type CommandDraft } from '../commands/drafts.js'
@@ -154,7 +155,7 @@ export function draftsForExecution(preset: PresetDefinition, body: ExecutePreset
   if (merged && Object.keys(merged).length > MAX_METADATA_KEYS) {
     throw new ValidationError(`metadata: at most ${MAX_METADATA_KEYS} keys are allowed after merging with the preset's, got ${Object.keys(merged).length}`)
   }
-  const common = { input_files: body.input_files, metadata: merged, ...(body.webhook_url !== undefined ? { webhook_url: body.webhook_url } : {}) }
+  const common = { input_files: body.input_files, metadata: merged, ...(body.webhook_url !== undefined ? { webhook_url: body.webhook_url } : {}), ...requestedLimits(body) }
   const options = { Fault: ValidationError }
   if (preset.command_type === 'FFMPEG_COMMAND') {
     return [draftFfmpegCommand({ ...common, output_files: preset.output_file_definitions, ffmpeg_command: preset.ffmpeg_command! }, options)]

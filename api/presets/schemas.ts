@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { LimitFields } from '../commands/command-limits.js'
 import { AliasMap, FFMPEG_COMMAND_RULE, FfmpegCommand, MAX_COMMANDS, Metadata } from '../commands/schemas.js'
 import { answersWith } from '../validation/error-status.js'
 import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
@@ -77,6 +78,7 @@ export const ExecutePresetBody = Type.Object(
     input_files: InputUrlMap,
     metadata: Type.Optional(SubmittedMetadata),
     webhook_url: Type.Optional(HttpUrl('must be an http(s) URL (Business plan)')),
+    ...LimitFields,
   },
   { additionalProperties: false },
 )

@@ -217,6 +217,7 @@ export class StatusProjector {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
         this.options.metrics?.commandFinished(ending.type)
         this.options.onCommandEnded?.(doc.account_id)
+        if (ending.type === 'FAILED') this.options.metrics?.commandFailedAs?.(ending.error_status)
       }
       // Announced again on a replay after a crash between the write and the ack (the record was terminal already): de-duplicated by msgID.
       if (events.some(isTerminalEvent) && isTerminalStatus(after.status)) {

@@ -17,6 +17,7 @@ export interface ApiNudges {
   commandsAccepted?: (commandIds: readonly string[]) => void
   filesQueued?: () => void
   redeliveryQueued?: () => void
+  cancelRequested?: () => void
 }
 
 /**
@@ -41,6 +42,8 @@ export function apiRole({ config, connections, secretBox }: RoleContext, nudges:
       onCommandsAccepted: nudges.commandsAccepted,
       onFilesQueued: nudges.filesQueued,
       onWebhookRedeliveryQueued: nudges.redeliveryQueued,
+      onCancelRequested: nudges.cancelRequested,
+      commandLimits: config.commandLimits,
       ytdlpAvailable: () => ytdlp,
       ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
     },

@@ -3,6 +3,7 @@ import { AccountRepository } from '../accounts/account-repository.js'
 import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
+import { Canceller } from '../cancels/canceller.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import { queueDepthByPlan } from '../dispatcher/queue-depth.js'
 import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
@@ -21,6 +22,8 @@ export interface WorkerRole extends Role {
   commandsAccepted(commandIds: readonly string[]): void
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   filesQueued(): void
+  /** The API recorded a cancel: the canceller looks now instead of at its next poll. */
+  cancelRequested(): void
   /** The jail the tools of this process run in (api/executors/sandbox-host.ts), for the start-up log. */
   sandbox: SandboxLevel
 }
@@ -101,10 +104,12 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   const commands = new CommandRepository(connections.db)
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   const running = dispatcher
+  const canceller = new Canceller({ db: connections.db, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
     commandsAccepted: (commandIds) => running.nudge(commandIds),
     filesQueued: () => files.nudge(),
+    cancelRequested: () => canceller.nudge(),
     sandbox: sandbox.level,
     // Consumers before producers: runners' events have a projector before the first runner starts.
     async start() {
@@ -112,8 +117,10 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await local?.start()
       files.start()
       running.start()
+      canceller.start()
     },
     async stop() {
+      await canceller.stop()
       await running.stop()
       await files.stop()
       await local?.stop()

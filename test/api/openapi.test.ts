@@ -59,6 +59,7 @@ t.test('OpenAPI', async (t) => {
       ['get', '/api/v1/commands/{commandId}', [200, 401, 404, 429]],
       ['get', '/api/v1/commands', [200, 400, 401, 429]],
       ['delete', '/api/v1/commands/{commandId}/files', [200, 401, 404, 429]],
+      ['post', '/api/v1/commands/{commandId}/cancel', [200, 401, 404, 409, 429]],
       ['post', '/api/v1/files/upload', [200, 401, 422, 429]],
       ['post', '/api/v1/files/store-file', [200, 400, 401, 422, 429]],
       ['get', '/api/v1/files/{fileId}', [200, 401, 404, 429]],
@@ -100,6 +101,21 @@ t.test('OpenAPI', async (t) => {
     t.match(offset.schema, { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
     t.notOk(limit.required, 'limit has a default, so it is optional')
     t.notOk(offset.required, 'offset has a default, so it is optional')
+  })
+
+  t.test('documents cancel and the per-command limits on every command endpoint and on preset execute', async (t) => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const cancel = doc.paths['/api/v1/commands/{commandId}/cancel'].post
+    t.match(cancel.responses[200].content['application/json'].schema, { required: ['command_id', 'status'] })
+    t.match(cancel.description, /CANCELLED/)
+    const bodies = ['run-ffmpeg-command', 'run-chained-ffmpeg-commands', 'ytdlp-download', 'run-ytdlp-command', 'presets/{presetId}/execute']
+      .map((path) => [path, doc.paths[`/api/v1/${path}`].post.requestBody.content['application/json'].schema] as const)
+    const multiple = doc.paths['/api/v1/run-multiple-ffmpeg-commands'].post.requestBody.content['application/json'].schema
+    for (const [path, schema] of [...bodies, ['run-multiple-ffmpeg-commands commands[]', multiple.properties.commands.items] as const]) {
+      t.match(schema.properties.max_command_run_seconds, { type: 'integer', minimum: 1 }, `${path}: max_command_run_seconds`)
+      t.match(schema.properties.vcpu_count, { type: 'number', minimum: 0.1 }, `${path}: vcpu_count`)
+      t.notOk(schema.required?.includes('vcpu_count'), `${path}: the limits are optional`)
+    }
   })
 
   t.test('an offset past the largest safe integer is refused, not echoed as a float', async (t) => {

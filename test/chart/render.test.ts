@@ -207,9 +207,9 @@ t.test('RBAC: namespaced Roles only, the operator exactly operator/rbac.yaml, th
     t.same(roles.map((r) => [r.metadata!.name, r.metadata!.namespace]).sort(), [['ffkube-operator', runnerNamespace], ['ffkube-worker', runnerNamespace]])
     t.same(findObject<V1Role>(objects, 'Role', 'ffkube-operator').rules, wanted!.rules, `${name}: operator rules are operator/rbac.yaml's`)
     t.same(findObject<V1Role>(objects, 'Role', 'ffkube-worker').rules, [
-      { apiGroups: ['ffkube.io'], resources: ['mediacommands'], verbs: ['create', 'get'] },
+      { apiGroups: ['ffkube.io'], resources: ['mediacommands'], verbs: ['create', 'get', 'patch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'patch'] },
-    ], `${name}: the worker creates MediaCommands and destination Secrets, and reads no Secret`)
+    ], `${name}: the worker creates (and cancels) MediaCommands and destination Secrets, and reads no Secret`)
     for (const role of roles) {
       for (const rule of role.rules ?? []) {
         t.notOk(rule.verbs.includes('*') || rule.resources?.includes('*') || rule.apiGroups?.includes('*'), `${name}: ${role.metadata!.name} uses no wildcard`)

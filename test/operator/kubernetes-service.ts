@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net'
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { connect, type NatsConnection } from 'nats'
+import { Canceller } from '../../api/cancels/canceller.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import { FileProcessor } from '../../api/file-processor/file-processor.js'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
@@ -50,10 +51,10 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const s3Client = s3.client()
   t.teardown(() => s3Client.destroy())
   // Acceptance nudges the dispatcher, which needs the app's database: a box filled once both exist.
-  const nudge: { dispatcher?: Dispatcher; files?: FileProcessor } = {}
+  const nudge: { dispatcher?: Dispatcher; files?: FileProcessor; canceller?: Canceller } = {}
   const api = await startApi(t, {
     s3: s3Client, s3Bucket: s3.bucket, allowPrivateNetworks: true, ytdlpAvailable: () => true,
-    onCommandsAccepted: () => nudge.dispatcher?.nudge(), onFilesQueued: () => nudge.files?.nudge(),
+    onCommandsAccepted: () => nudge.dispatcher?.nudge(), onFilesQueued: () => nudge.files?.nudge(), onCancelRequested: () => nudge.canceller?.nudge(),
   })
   const namespace = await newNamespace(kc, 'service')
 
@@ -74,6 +75,11 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   nudge.dispatcher = dispatcher
   dispatcher.start()
   t.teardown(() => dispatcher.stop())
+  // As the worker runs it: a cancel marks the MediaCommand, the operator stops its Job.
+  const canceller = new Canceller({ db: api.db, nats: apiNats, executor, logger, pollIntervalMs: 200 })
+  nudge.canceller = canceller
+  canceller.start()
+  t.teardown(() => canceller.stop())
   // As the worker runs it: uploads become STORED with a storage_url.
   const files = new FileProcessor({ db: api.db, s3: s3Client, bucket: s3.bucket, logger, dataDir: dir, ffprobePath: toolPath('ffprobe'), allowPrivateNetworks: true })
   nudge.files = files

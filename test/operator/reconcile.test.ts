@@ -94,8 +94,8 @@ t.test('a MediaCommand becomes a locked-down Job, and a complete Job makes it SU
 
   const table = await getTable(kube, `/apis/ffkube.io/v1alpha1/namespaces/${ns}/mediacommands`)
   t.same(table.columnDefinitions.map((c) => [c.name, c.priority]), [
-    ['Name', 0], ['Type', 0], ['Status', 0], ['Progress', 0], ['Age', 0], ['Duration', 0], ['Account', 1], ['Error', 1],
-  ], 'kubectl get mc columns, Account and Error only with -o wide')
+    ['Name', 0], ['Type', 0], ['Status', 0], ['Progress', 0], ['Age', 0], ['Duration', 0], ['Account', 1], ['Error', 1], ['Cancel', 0], ['Limit', 1], ['mCPU', 1],
+  ], 'kubectl get mc columns; Account, Error and the limits only with -o wide')
   t.match(table.rows[0]!.cells, [spec.commandId, 'FFMPEG_COMMAND', 'SUCCESS', 100, String, /^\d+s$/, spec.accountId, undefined])
   t.match(operator.metrics.render(), /ffkube_operator_jobs_total\{outcome="succeeded"\} 1/)
   t.same(agent.errors, [])

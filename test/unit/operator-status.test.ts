@@ -89,6 +89,18 @@ for (const c of cases) {
   })
 }
 
+t.test('a cancelled command (spec.cancel) is FAILED / CANCELLED whatever its Job shows, and its Job is deleted', async (t) => {
+  for (const shown of [job({}), job({ active: 1 }), job({ conditions: [cond('Complete')] }), undefined]) {
+    const mc = storedMediaCommand()
+    mc.spec.cancel = true
+    mc.status = { phase: 'PROCESSING', jobName: 'ffkube-x' }
+    const d = deriveStatus({ mc, job: shown, pods: [], now, imagePullGraceSeconds: 120 })
+    t.match(d.status, { phase: 'FAILED', errorStatus: 'CANCELLED', errorMessage: /cancelled/ })
+    t.equal(d.deleteJob, true)
+    t.has(d.status.conditions!.find((x) => x.type === 'Failed'), { status: 'True', reason: 'CANCELLED' })
+  }
+})
+
 t.test('a success records start, completion, duration, progress 100 and its conditions', async (t) => {
   const mc = storedMediaCommand()
   const d = deriveStatus({

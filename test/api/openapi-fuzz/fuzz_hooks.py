@@ -13,6 +13,10 @@ Every other generated value (aliases, URLs, filenames, metadata, webhook_url,
 storage_destination_id, format_selector) reaches the server as generated, so
 positive_data_acceptance still holds the server to the rest of the schema.
 Negative cases are never touched.
+
+Positive cases' max_command_run_seconds and vcpu_count are also brought down to
+the business plan's maximums (the fuzzed account's plan): the document states
+the absolute bounds, and above the plan's maximum is a 422 by design.
 """
 
 import re
@@ -64,9 +68,24 @@ def _fit_outputs(body, key):
     return body[key]
 
 
+# The business plan's maximums (api/commands/command-limits.ts): the document
+# states only the absolute bounds, since the maximum depends on the account's
+# plan (the fuzzed account is on business); above it is 422 by design.
+_PLAN_MAXIMUMS = {"max_command_run_seconds": 14400, "vcpu_count": 8}
+
+
+def _fit_limits(body):
+    for field, maximum in _PLAN_MAXIMUMS.items():
+        value = body.get(field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > maximum:
+            body[field] = maximum
+    return body
+
+
 def _fit_ffmpeg_body(body):
     if not isinstance(body, dict) or not isinstance(body.get("input_files"), dict):
         return body
+    _fit_limits(body)
     outputs = _fit_outputs(body, "output_files")
     command = "ffmpeg " + _arguments(body["input_files"], outputs)
     if "ffmpeg_commands" in body:
@@ -77,6 +96,8 @@ def _fit_ffmpeg_body(body):
 
 
 def _fit_ytdlp_command(body):
+    if isinstance(body, dict):
+        _fit_limits(body)
     if isinstance(body, dict) and "ffmpeg_command" in body:
         outputs = _fit_outputs(body, "output_files")
         body["ffmpeg_command"] = _arguments(body["input_urls"], outputs)
@@ -105,7 +126,9 @@ FITTERS = {
         "commands": [_fit_ffmpeg_body(command) for command in body.get("commands", [])],
     },
     ("POST", "/api/v1/run-ytdlp-command"): _fit_ytdlp_command,
+    ("POST", "/api/v1/ytdlp-download"): _fit_limits,
     ("POST", "/api/v1/presets"): _fit_preset,
+    ("POST", "/api/v1/presets/{presetId}/execute"): _fit_limits,
 }
 
 
