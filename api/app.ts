@@ -12,6 +12,8 @@ import { RouteTable } from './errors/route-table.js'
 import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
+import { commandEventRoutes } from './commands/event-stream.js'
+import type { EventStreamRecorder } from './metrics/service-metrics.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import { fileRoutes } from './files/routes.js'
@@ -54,6 +56,8 @@ export interface AppOptions {
   ytdlpAvailable?: () => boolean
   /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
   unsafeDisableFfmpegPolicyForTests?: boolean
+  /** Where the event streams report how many are open (/metrics); unset in most tests. */
+  eventStreamMetrics?: EventStreamRecorder
 }
 
 /**
@@ -99,6 +103,7 @@ export const appPlugin = fp(
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
+        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics })
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
       },
