@@ -13,6 +13,8 @@ import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
 import { commandEventRoutes } from './commands/event-stream.js'
+import { commandLogRepository } from './logs/command-log-repository.js'
+import { commandLogRoutes } from './logs/routes.js'
 import type { EventStreamRecorder } from './metrics/service-metrics.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
@@ -81,6 +83,7 @@ export const appPlugin = fp(
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
+    await app.register(commandLogRepository, { db: deps.db })
     await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
@@ -104,6 +107,7 @@ export const appPlugin = fp(
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics })
+        await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
       },

@@ -9,6 +9,7 @@ import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sa
 import { resolveStartGate, resolveTool } from '../executors/tool-paths.js'
 import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
+import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
 import type { Role, RoleContext, TestOnlySwitches } from './role.js'
 
@@ -39,6 +40,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
   const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics })
+  const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,
@@ -88,6 +90,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     // Consumers before producers: runners' events have a projector before the first runner starts.
     async start() {
       await projector.start()
+      await logs.start()
       await local?.start()
       files.start()
       dispatcher.start()
@@ -96,6 +99,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await dispatcher.stop()
       await files.stop()
       await local?.stop()
+      await logs.stop()
       await projector.stop()
     },
   }
