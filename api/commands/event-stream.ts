@@ -50,6 +50,16 @@ const EventStreamDescription =
   'Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ' +
   'ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s.'
 
+/** One event of the stream, as an SSE parser hands it over (OpenAPI has no richer way to describe a stream). */
+const SseEventSchema = Type.Object(
+  {
+    id: Type.String({ description: "the record's revision: only grows; send it back as Last-Event-ID to resume" }),
+    event: Type.Optional(Type.String({ description: 'always the default, `message`' })),
+    data: Type.String({ contentMediaType: 'application/json', description: 'a CommandPollResponse, exactly as GET /api/v1/commands/{commandId} returns it' }),
+  },
+  { title: 'CommandEvent' },
+)
+
 /** The event stream route, and the loops that feed its streams. */
 export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: number; metrics?: EventStreamRecorder | undefined }> = async (app, options) => {
   const watch = new CommandWatch(
@@ -72,9 +82,9 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
         description: EventStreamDescription,
         params: CommandParams,
         headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ description: 'the id of the last event received; resumes after it' })) }),
-        produces: ['text/event-stream'],
         response: {
-          200: { description: EventStreamDescription, content: { 'text/event-stream': { schema: Type.String() } } },
+          // Only the 200 is an event stream: the errors stay application/json, like every route's.
+          200: { description: EventStreamDescription, content: { 'text/event-stream': { schema: SseEventSchema } } },
           204: { description: 'the command has ended and Last-Event-ID names its terminal event: nothing more will come', type: 'null' },
           ...errorResponses(404),
         },
