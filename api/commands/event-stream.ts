@@ -116,6 +116,8 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
         if (!raw.writableEnded) raw.end()
       }
       raw.once('close', finish)
+      // A write racing a dropped connection: the stream is over, nothing to report.
+      raw.on('error', finish)
       /** Writes the record's state if it is newer than what this client saw; true when the stream is over. */
       const send = (current: CommandDocument | null): boolean => {
         if (!current) return true

@@ -52,8 +52,10 @@ t.test('a command can be watched through HTTP while it runs, in local mode', asy
     ffmpeg_command: 'ffmpeg -re -i {{in_video}} -c:v libx264 -preset ultrafast -c:a copy {{out_video}}',
   })
 
-  // The first command holds the only runner slot for ~10 s; the second waits QUEUED behind it.
+  // The first command holds the only runner slot for ~10 s; the second, submitted once the first
+  // runs (the dispatcher promises no order between two waiting commands), waits QUEUED behind it.
   const first = (await api.post('/run-ffmpeg-command', slowJob('first'))).command_id as string
+  await eventually('the first command to run', async () => (await api.request('GET', `/commands/${first}`)).body.status === 'PROCESSING')
   const second = (await api.post('/run-ffmpeg-command', slowJob('second'))).command_id as string
 
   t.test('logs while running hold what ffmpeg wrote so far, paths rewritten to aliases', async (t) => {
@@ -127,6 +129,21 @@ t.test('a command can be watched through HTTP while it runs, in local mode', asy
     t.match(logs.log, /Unknown encoder 'no_such_encoder'/)
     t.notOk(logs.log.includes(environment.dataDir), 'no absolute path of ours')
     t.notOk(/(^|[\s'"])\/(tmp|home|root|work)\//m.test(logs.log), 'no absolute path at all')
+  })
+
+  t.test("the log of a yt-dlp batch labels each URL's step and holds yt-dlp's error for the one that failed", async (t) => {
+    const missing = media.url(short).replace('short.mp4', 'missing.mp4')
+    const { command_id } = await api.post('/ytdlp-download', { input_urls: { in_good: media.url(short), in_bad: missing } })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    t.ok(done.failed_files?.in_bad, 'in_bad failed')
+    const logs = await eventually('the log to hold both steps', async () => {
+      const { body } = await api.request('GET', `/commands/${command_id}/logs`)
+      return body.log.includes('==> yt-dlp: in_bad') ? body : null
+    })
+    t.match(logs.log, /==> yt-dlp: in_good\n/)
+    t.match(logs.log, /==> yt-dlp: in_bad\n[^]*ERROR/)
+    t.notOk(logs.log.includes(environment.dataDir), 'no absolute path of ours')
   })
 
   t.test("another account's command is 404 for its events and its logs", async (t) => {
