@@ -2,7 +2,8 @@
  * Watching a command through HTTP with EXECUTOR=kubernetes: the API, the
  * dispatcher, the status and log projectors, the operator and the test node
  * agent running the Job's containers with the real runner, which publishes
- * progress and its tools' stderr over NATS. The slow job is a real filter
+ * progress and its tools' stderr over NATS; a second API replica streams
+ * the same command. The slow job is a real filter
  * (nlmeans) on a 10 s clip: the runner's argument policy, which is on here,
  * refuses `-re`.
  */
@@ -10,6 +11,8 @@ import t from 'tap'
 import { join } from 'node:path'
 import { eventually } from '../harness/eventually.js'
 import { startKube } from '../harness/kube.js'
+import { createLogger } from '../../api/logger.js'
+import { buildServer } from '../../api/server.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { openEventStream } from '../harness/sse.js'
@@ -24,6 +27,13 @@ const [clip, short] = await Promise.all([makeClip(join(dir, 'ten.mp4'), { second
 const media = await serveFiles(t, [clip, short])
 const service = await startKubernetesService(t, kc)
 const key = { 'x-api-key': service.apiKey }
+// A second API replica on the same database: it shares nothing with the first, the projectors or the operator but MongoDB.
+const replica = await buildServer({
+  logger: createLogger('test', 'silent'),
+  app: { db: service.api.db, secretBox: service.api.secretBox, s3: service.api.s3, s3Bucket: service.api.s3Bucket, rateLimits: { free: 0, trial: 0, growth: 0, business: 0 } },
+})
+t.teardown(() => replica.close())
+const replicaUrl = await replica.listen({ port: 0, host: '127.0.0.1' })
 const RANK: Record<string, number> = { QUEUED: 0, PROCESSING: 1, SUCCESS: 2, FAILED: 2 }
 
 t.test('the event stream of a command run by a Job goes from QUEUED to SUCCESS with progress between, and ends with GET', async (t) => {
@@ -33,8 +43,11 @@ t.test('the event stream of a command run by a Job goes from QUEUED to SUCCESS w
     ffmpeg_command: 'ffmpeg -i {{in_video}} -vf nlmeans -c:v libx264 -preset ultrafast -c:a copy {{out_video}}',
   })
   const stream = await openEventStream(`${service.baseUrl}/api/v1/commands/${command_id}/events`, key)
+  const other = await openEventStream(`${replicaUrl}/api/v1/commands/${command_id}/events`, key)
   t.equal(stream.status, 200)
-  const events = await stream.done
+  const [events, onReplica] = await Promise.all([stream.done, other.done])
+  t.equal(onReplica.at(-1)?.raw, events.at(-1)?.raw, 'the other replica streams the same end')
+  t.ok(onReplica.some((e) => e.data.status === 'PROCESSING' && e.data.progress > 1 && e.data.progress < 99), 'and progress on the way')
   // The Job's pod starts long after the answer to the POST: the stream opens on the accepted record.
   t.equal(events[0]?.data.status, 'QUEUED')
   const ranks = events.map((e) => RANK[e.data.status as string] as number)
