@@ -106,7 +106,7 @@ export const appPlugin = fp(
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true })
-        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics })
+        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats })
         await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)

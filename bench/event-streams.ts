@@ -1,19 +1,32 @@
 /**
  * What open event streams cost an API replica: N streams, each on its own
  * QUEUED command (nothing runs: the streams stay open), for a few seconds;
- * prints the MongoDB reads per second and the API process's CPU.
+ * prints the MongoDB reads per second and this process's CPU (the API and
+ * the streams' clients). `poll` runs the API without NATS (a read per
+ * watched command every 250 ms), `nudge` with it (the projector's nudges,
+ * none here, and a fallback read every second).
  *
- *   npx tsc -p tsconfig.json && node dist/bench/event-streams.js [streams=100] [seconds=5]
+ *   npx tsc -p tsconfig.json && node dist/bench/event-streams.js [streams=100] [seconds=5] [poll|nudge]
  */
 import { openEventStream } from '../test/harness/sse.js'
+import { connect } from 'nats'
 import { startApi } from '../test/harness/api.js'
+import { startNats } from '../test/harness/nats.js'
 
 const streams = Number(process.argv[2] ?? 100)
 const seconds = Number(process.argv[3] ?? 5)
+const mode = process.argv[4] === 'nudge' ? 'nudge' : 'poll'
 const teardowns: (() => unknown)[] = []
 const t = { teardown: (fn: () => unknown) => void teardowns.push(fn) }
 
-const api = await startApi(t, {}, { monitorCommands: true })
+let nats
+if (mode === 'nudge') {
+  const server = await startNats(t)
+  nats = await connect({ servers: server.url })
+  const connection = nats
+  t.teardown(() => connection.close())
+}
+const api = await startApi(t, nats ? { nats } : {}, { monitorCommands: true })
 const { api_key } = await api.createAccount('business')
 const address = await api.app.listen({ port: 0, host: '127.0.0.1' })
 const ids: string[] = []
@@ -35,7 +48,7 @@ const started = performance.now()
 await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
 const elapsed = (performance.now() - started) / 1000
 const used = process.cpuUsage(cpu)
-console.log(JSON.stringify({ streams, seconds: Math.round(elapsed * 10) / 10, finds_per_second: Math.round(finds / elapsed), cpu_percent_of_one_core: Math.round(((used.user + used.system) / 1e6 / elapsed) * 100) }))
+console.log(JSON.stringify({ mode, streams, seconds: Math.round(elapsed * 10) / 10, finds_per_second: Math.round(finds / elapsed), cpu_percent_of_one_core: Math.round(((used.user + used.system) / 1e6 / elapsed) * 100) }))
 for (const s of open) s.abort()
 for (const fn of teardowns.reverse()) await fn()
 process.exit(0)

@@ -11,6 +11,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServerResponse } from 'node:http'
+import type { NatsConnection } from 'nats'
+import { commandChangedSubject } from '../../contracts/command-changes.js'
 import { Type } from 'typebox'
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { EventStreamRecorder } from '../metrics/service-metrics.js'
@@ -18,7 +20,7 @@ import { NotFoundError } from '../errors/api-errors.js'
 import { errorResponses } from '../errors/error-response.js'
 import { stringifyBySchema } from '../webhook-delivery/schema-ordered-json.js'
 import { toPollResponse, type CommandDocument } from './command-document.js'
-import { CommandWatch } from './command-watch.js'
+import { CommandWatch, type ChangeFeed } from './command-watch.js'
 import { CommandParams, CommandPollResponse } from './schemas.js'
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -50,6 +52,14 @@ const EventStreamDescription =
   'Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ' +
   'ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s.'
 
+/** The status projector's nudges (contracts/command-changes.ts), one core-NATS subscription per watched command. */
+function natsChangeFeed(nats: NatsConnection): ChangeFeed {
+  return (commandId, fn) => {
+    const subscription = nats.subscribe(commandChangedSubject(commandId), { callback: (err) => (err ? undefined : fn()) })
+    return () => subscription.unsubscribe()
+  }
+}
+
 /** One event of the stream, as an SSE parser hands it over (OpenAPI has no richer way to describe a stream). */
 const SseEventSchema = Type.Object(
   {
@@ -61,11 +71,12 @@ const SseEventSchema = Type.Object(
 )
 
 /** The event stream route, and the loops that feed its streams. */
-export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: number; metrics?: EventStreamRecorder | undefined }> = async (app, options) => {
-  const watch = new CommandWatch(
-    (commandId) => app.commands.findForProjection(commandId),
-    (err, commandId) => app.log.warn({ err, command_id: commandId }, 'command watch read failed; next tick retries'),
-  )
+export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: number; metrics?: EventStreamRecorder | undefined; nats?: NatsConnection | undefined }> = async (app, options) => {
+  const watch = new CommandWatch({
+    read: (commandId) => app.commands.findForProjection(commandId),
+    onError: (err, commandId) => app.log.warn({ err, command_id: commandId }, 'command watch read failed; the next poll retries'),
+    changes: options.nats ? natsChangeFeed(options.nats) : undefined,
+  })
   const open = new Set<ServerResponse>()
   options.metrics?.watchEventStreams(() => ({ open: open.size, watchedCommands: watch.watchedCommands }))
   // Before the server waits for its connections: an open stream would hold the close forever.

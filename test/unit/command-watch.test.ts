@@ -1,64 +1,124 @@
 import t from 'tap'
-import { CommandWatch, type Every } from '../../api/commands/command-watch.js'
+import { CommandWatch, type WatchTimers } from '../../api/commands/command-watch.js'
 import type { CommandDocument } from '../../api/commands/command-document.js'
 import { formatEvent, parseLastEventId } from '../../api/commands/event-stream.js'
 
-/** Intervals the test ticks by hand. */
-function manualEvery() {
+/** Timers the test moves by hand: `tick()` fires every interval, `advance(ms)` passes time for one-shot timers. */
+function manualTimers() {
   const loops = new Map<number, () => void>()
+  const once = new Map<number, { at: number; fn: () => void }>()
   let next = 0
-  const every: Every = (_ms, fn) => {
-    const id = next++
-    loops.set(id, fn)
-    return () => void loops.delete(id)
+  let time = 0
+  const timers: WatchTimers = {
+    every: (_ms, fn) => {
+      const id = next++
+      loops.set(id, fn)
+      return () => void loops.delete(id)
+    },
+    after: (ms, fn) => {
+      const id = next++
+      once.set(id, { at: time + ms, fn })
+      return () => void once.delete(id)
+    },
+    now: () => time,
   }
-  return { every, loops, tick: () => [...loops.values()].forEach((fn) => fn()) }
+  return {
+    timers,
+    loops,
+    once,
+    tick: () => [...loops.values()].forEach((fn) => fn()),
+    advance: (ms: number) => {
+      time += ms
+      for (const [id, timer] of [...once]) {
+        if (timer.at > time) continue
+        once.delete(id)
+        timer.fn()
+      }
+    },
+  }
+}
+
+/** A change feed the test nudges by hand. */
+function manualFeed() {
+  const subscribers = new Map<string, () => void>()
+  return { changes: (id: string, fn: () => void) => (subscribers.set(id, fn), () => void subscribers.delete(id)), subscribers, nudge: (id: string) => subscribers.get(id)?.() }
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
-t.test('one read loop per command, shared by its listeners, stopped by the last to leave', async (t) => {
+t.test('one watch per command, shared by its listeners, stopped by the last to leave', async (t) => {
   const reads: string[] = []
-  const timers = manualEvery()
-  const watch = new CommandWatch(async (id) => {
-    reads.push(id)
-    return { _id: id } as CommandDocument
-  }, () => undefined, 250, timers.every)
+  const clock = manualTimers()
+  const feed = manualFeed()
+  const watch = new CommandWatch({ read: async (id) => (reads.push(id), { _id: id } as CommandDocument), onError: () => undefined, changes: feed.changes, timers: clock.timers })
   const seen: string[] = []
   const leaveA = watch.watch('c1', (doc) => seen.push(`a:${doc?._id}`))
   const leaveB = watch.watch('c1', (doc) => seen.push(`b:${doc?._id}`))
   const leaveC = watch.watch('c2', (doc) => seen.push(`c:${doc?._id}`))
   t.equal(watch.watchedCommands, 2)
-  timers.tick()
+  clock.tick()
   await settle()
   t.same(reads.sort(), ['c1', 'c2'], 'one read per command, however many listen')
   t.same(seen.sort(), ['a:c1', 'b:c1', 'c:c2'])
   leaveA()
-  t.equal(timers.loops.size, 2, 'c1 still has a listener')
+  t.equal(clock.loops.size, 2, 'c1 still has a listener')
   leaveB()
   leaveB()
   leaveC()
   t.equal(watch.watchedCommands, 0)
-  t.equal(timers.loops.size, 0, 'no loop outlives its listeners')
+  t.equal(clock.loops.size, 0, 'no poll outlives its listeners')
+  t.equal(feed.subscribers.size, 0, 'no subscription either')
 })
 
-t.test('a slow read is not overtaken by the next tick', async (t) => {
+t.test('a nudge reads at once, but never sooner than 250 ms after the last read', async (t) => {
+  let reads = 0
+  const clock = manualTimers()
+  const feed = manualFeed()
+  const watch = new CommandWatch({ read: async () => (reads++, null), onError: () => undefined, changes: feed.changes, timers: clock.timers })
+  const leave = watch.watch('c1', () => undefined)
+  feed.nudge('c1')
+  await settle()
+  t.equal(reads, 1, 'the first nudge reads now')
+  clock.advance(100)
+  feed.nudge('c1')
+  feed.nudge('c1')
+  await settle()
+  t.equal(reads, 1, 'nudges within the spacing wait')
+  clock.advance(149)
+  await settle()
+  t.equal(reads, 1)
+  clock.advance(1)
+  await settle()
+  t.equal(reads, 2, 'and are one read when it has passed')
+  leave()
+  t.equal(clock.once.size, 0, 'a waiting read is cancelled with the watch')
+})
+
+t.test('a slow read is not overtaken, and a nudge during it is one more read after it', async (t) => {
   let release: () => void = () => undefined
   let reads = 0
-  const timers = manualEvery()
-  const watch = new CommandWatch(async () => {
-    reads++
-    await new Promise<void>((resolve) => (release = resolve))
-    return null
-  }, () => undefined, 250, timers.every)
+  const clock = manualTimers()
+  const feed = manualFeed()
+  const watch = new CommandWatch({
+    read: async () => {
+      reads++
+      await new Promise<void>((resolve) => (release = resolve))
+      return null
+    },
+    onError: () => undefined,
+    changes: feed.changes,
+    timers: clock.timers,
+  })
   watch.watch('c1', () => undefined)
-  timers.tick()
-  timers.tick()
+  clock.tick()
+  clock.tick()
+  feed.nudge('c1')
   t.equal(reads, 1)
+  clock.advance(300)
   release()
   await settle()
-  timers.tick()
-  t.equal(reads, 2)
+  t.equal(reads, 2, 'the nudge that came during the read')
+  release()
   watch.close()
 })
 
