@@ -13,6 +13,10 @@ import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
 import type { CommandLimitsByPlan } from './commands/command-limits.js'
+import { commandEventRoutes } from './commands/event-stream.js'
+import { commandLogRepository } from './logs/command-log-repository.js'
+import { commandLogRoutes } from './logs/routes.js'
+import type { EventStreamRecorder } from './metrics/service-metrics.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import { fileRoutes } from './files/routes.js'
@@ -59,6 +63,8 @@ export interface AppOptions {
   onCancelRequested?: () => void
   /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
   unsafeDisableFfmpegPolicyForTests?: boolean
+  /** Where the event streams report how many are open (/metrics); unset in most tests. */
+  eventStreamMetrics?: EventStreamRecorder
 }
 
 /**
@@ -82,6 +88,7 @@ export const appPlugin = fp(
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
+    await app.register(commandLogRepository, { db: deps.db })
     await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
@@ -104,6 +111,8 @@ export const appPlugin = fp(
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true, now: clock, onCancelRequested: deps.onCancelRequested })
+        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats })
+        await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
       },

@@ -74,6 +74,8 @@ async function serve(variant: Variant, stored: number): Promise<void> {
       error_status: null,
       error_message: null,
       original_request: JSON.parse(BODY),
+      progress: null,
+      processing_stage: null,
     }
     app.post('/api/v1/run-ffmpeg-command', { schema: { body: RunFfmpegCommandBody, response: { 200: CommandIdResponse } } }, async () => ({ command_id: randomUUID() }))
     app.get('/api/v1/commands/:commandId', { schema: { params: CommandParams, response: { 200: CommandPollResponse } } }, async (req) => ({ ...poll, command_id: req.params.commandId }))

@@ -8,6 +8,7 @@
 import { DiscardPolicy, RetentionPolicy, StorageType, type NatsConnection, type StreamConfig } from 'nats'
 import { COMPLETION_STREAM, COMPLETION_SUBJECT_PREFIX } from './completion-events.js'
 import { STATUS_STREAM, STATUS_SUBJECT_PREFIX } from './status-events.js'
+import { LOG_STREAM, LOG_SUBJECT_PREFIX } from './log-chunks.js'
 
 /** What a stream is created with. */
 export type StreamDefinition = Readonly<
@@ -45,6 +46,23 @@ export const COMPLETION_STREAM_DEFINITION: StreamDefinition = {
   storage: StorageType.File,
   duplicate_window: 600 * SECOND_NS,
   ...KEEP_EVERYTHING,
+}
+
+/**
+ * FFKUBE_LOGS: tools' stderr in chunks. The log projector folds them into
+ * MongoDB (the record of the log, kept with the command), so the stream only
+ * needs to hold them until then: a day, and 1 GiB at most (oldest dropped).
+ */
+export const LOG_STREAM_DEFINITION: StreamDefinition = {
+  name: LOG_STREAM,
+  subjects: [`${LOG_SUBJECT_PREFIX}.>`],
+  storage: StorageType.File,
+  duplicate_window: 120 * SECOND_NS,
+  retention: RetentionPolicy.Limits,
+  max_age: 24 * 3600 * SECOND_NS,
+  max_msgs: -1,
+  max_bytes: 1024 ** 3,
+  discard: DiscardPolicy.Old,
 }
 
 /** Creates the stream when it does not exist yet; idempotent, and safe when several processes race to create it. */

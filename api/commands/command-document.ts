@@ -135,11 +135,22 @@ export function toPollResponse(doc: CommandDocument): CommandPollResponse {
     error_status: doc.error_status,
     error_message: doc.error_message,
     original_request: doc.original_request,
+    ...progressOf(doc),
   }
   // "present when status is SUCCESS": absent before, so clients cannot mistake a partial map for a result.
   if (doc.status === 'SUCCESS') response.output_files = doc.output_results ?? {}
   if (doc.failed_files && Object.keys(doc.failed_files).length > 0) response.failed_files = doc.failed_files
   return response
+}
+
+/**
+ * Live progress as clients see it: the projector's figures while PROCESSING,
+ * 100 on SUCCESS, null while QUEUED and on FAILED (how far a failed command
+ * got says nothing useful, and a number there reads like a partial result).
+ */
+export function progressOf(doc: CommandDocument): { progress: number | null; processing_stage: string | null } {
+  if (doc.status === 'PROCESSING') return { progress: doc.progress ?? null, processing_stage: doc.processing_stage ?? null }
+  return { progress: doc.status === 'SUCCESS' ? 100 : null, processing_stage: null }
 }
 
 /** What the runner receives for this command: nothing secret, placeholders unresolved. */

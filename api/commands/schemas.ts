@@ -188,6 +188,10 @@ export const CommandPollResponse = Type.Object({
   output_files: Type.Optional(Type.Record(Type.String(), OutputFileMeta, { description: 'present when status is SUCCESS' })),
   failed_files: Type.Optional(Type.Record(Type.String(), FailedFile, { description: 'download-only batches with partial failure' })),
   original_request: OriginalRequest,
+  progress: Nullable(
+    Type.Number({ minimum: 0, maximum: 100, description: 'percent of the whole command while PROCESSING (null when not known yet, e.g. an input without a duration); 100 on SUCCESS; null while QUEUED and on FAILED' }),
+  ),
+  processing_stage: Nullable(Type.String({ description: 'while PROCESSING: FETCHING, DOWNLOADING, RUNNING, PROBING or UPLOADING; null in every other status' })),
 })
 export type CommandPollResponse = Static<typeof CommandPollResponse>
 

@@ -22,7 +22,8 @@ import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
-import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { publishLogChunk } from '../../contracts/log-publisher.js'
 import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
@@ -141,11 +142,13 @@ export class LocalExecutor implements Executor {
     if (caps instanceof CpuCaps) this.#cpuCaps = caps
     else this.#log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     await ensureStream(this.options.nats, STATUS_STREAM_DEFINITION)
+    await ensureStream(this.options.nats, LOG_STREAM_DEFINITION)
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
     if (this.options.warmPool ?? true) {
       const testOnly = this.options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly)
+      const js = this.#js
+      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly, (chunk) => publishLogChunk(js, chunk))
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
     const moved = await this.#commands.upgradeRunLayout()

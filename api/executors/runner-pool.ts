@@ -19,6 +19,7 @@ import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
 import type { StatusEvent } from '../../contracts/status-events.js'
+import { logChunkIn, type LogChunk } from '../../contracts/log-chunks.js'
 import type { RunnerExit, RunnerProcess } from './runner-process.js'
 
 /** The built pool worker (beside this file under dist/, or dist/ of the checkout from source). */
@@ -71,6 +72,8 @@ export class RunnerPool {
     private readonly maxJobs = 200,
     /** TESTS ONLY: passed to every job (runner-image/runner/phase-context.ts). */
     private readonly testOnly: { unsafeDisableFfmpegPolicyForTests?: boolean } = {},
+    /** Relays a worker's log chunks (its tools' stderr) to FFKUBE_LOGS; unset: dropped. */
+    private readonly publishLog: ((chunk: LogChunk) => Promise<void>) | null = null,
   ) {}
 
   /** Starts `count` idle workers now, so the first commands find them warm. */
@@ -129,6 +132,13 @@ export class RunnerPool {
         message = JSON.parse(line)
       } catch {
         // Not JSON: treated as the end of a job that could not report.
+      }
+      const chunk = logChunkIn(message)
+      if (chunk) {
+        // In order with the events, so a job's log is out before the job ends; a lost chunk costs only log lines.
+        const publishLog = this.publishLog
+        if (publishLog) worker.published = worker.published.then(() => publishLog(chunk).catch(() => undefined))
+        return
       }
       const event = statusEventIn(message)
       if (event) {

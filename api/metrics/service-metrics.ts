@@ -28,7 +28,12 @@ export interface WebhookRecorder {
   attempt(outcome: 'success' | 'failure'): void
 }
 
-export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, WebhookRecorder {
+/** What the event streams (GET /commands/:id/events) report: how many are open, and how many commands they watch. */
+export interface EventStreamRecorder {
+  watchEventStreams(source: () => { open: number; watchedCommands: number }): void
+}
+
+export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, WebhookRecorder, EventStreamRecorder {
   readonly registry = new Registry()
   readonly #requests = new Counter({ name: 'ffkube_http_requests_total', help: 'HTTP requests by method, route pattern and status code.', labelNames: ['method', 'route', 'status_code'] as const, registers: [this.registry] })
   readonly #duration = new Histogram({
@@ -68,6 +73,10 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
   })
   readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
 
+  #eventStreams: () => { open: number; watchedCommands: number } = () => ({ open: 0, watchedCommands: 0 })
+  readonly #openStreams = new Gauge({ name: 'ffkube_command_event_streams', help: 'Open event streams (GET /commands/:id/events) on this replica.', registers: [this.registry], collect: () => this.#collectStreams() })
+  readonly #watchLoops = new Gauge({ name: 'ffkube_command_watch_loops', help: 'Commands whose record this replica reads every 250 ms for its event streams.', registers: [this.registry] })
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'ffkube_' })
   }
@@ -105,6 +114,16 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
 
   commandFailedAs(errorStatus: string): void {
     if (errorStatus === 'CANCELLED' || errorStatus === 'TIMEOUT') this.#endedBy.inc({ reason: errorStatus })
+  }
+
+  watchEventStreams(source: () => { open: number; watchedCommands: number }): void {
+    this.#eventStreams = source
+  }
+
+  #collectStreams(): void {
+    const { open, watchedCommands } = this.#eventStreams()
+    this.#openStreams.set(open)
+    this.#watchLoops.set(watchedCommands)
   }
 
   attempt(outcome: 'success' | 'failure'): void {

@@ -25,6 +25,7 @@ import type { Db } from 'mongodb'
 import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { commandChangedSubject } from '../../contracts/command-changes.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
@@ -212,6 +213,8 @@ export class StatusProjector {
           doc = await this.#read(commandId)
           continue
         }
+        // Event streams watching the command read it now (api/commands/command-watch.ts); at most once, so never awaited.
+        this.options.nats.publish(commandChangedSubject(commandId))
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')

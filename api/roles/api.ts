@@ -24,7 +24,7 @@ export interface ApiNudges {
  * The HTTP API. A worker or deliverer in another process finds new work by
  * polling, so the nudges only shorten the wait when they share this process.
  */
-export function apiRole({ config, connections, secretBox }: RoleContext, nudges: ApiNudges, testOnly: TestOnlySwitches = {}): ApiRole {
+export function apiRole({ config, connections, secretBox, metrics }: RoleContext, nudges: ApiNudges, testOnly: TestOnlySwitches = {}): ApiRole {
   // Checked once: a yt-dlp installed later is seen on the next start. In local
   // mode runners run on this host; on a cluster they run in the runner image, which has one.
   const ytdlp = config.executor === 'local' ? isExecutable(resolveTool('yt-dlp')) : true
@@ -45,6 +45,7 @@ export function apiRole({ config, connections, secretBox }: RoleContext, nudges:
       onCancelRequested: nudges.cancelRequested,
       commandLimits: config.commandLimits,
       ytdlpAvailable: () => ytdlp,
+      eventStreamMetrics: metrics,
       ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
     },
     async start() {

@@ -13,6 +13,7 @@ import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sa
 import { resolveStartGate, resolveTool } from '../executors/tool-paths.js'
 import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
+import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
 import type { Role, RoleContext, TestOnlySwitches } from './role.js'
 
@@ -50,6 +51,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     dispatcher?.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
   }
   const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics, onCommandEnded: commandEnded })
+  const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
     db: connections.db,
     s3: connections.s3,
@@ -114,6 +116,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     // Consumers before producers: runners' events have a projector before the first runner starts.
     async start() {
       await projector.start()
+      await logs.start()
       await local?.start()
       files.start()
       running.start()
@@ -124,6 +127,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await running.stop()
       await files.stop()
       await local?.stop()
+      await logs.stop()
       await projector.stop()
     },
   }

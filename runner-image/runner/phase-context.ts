@@ -2,6 +2,7 @@
 import type { Logger } from 'pino'
 import type { RunnerConfig } from './config.js'
 import type { ProgressThrottle } from './report/progress-throttle.js'
+import type { ToolLog } from './report/log-shipper.js'
 import type { StatusReporter } from './report/reporter.js'
 import type { UploadTarget } from './upload/upload-target.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
@@ -25,6 +26,8 @@ export interface RunDeps {
 export interface PhaseContext {
   deps: RunDeps
   progress: ProgressThrottle
+  /** The tools' stderr, for the command's log (GET /commands/:id/logs). */
+  logs: ToolLog
   /** Carries command_id. */
   log: Logger
 }

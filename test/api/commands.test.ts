@@ -39,6 +39,8 @@ t.test('command endpoints', async (t) => {
       error_status: null,
       error_message: null,
       original_request: { input_files: VALID.input_files, output_files: VALID.output_files, ffmpeg_command: VALID.ffmpeg_command },
+      progress: null,
+      processing_stage: null,
     })
     const stored = await api.db.collection('commands').findOne({ _id: command_id })
     t.match(stored, { status: 'QUEUED', account_id: business.account_id, dispatch_state: 'waiting', dispatch_attempts: 0 }, 'record and dispatch intent in one document')

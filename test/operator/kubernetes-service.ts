@@ -15,6 +15,7 @@ import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
+import { LogProjector } from '../../api/logs/log-projector.js'
 import { StorageDestinationRepository } from '../../api/storage-destinations/storage-destination-repository.js'
 import type { Operator } from '../../operator/operator.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
@@ -64,6 +65,9 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, bucket: s3.bucket, logger })
   await projector.start()
   t.teardown(() => projector.stop())
+  const logs = new LogProjector({ nats: apiNats, db: api.db, logger })
+  await logs.start()
+  t.teardown(() => logs.stop())
   // As the worker wires it (api/roles/worker.ts): destination credentials go into a per-command Secret.
   const destinations = new StorageDestinationRepository(api.db, api.secretBox)
   const executor = new KubernetesExecutor({

@@ -57,7 +57,8 @@ export async function runRunner(dir: string, spec: CommandSpec, s3: TestS3, env:
     stdin: Readable.from([JSON.stringify(spec)]),
     stdout,
   })
-  const events = raw.split('\n').filter(Boolean).map((line) => JSON.parse(line) as StatusEvent)
+  // Status events; the `{"log_chunk": …}` lines beside them are the tools' stderr (test/unit/command-logs.test.ts).
+  const events = raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent)
   // With the NATS reporter nothing reaches stdout; the test reads the stream instead.
   const terminal = events.at(-1) as StatusEvent
   return { exitCode, events, terminal, raw }

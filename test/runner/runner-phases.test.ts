@@ -36,7 +36,7 @@ async function phase(name: string, spec: CommandSpec, workDir: string, env: Node
     stdin: Readable.from([]),
     stdout,
   })
-  return { exitCode, events: raw.split('\n').filter(Boolean).map((line) => JSON.parse(line) as StatusEvent) }
+  return { exitCode, events: raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent) }
 }
 
 /** The bucket's coordinates every container gets; the credentials file only the upload phase gets. */

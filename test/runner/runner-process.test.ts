@@ -27,7 +27,7 @@ t.test('the built runner reads a spec on stdin and writes events as JSON lines o
   const spec = specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ['ffmpeg -i {{in_a}} -f concat {{out_b}}'] })
   const result = await runProcess(['--spec', '-', '--work-dir', dir], JSON.stringify(spec), { PATH: process.env.PATH, LOG_LEVEL: 'info' })
   t.equal(result.code, 1, result.stderr)
-  const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as StatusEvent)
+  const events = result.stdout.trim().split('\n').filter((line) => !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent)
   t.match(events.at(-1), { type: 'FAILED', command_id: spec.commandId, error_status: 'INVALID_COMMAND', error_message: /-f concat is not an allowed output format/ })
   const logLines = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as { command_id?: string; msg: string })
   t.ok(logLines.some((line) => line.command_id === spec.commandId && line.msg === 'command failed'), 'pino logs carry the command_id')

@@ -45,6 +45,8 @@ const polls: Record<string, unknown>[] = [
     output_files: { out_b: file, out_a: { ...file, file_id: 'file_2' } },
     failed_files: { in_x: { error_message: 'gone', url: 'https://x/x', error_status: 'SOURCE_NOT_FOUND' } },
     internal_field: 'dropped',
+    processing_stage: null,
+    progress: 100,
   },
   {
     command_id: 'c2',
@@ -56,6 +58,8 @@ const polls: Record<string, unknown>[] = [
     error_status: 'SOURCE_LOGIN_REQUIRED',
     error_message: 'line\nbreak \\ and \ud83c\udfac',
     original_request: { input_files: { in_v: 'https://v' }, output_files: {} },
+    progress: null,
+    processing_stage: null,
   },
 ]
 

@@ -29,7 +29,7 @@ async function fetchFfmpegInputs(spec: CommandSpec, { deps, progress }: PhaseCon
   return { downloads: null, failedFiles: null }
 }
 
-async function downloadPhase(spec: CommandSpec, { deps, progress }: PhaseContext): Promise<Fetched> {
+async function downloadPhase(spec: CommandSpec, { deps, progress, logs }: PhaseContext): Promise<Fetched> {
   const ytdlp = spec.ytdlp
   if (!ytdlp) throw new RunnerFailure('INVALID_COMMAND', 'a YTDLP_COMMAND needs input_urls')
   const command = spec.ffmpegCommands[0]
@@ -49,6 +49,7 @@ async function downloadPhase(spec: CommandSpec, { deps, progress }: PhaseContext
     timeoutMs: config.downloadTimeoutMs,
     guard: guardOptions(deps),
     sandbox: config.sandbox,
+    log: logs,
   })
   const failedFiles = Object.keys(failed).length > 0 ? failed : null
   const firstFailure = Object.values(failed)[0]

@@ -12,6 +12,7 @@ import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
 import { lastLines } from '../stderr-tail.js'
+import type { ToolLog } from '../report/log-shipper.js'
 import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
 
 export interface YtdlpDownloadOptions {
@@ -28,6 +29,8 @@ export interface YtdlpDownloadOptions {
    * reach (README, "Sandbox"). null: none (a runner pod).
    */
   sandbox?: SandboxHost | null
+  /** yt-dlp's stderr, one labelled step per URL, for the command's log. */
+  log?: ToolLog
 }
 
 export interface DownloadOutcome {
@@ -70,7 +73,13 @@ async function downloadOne(alias: string, url: string, options: YtdlpDownloadOpt
     proxyUrl: proxy.url,
   })
   proxy.takeRefusals()
-  const run = await runTool(options.ytdlpPath, args, { cwd: options.workDir, timeoutMs: options.timeoutMs, sandbox: { host: options.sandbox ?? null, network: 'host' } })
+  options.log?.step(`yt-dlp: ${alias}`)
+  const run = await runTool(options.ytdlpPath, args, {
+    cwd: options.workDir,
+    timeoutMs: options.timeoutMs,
+    sandbox: { host: options.sandbox ?? null, network: 'host' },
+    ...(options.log ? { onStderr: (chunk: string) => options.log?.write(chunk.split(proxy.url).join('<guard proxy>')) } : {}),
+  })
   const refused = proxy.takeRefusals()
   const printed = run.stdout.trim().split('\n').filter(Boolean).at(-1)
   if (run.code === 0 && printed) {

@@ -4,7 +4,9 @@
  */
 import { connect, type JetStreamClient, type NatsConnection } from 'nats'
 import type { Logger } from 'pino'
-import { ensureStream, STATUS_STREAM_DEFINITION } from '../../../contracts/nats-streams.js'
+import { LOG_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../../contracts/nats-streams.js'
+import { publishLogChunk } from '../../../contracts/log-publisher.js'
+import type { LogChunk } from '../../../contracts/log-chunks.js'
 import type { StatusEventBody } from '../../../contracts/status-events.js'
 import { publishStatusEvent } from '../../../contracts/status-publisher.js'
 import { envelope, type StatusReporter } from './reporter.js'
@@ -28,6 +30,7 @@ export class NatsReporter implements StatusReporter {
   static async connect(options: NatsReporterOptions): Promise<NatsReporter> {
     const nc = await connect({ servers: options.url, name: `ffkube-runner-${options.commandId}` })
     await ensureStream(nc, STATUS_STREAM_DEFINITION)
+    await ensureStream(nc, LOG_STREAM_DEFINITION)
     return new NatsReporter(nc, nc.jetstream(), options)
   }
 
@@ -35,6 +38,10 @@ export class NatsReporter implements StatusReporter {
     const { commandId, logger, attempts, sleep } = this.options
     const event = envelope(commandId, body, this.options.now ?? (() => new Date()))
     await publishStatusEvent(this.js, event, { logger, attempts, sleep })
+  }
+
+  async log(chunk: LogChunk): Promise<void> {
+    await publishLogChunk(this.js, chunk)
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,9 @@ import type { StatusEventBody, SuccessEvent } from '../../../contracts/status-ev
 import { RunnerFailure } from '../failure.js'
 import type { PhaseContext, RunDeps } from '../phase-context.js'
 import { ProgressThrottle } from './progress-throttle.js'
+import { LogShipper } from './log-shipper.js'
+import { logPathRewriter } from './log-paths.js'
+import { realpathSync } from 'node:fs'
 
 /** What the last phase returns: the SUCCESS event before its envelope. */
 export type SuccessBody = Omit<SuccessEvent, 'command_id' | 'event_id' | 'emitted_at'>
@@ -25,9 +28,10 @@ export async function reportOutcome(
 ): Promise<'SUCCESS' | 'FAILED' | 'DONE'> {
   const log = deps.logger.child({ command_id: spec.commandId })
   const progress = new ProgressThrottle(deps.reporter, log, deps.config.progressIntervalMs)
+  const logs = newLogShipper(spec, deps, log)
   let terminal: StatusEventBody | null
   try {
-    terminal = await work({ deps, progress, log })
+    terminal = await work({ deps, progress, logs, log })
     if (terminal) log.info({ ffmpeg_command_run_seconds: terminal.ffmpeg_command_run_seconds }, 'command succeeded')
   } catch (error) {
     if (error instanceof RunnerFailure) {
@@ -40,7 +44,23 @@ export async function reportOutcome(
   }
   // A SUCCESS supersedes any stage still waiting for its interval.
   await progress.flush(terminal?.type === 'SUCCESS' ? 'drop' : 'send')
+  // Before the terminal event: a client that sees the command end finds its log complete (as far as the stream's order goes).
+  await logs.flush()
   if (!terminal) return 'DONE'
   await deps.reporter.report(terminal)
   return terminal.type === 'SUCCESS' ? 'SUCCESS' : 'FAILED'
+}
+
+/** The command's log, rewritten for the client, going where the reporter sends it (nowhere when it keeps none). */
+function newLogShipper(spec: CommandSpec, deps: RunDeps, log: PhaseContext['log']): LogShipper {
+  const reporter = deps.reporter
+  const sink = reporter.log ? (chunk: Parameters<NonNullable<typeof reporter.log>>[0]) => reporter.log!(chunk) : null
+  let resolved = deps.workDir
+  try {
+    resolved = realpathSync(deps.workDir)
+  } catch {
+    // Not there (yet): the path as given is the one tools see.
+  }
+  const rewrite = logPathRewriter([deps.workDir, resolved], [deps.config.ffmpegPath, deps.config.ffprobePath, deps.config.ytdlpPath])
+  return new LogShipper(spec.commandId, sink, rewrite, log)
 }

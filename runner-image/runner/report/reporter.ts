@@ -3,10 +3,13 @@
  * body; the reporter adds the envelope (command_id, event_id, emitted_at).
  */
 import type { Writable } from 'node:stream'
+import type { LogChunk, LogChunkLine } from '../../../contracts/log-chunks.js'
 import { statusEventId, type StatusEvent, type StatusEventBody } from '../../../contracts/status-events.js'
 
 export interface StatusReporter {
   report(body: StatusEventBody): Promise<void>
+  /** Sends a chunk of the tools' stderr to the command's log; absent: the log is not kept. */
+  log?(chunk: LogChunk): Promise<void>
   close(): Promise<void>
 }
 
@@ -29,6 +32,12 @@ export class JsonLinesReporter implements StatusReporter {
 
   async report(body: StatusEventBody): Promise<void> {
     const line = `${JSON.stringify(envelope(this.commandId, body, this.now))}\n`
+    if (!this.out.write(line)) await new Promise<void>((resolve) => this.out.once('drain', resolve))
+  }
+
+  /** A `{"log_chunk": …}` line, relayed to FFKUBE_LOGS by the parent. */
+  async log(chunk: LogChunk): Promise<void> {
+    const line = `${JSON.stringify({ log_chunk: chunk } satisfies LogChunkLine)}\n`
     if (!this.out.write(line)) await new Promise<void>((resolve) => this.out.once('drain', resolve))
   }
 

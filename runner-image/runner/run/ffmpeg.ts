@@ -8,6 +8,7 @@ import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { RunnerFailure } from '../failure.js'
 import { lastLines } from '../stderr-tail.js'
+import type { ToolLog } from '../report/log-shipper.js'
 
 export interface FfmpegRunOptions {
   ffmpegPath: string
@@ -17,6 +18,8 @@ export interface FfmpegRunOptions {
   /** The jail ffmpeg runs in, without network; null: none (a runner pod). */
   sandbox?: SandboxHost | null
   onProgress: (percent: number) => void
+  /** ffmpeg's stderr, one labelled step per command string, for the command's log. */
+  log?: ToolLog
   now?: () => number
 }
 
@@ -33,12 +36,14 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
     let duration: number | null = null
     let stderrHead = ''
     const remaining = Math.max(deadline - now(), 1)
+    options.log?.step(argvs.length > 1 ? `ffmpeg: command ${index + 1} of ${argvs.length}` : 'ffmpeg')
     const run = await runTool(options.ffmpegPath, [...PROGRESS_OPTIONS, ...argv], {
       cwd: options.workDir,
       timeoutMs: remaining,
       sandbox: { host: options.sandbox ?? null, network: 'none' },
       now,
       onStderr: (chunk) => {
+        options.log?.write(chunk)
         if (duration !== null || stderrHead.length > 64_000) return
         stderrHead += chunk
         duration = parseDurationLine(stderrHead)

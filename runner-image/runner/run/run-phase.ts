@@ -61,7 +61,7 @@ function unpolicedArgvs(spec: CommandSpec): string[][] {
   return unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
 }
 
-async function runFfmpeg(argvs: string[][], { deps, progress }: PhaseContext): Promise<number> {
+async function runFfmpeg(argvs: string[][], { deps, progress, logs }: PhaseContext): Promise<number> {
   progress.stage('RUNNING')
   return runFfmpegCommands(argvs, {
     ffmpegPath: deps.config.ffmpegPath,
@@ -69,5 +69,6 @@ async function runFfmpeg(argvs: string[][], { deps, progress }: PhaseContext): P
     timeoutMs: deps.config.ffmpegTimeoutMs,
     sandbox: deps.config.sandbox,
     onProgress: (percent) => progress.percent(percent),
+    log: logs,
   })
 }

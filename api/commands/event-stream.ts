@@ -1,0 +1,157 @@
+/**
+ * GET /api/v1/commands/:commandId/events: a command's life as Server-Sent
+ * Events. Each event's `data` is the CommandPollResponse exactly as GET
+ * /commands/:id returns it at that moment (the same schema-ordered JSON),
+ * and its `id` is the record's projection_revision: the status projector
+ * moves it on with every write of status or progress, so it only grows, and
+ * a client reconnecting with `Last-Event-ID` gets the current state only if
+ * it is newer than what it saw. The stream ends after the terminal event; a
+ * reconnect after that (what EventSource does when a stream ends) is 204 No
+ * Content, which tells a standard client to stop.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ServerResponse } from 'node:http'
+import type { NatsConnection } from 'nats'
+import { commandChangedSubject } from '../../contracts/command-changes.js'
+import { Type } from 'typebox'
+import { isTerminalStatus } from '../../contracts/command-types.js'
+import type { EventStreamRecorder } from '../metrics/service-metrics.js'
+import { NotFoundError } from '../errors/api-errors.js'
+import { errorResponses } from '../errors/error-response.js'
+import { stringifyBySchema } from '../webhook-delivery/schema-ordered-json.js'
+import { toPollResponse, type CommandDocument } from './command-document.js'
+import { CommandWatch, type ChangeFeed } from './command-watch.js'
+import { CommandParams, CommandPollResponse } from './schemas.js'
+
+/** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
+export const KEEP_ALIVE_MS = 15_000
+
+/** The event id of a record: how many times the projector wrote it (0: as accepted). */
+export function eventIdOf(doc: CommandDocument): number {
+  return doc.projection_revision ?? 0
+}
+
+/** `Last-Event-ID` as a revision; -1 (send the current state) when absent or not a revision. */
+export function parseLastEventId(header: string | string[] | undefined): number {
+  const value = Array.isArray(header) ? header[0] : header
+  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) return -1
+  return Number(value.trim())
+}
+
+/** One SSE event, as written on the wire. Pure. */
+export function formatEvent(id: number, data: string): string {
+  return `id: ${id}\ndata: ${data}\n\n`
+}
+
+/** The poll response of a record as GET serializes it. */
+export function pollJson(doc: CommandDocument): string {
+  return stringifyBySchema(CommandPollResponse, toPollResponse(doc))
+}
+
+const EventStreamDescription =
+  'Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ' +
+  'ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s.'
+
+/** The status projector's nudges (contracts/command-changes.ts), one core-NATS subscription per watched command. */
+function natsChangeFeed(nats: NatsConnection): ChangeFeed {
+  return (commandId, fn) => {
+    const subscription = nats.subscribe(commandChangedSubject(commandId), { callback: (err) => (err ? undefined : fn()) })
+    return () => subscription.unsubscribe()
+  }
+}
+
+/** One event of the stream, as an SSE parser hands it over (OpenAPI has no richer way to describe a stream). */
+const SseEventSchema = Type.Object(
+  {
+    id: Type.String({ description: "the record's revision: only grows; send it back as Last-Event-ID to resume" }),
+    event: Type.Optional(Type.String({ description: 'always the default, `message`' })),
+    data: Type.String({ contentMediaType: 'application/json', description: 'a CommandPollResponse, exactly as GET /api/v1/commands/{commandId} returns it' }),
+  },
+  { title: 'CommandEvent' },
+)
+
+/** The event stream route, and the loops that feed its streams. */
+export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: number; metrics?: EventStreamRecorder | undefined; nats?: NatsConnection | undefined }> = async (app, options) => {
+  const watch = new CommandWatch({
+    read: (commandId) => app.commands.findForProjection(commandId),
+    onError: (err, commandId) => app.log.warn({ err, command_id: commandId }, 'command watch read failed; the next poll retries'),
+    changes: options.nats ? natsChangeFeed(options.nats) : undefined,
+  })
+  const open = new Set<ServerResponse>()
+  options.metrics?.watchEventStreams(() => ({ open: open.size, watchedCommands: watch.watchedCommands }))
+  // Before the server waits for its connections: an open stream would hold the close forever.
+  app.addHook('preClose', async () => {
+    for (const raw of open) raw.end()
+    watch.close()
+  })
+
+  app.get(
+    '/commands/:commandId/events',
+    {
+      schema: {
+        tags: ['commands'],
+        description: EventStreamDescription,
+        params: CommandParams,
+        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ description: 'the id of the last event received; resumes after it' })) }),
+        response: {
+          // Only the 200 is an event stream: the errors stay application/json, like every route's.
+          200: { description: EventStreamDescription, content: { 'text/event-stream': { schema: SseEventSchema } } },
+          204: { description: 'the command has ended and Last-Event-ID names its terminal event: nothing more will come', type: 'null' },
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const doc = await app.commands.find(request.account.id, request.params.commandId)
+      if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
+      let lastId = parseLastEventId(request.headers['last-event-id'])
+      if (isTerminalStatus(doc.status) && eventIdOf(doc) <= lastId) return reply.code(204).send(null)
+
+      reply.hijack()
+      const raw = reply.raw
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        // nginx and its kin: pass events on as they come.
+        'x-accel-buffering': 'no',
+      })
+      open.add(raw)
+      let lastStatus: string | null = null
+      let unwatch = (): void => undefined
+      const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), options.keepAliveMs ?? KEEP_ALIVE_MS)
+      const finish = () => {
+        clearInterval(keepAlive)
+        unwatch()
+        open.delete(raw)
+        if (!raw.writableEnded) raw.end()
+      }
+      raw.once('close', finish)
+      // A write racing a dropped connection: the stream is over, nothing to report.
+      raw.on('error', finish)
+      /** Writes the record's state if it is newer than what this client saw; true when the stream is over. */
+      const send = (current: CommandDocument | null): boolean => {
+        if (!current) return true
+        const id = eventIdOf(current)
+        // A status change always goes out, even one written without a new revision (the id then repeats).
+        if (id > lastId || (lastStatus !== null && current.status !== lastStatus)) {
+          raw.write(formatEvent(id, pollJson(current)))
+          lastId = Math.max(lastId, id)
+          lastStatus = current.status
+        }
+        return isTerminalStatus(current.status)
+      }
+      lastStatus = doc.status
+      if (eventIdOf(doc) > lastId) {
+        raw.write(formatEvent(eventIdOf(doc), pollJson(doc)))
+        lastId = eventIdOf(doc)
+      }
+      if (isTerminalStatus(doc.status)) return finish()
+      // The first tick reads again, so a change between the read above and here is not missed.
+      unwatch = watch.watch(doc._id, (current) => {
+        if (send(current)) finish()
+      })
+      if (raw.destroyed) finish()
+    },
+  )
+}
