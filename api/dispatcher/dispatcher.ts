@@ -179,7 +179,8 @@ export class Dispatcher {
    * many were handed off. A worker joins with each claim, so an idle poll
    * costs one claim and a burst fills every slot; the first claim that finds
    * nothing due ends the round for all (what falls due later comes with a
-   * nudge or the next poll).
+   * nudge or the next poll). A claim that meets only accounts in other
+   * dispatchers' turns looks again in a moment rather than ending the round.
    */
   async drain(): Promise<number> {
     let handed = 0
