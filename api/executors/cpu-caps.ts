@@ -9,7 +9,7 @@
  * in local mode. cgroup v2 (cpu.max) is not handled here. Kubernetes mode
  * needs none of this: the run container's CPU limit is the same quota.
  */
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** The CFS period; the quota is vcpu millicores × 100 µs. */
@@ -23,7 +23,15 @@ export interface CpuCap {
 }
 
 export class CpuCaps {
+  /** This process's run cgroups not removed yet. */
+  readonly #left = new Set<string>()
+
   private constructor(private readonly base: string) {}
+
+  /** Removes what release() could not (a killed run's tools still exiting); called when the executor stops. */
+  removeLeftovers(): void {
+    for (const dir of this.#left) if (removed(dir)) this.#left.delete(dir)
+  }
 
   /** A CpuCaps when the cpu controller at `root` is writable here, else the reason it is not. */
   static detect(root = '/sys/fs/cgroup/cpu'): CpuCaps | { unavailable: string } {
@@ -36,6 +44,7 @@ export class CpuCaps {
     } catch (err) {
       return { unavailable: `cannot write ${base} (${(err as NodeJS.ErrnoException).code ?? String(err)})` }
     }
+    sweep(base)
     return new CpuCaps(base)
   }
 
@@ -45,6 +54,7 @@ export class CpuCaps {
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US))
     writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round((millis * PERIOD_US) / 1000))))
+    this.#left.add(dir)
     return {
       add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),
       release: (pid) => {
@@ -55,8 +65,14 @@ export class CpuCaps {
             // Gone already (killed by a cancel or a deadline).
           }
         }
-        // A killed run's tools may not be reaped yet: try again a little later, then leave it (an empty cgroup costs nothing).
-        if (!removed(dir)) setTimeout(() => removed(dir), 2_000).unref()
+        // A killed run's tools may still be exiting: try again a little later, and at stop (removeLeftovers).
+        if (removed(dir)) {
+          this.#left.delete(dir)
+          return
+        }
+        setTimeout(() => {
+          if (removed(dir)) this.#left.delete(dir)
+        }, 2_000).unref()
       },
     }
   }
@@ -68,5 +84,26 @@ function removed(dir: string): boolean {
     return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+}
+
+/** A run's cgroup older than this, if empty, was left behind (its tools were reaped after the service stopped). */
+const STALE_MS = 60_000
+
+/**
+ * Removes the empty run cgroups that earlier runs left behind. Only old ones:
+ * another service on this host may have just made one it is about to fill,
+ * and rmdir refuses a cgroup that holds a process anyway.
+ */
+function sweep(base: string): void {
+  const now = Date.now()
+  for (const entry of readdirSync(base, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue
+    const dir = join(base, entry.name)
+    try {
+      if (now - statSync(dir).mtimeMs > STALE_MS) removed(dir)
+    } catch {
+      // Removed by another service meanwhile.
+    }
   }
 }

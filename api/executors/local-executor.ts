@@ -163,6 +163,7 @@ export class LocalExecutor implements Executor {
     for (const runner of this.#active.values()) runner.kill('SIGKILL')
     this.#pool?.close()
     await Promise.all(this.#tasks)
+    this.#cpuCaps?.removeLeftovers()
   }
 
   /** Runs it could start now: its concurrency less the runs it holds (running, or queued for a slot). */
@@ -342,8 +343,9 @@ export class LocalExecutor implements Executor {
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
     } finally {
       release()
-      // A pooled worker left it already; a fresh runner's cgroup is empty once it exited.
-      if (cap && !this.#pool) cap.release()
+      // A fresh runner's cgroup is empty once it exited; a pooled worker left it already (again is harmless),
+      // or never entered it (the pool refused the job).
+      cap?.release()
       if (!this.#stopping) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
       await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
     }
