@@ -213,8 +213,7 @@ export class StatusProjector {
           doc = await this.#read(commandId)
           continue
         }
-        // Event streams watching the command read it now (api/commands/command-watch.ts); at most once, so never awaited.
-        this.options.nats.publish(commandChangedSubject(commandId))
+        this.#nudgeWatchers(commandId)
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
@@ -227,6 +226,19 @@ export class StatusProjector {
         await this.#announce(after, after.status as 'SUCCESS' | 'FAILED', after.completed_at ?? after.updated_at)
       }
       return
+    }
+  }
+
+  /**
+   * Tells event streams watching the command to read it now
+   * (api/commands/command-watch.ts). At most once and never awaited: a lost
+   * nudge only delays an event to the watchers' fallback read.
+   */
+  #nudgeWatchers(commandId: string): void {
+    try {
+      this.options.nats.publish(commandChangedSubject(commandId))
+    } catch (err) {
+      this.#log.debug({ err, command_id: commandId }, 'change nudge not published')
     }
   }
 
