@@ -262,8 +262,8 @@ provision_node_images() {
     for applet in $("$rootfs/bin/busybox" --list); do
       [[ "$applet" == busybox ]] || ln -s busybox "$rootfs/bin/$applet"
     done
-    # The Debian version, made a valid tag (no ':' or '+').
-    tag="$(printf '%s' "$busybox_version" | tr ':+~' '---')-ffkube"
+    # The Debian version without its epoch, made a valid tag (no '+' or '~').
+    tag="$(printf '%s' "${busybox_version#*:}" | tr '+~' '--')-ffkube"
     bash "$archive" "$images/busybox.tar" "ffkube.test/busybox:$tag" "$rootfs" '["/bin/sh"]' 65534:65534
     printf '%s' "ffkube.test/busybox:$tag" >"$images/busybox.ref"
     rm -rf "$rootfs"

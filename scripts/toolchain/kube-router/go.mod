@@ -1,6 +1,6 @@
 // Builds kube-router, the test node's NetworkPolicy enforcer (firewall only),
-// from its published module. The requires above its own raise dependencies
-// with reported security flaws to fixed versions; see README.md beside this.
+// from its published module. Its requires raise the dependencies that have
+// reported security flaws to fixed versions; see README.md beside this file.
 module ffkube.io/toolchain/kube-router
 
 go 1.26.0
