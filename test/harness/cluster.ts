@@ -21,6 +21,7 @@ import { diffHostState, recordHostState, restoreHostState } from './cluster/host
 import { nodeImageArchive, nodeImageRef } from './cluster/images.js'
 import { writeKubeconfig } from './cluster/kubeconfig.js'
 import { addLoopbackAddresses, removeBridge, writeCniConfig } from './cluster/network.js'
+import { unmountAll } from './cluster/mounts.js'
 import { createPki } from './cluster/pki.js'
 import { run } from './cluster/run.js'
 import { TeardownStack } from './cluster/teardown-stack.js'
@@ -115,6 +116,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
   })
   await addLoopbackAddresses(stack, [NODE_IP, ...(opts.extraHostIps ?? [])])
   const dir = await scratchDir(stack, 'ffkube-node-')
+  // The kubelet's volume mounts (projected tokens, emptyDirs) and containerd's rootfs live under dir.
+  stack.teardown(() => unmountAll(dir))
   stack.teardown(removeBridge)
 
   const pki = await createPki(dir, [NODE_IP, KUBERNETES_SERVICE_IP, '127.0.0.1'])
