@@ -140,6 +140,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
       `--kubelet-client-certificate=${pki.apiserverKubeletClient.certFile}`,
       `--kubelet-client-key=${pki.apiserverKubeletClient.keyFile}`,
       `--client-ca-file=${pki.caFile}`,
+      // The node name resolves nowhere; its InternalIP is the node IP.
+      '--kubelet-preferred-address-types=InternalIP',
     ],
   })
   mark('apiserver')
@@ -173,7 +175,6 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
   startScheduler(components, settings)
   await startKubelet(components, settings)
   await startKubeProxy(components, settings)
-  startKubeRouter(components, settings)
 
   const kubectl = (args: string[], kopts: { input?: string } = {}) => run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, ...args], kopts)
   const getJson = async <T>(args: string[]): Promise<T> => JSON.parse(await kubectl(['get', ...args, '-o', 'json'])) as T
@@ -185,6 +186,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     return ready ? true : undefined
   })
   mark('nodeReady')
+  // kube-router looks its node up once at start and exits when it is not there yet.
+  startKubeRouter(components, settings)
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(corednsManifests(corednsImage, DNS_IP)) })
   await waitFor('the default service account', components, async () => ((await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'])) ? true : undefined))
   mark('defaultServiceAccount')
