@@ -16,6 +16,7 @@ import {
 } from './cluster/components.js'
 import { startContainerd } from './cluster/containerd.js'
 import { corednsManifests } from './cluster/coredns.js'
+import { recoverCrashedCluster, removeCrashRecord, writeCrashRecord, type CrashRecord } from './cluster/crash-record.js'
 import { acquireHostLock } from './cluster/host-lock.js'
 import { diffHostState, recordHostState, restoreHostState } from './cluster/host-state.js'
 import { nodeImageArchive, nodeImageRef } from './cluster/images.js'
@@ -96,7 +97,8 @@ interface Condition {
  * host: a second caller waits for the host lock. Teardown (registered on `t`,
  * and run also when startup fails midway, at the end of the test) stops it all
  * and puts back iptables, ipsets, sysctls, lo addresses and the folders the
- * kubelet creates outside its root.
+ * kubelet creates outside its root. Should this process die before teardown,
+ * the next startCluster on the host does that first (cluster/crash-record.ts).
  */
 export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Promise<TestCluster> {
   const started = Date.now()
@@ -107,7 +109,12 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
 
   stack.teardown(await acquireHostLock())
   mark('lock')
+  await recoverCrashedCluster()
   const before = await recordHostState()
+  const record: CrashRecord = { hostState: before, dirs: [] }
+  await writeCrashRecord(record)
+  // Registered before the restore, so it runs after it.
+  stack.teardown(() => removeCrashRecord())
   stack.teardown(async () => {
     await restoreHostState(before)
     const leftovers = diffHostState(before, await recordHostState())
@@ -116,6 +123,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
   })
   await addLoopbackAddresses(stack, [NODE_IP, ...(opts.extraHostIps ?? [])])
   const dir = await scratchDir(stack, 'ffkube-node-')
+  record.dirs.push(dir)
+  await writeCrashRecord(record)
   // The kubelet's volume mounts (projected tokens, emptyDirs) and containerd's rootfs live under dir.
   stack.teardown(() => unmountAll(dir))
   stack.teardown(removeBridge)
@@ -145,6 +154,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     ],
   })
   mark('apiserver')
+  record.dirs.push(kube.dir)
+  await writeCrashRecord(record)
   const kubeconfigs = {} as NodeSettings['kubeconfigs']
   for (const [name, entry] of Object.entries(tokens) as [keyof typeof tokens, { token: string }][]) {
     kubeconfigs[name] = await writeKubeconfig(join(dir, `${name}.kubeconfig`), kube.server, pki.caFile, entry.token)

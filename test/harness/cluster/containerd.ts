@@ -51,7 +51,7 @@ async function ctr(socket: string, args: string[]): Promise<string> {
 }
 
 /** Kills every container of this containerd (runc), then its shims: containers outlive a stopped containerd. */
-async function killContainers(dir: string, socket: string): Promise<void> {
+export async function killContainers(dir: string, socket: string): Promise<void> {
   const runcRoot = join(dir, 'runc', 'k8s.io')
   const ids = (await run('/usr/sbin/runc', ['--root', runcRoot, 'list', '-q'], { allowFailure: true })).split('\n').filter(Boolean)
   for (const id of ids) await run('/usr/sbin/runc', ['--root', runcRoot, 'delete', '--force', id], { allowFailure: true })

@@ -53,6 +53,8 @@ export interface HostState {
   ipsets: string[]
   /** `nft list tables`: iptables-nft's tables and any native nftables ones. */
   nftTables: string[]
+  /** IPv4 addresses on lo, as `a.b.c.d/len`. */
+  loopback: string[]
   paths: Record<string, boolean>
   cgroups: Record<string, boolean>
 }
@@ -90,9 +92,15 @@ export async function recordHostState(): Promise<HostState> {
     ip6tables: await run('ip6tables-save', []),
     ipsets: (await run('ipset', ['list', '-n'])).split('\n').filter(Boolean),
     nftTables: await nftTables(),
+    loopback: await loopbackAddresses(),
     paths,
     cgroups,
   }
+}
+
+async function loopbackAddresses(): Promise<string[]> {
+  const out = await run('ip', ['-o', '-4', 'addr', 'show', 'dev', 'lo'])
+  return [...out.matchAll(/ inet (\S+) /g)].map((m) => m[1] ?? '')
 }
 
 async function nftTables(): Promise<string[]> {
@@ -138,6 +146,11 @@ export async function restoreHostState(state: HostState): Promise<void> {
     const now = (await run('ipset', ['list', '-n'])).split('\n').filter(Boolean)
     for (const set of now) if (!state.ipsets.includes(set)) await run('ipset', ['destroy', set])
   })
+  await attempt('lo addresses', async () => {
+    for (const address of await loopbackAddresses()) {
+      if (!state.loopback.includes(address)) await run('ip', ['addr', 'del', address, 'dev', 'lo'])
+    }
+  })
   for (const [name, value] of Object.entries(state.sysctls)) {
     await attempt(`sysctl ${name}`, async () => {
       const now = (await readFile(sysctlPath(name), 'utf8')).trim()
@@ -171,6 +184,7 @@ export function diffHostState(before: HostState, after: HostState): string[] {
   if (normalizedRules(before.ip6tables) !== normalizedRules(after.ip6tables)) diffs.push('ip6tables rules differ')
   const sets = (s: string[]) => [...s].sort().join(',')
   if (sets(before.ipsets) !== sets(after.ipsets)) diffs.push(`ipsets: ${sets(before.ipsets)} -> ${sets(after.ipsets)}`)
+  if (sets(before.loopback) !== sets(after.loopback)) diffs.push(`lo: ${sets(before.loopback)} -> ${sets(after.loopback)}`)
   if (sets(before.nftTables) !== sets(after.nftTables)) diffs.push(`nft tables: ${sets(before.nftTables)} -> ${sets(after.nftTables)}`)
   for (const [path, existed] of Object.entries(before.paths)) {
     if (after.paths[path] !== existed) diffs.push(`${path}: ${existed ? 'existed' : 'absent'} -> ${after.paths[path] ? 'exists' : 'absent'}`)
