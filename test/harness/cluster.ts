@@ -140,6 +140,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     kubeRouter: { token: token(), user: 'kube-router', groups: ['system:masters'] },
   }
   const kube = await startKube(stack, {
+    // Under the node folder, so a crash record's kill and cleanup cover etcd and the apiserver too.
+    dir: join(dir, 'kube'),
     address: NODE_IP,
     serviceCidr: SERVICE_CIDR,
     tls: { ...pki.apiserver, caFile: pki.caFile },
@@ -154,8 +156,6 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     ],
   })
   mark('apiserver')
-  record.dirs.push(kube.dir)
-  await writeCrashRecord(record)
   const kubeconfigs = {} as NodeSettings['kubeconfigs']
   for (const [name, entry] of Object.entries(tokens) as [keyof typeof tokens, { token: string }][]) {
     kubeconfigs[name] = await writeKubeconfig(join(dir, `${name}.kubeconfig`), kube.server, pki.caFile, entry.token)

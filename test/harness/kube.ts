@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { request } from 'node:https'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
@@ -31,6 +31,8 @@ export interface KubeOptions {
   tokens?: { token: string; user: string; groups: string[] }[]
   authorizationMode?: string
   extraArgs?: string[]
+  /** Where etcd and the apiserver keep their state, owned by the caller; a fresh scratch folder by default. */
+  dir?: string
 }
 
 const BIND_ATTEMPTS = 3
@@ -99,7 +101,8 @@ function kubeconfigYaml(server: string, caFile: string, token: string): string {
  */
 export async function startKube(t: Teardown, opts: KubeOptions = {}): Promise<TestKube> {
   const address = opts.address ?? '127.0.0.1'
-  const dir = await scratchDir(t, 'ffkube-kube-')
+  const dir = opts.dir ?? (await scratchDir(t, 'ffkube-kube-'))
+  await mkdir(dir, { recursive: true })
   const etcd = await startEtcd(dir)
   t.teardown(() => etcd.server.stop())
 
