@@ -4,7 +4,8 @@
 #
 #   scripts/provision.sh [start|test]
 #     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
-#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint (default)
+#     test   all of the above plus etcd, kube-apiserver, helm, dockerfile-lint and the
+#            two images built from our Dockerfiles (scripts/build-images.sh) (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
@@ -214,6 +215,13 @@ provision_start_gate() {
   write_stamp start-gate "$key"
 }
 
+# The service and runner images, built by BuildKit from ./Dockerfile and
+# runner-image/Dockerfile into archives a test cluster imports (dist/images.json
+# names them). The script keeps its own pins and stamps; it runs under our lock.
+provision_images() {
+  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
+}
+
 provision_debian
 provision_ytdlp
 provision_start_gate
@@ -224,4 +232,5 @@ if [[ "$profile" == test ]]; then
   provision_helm
   provision_dockerfile_lint
   provision_schemathesis
+  provision_images
 fi
