@@ -4,9 +4,10 @@
 #
 #   scripts/provision.sh [start|test]
 #     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
-#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, and a real
+#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, a real
 #            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
-#            containerd, CoreDNS, kube-router and the images they run (default)
+#            containerd, CoreDNS, kube-router and the images they run, and the two images
+#            built from our Dockerfiles (scripts/build-images.sh) (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
@@ -309,6 +310,13 @@ provision_start_gate() {
   write_stamp start-gate "$key"
 }
 
+# The service and runner images, built by BuildKit from ./Dockerfile and
+# runner-image/Dockerfile into archives a test cluster imports (dist/images.json
+# names them). The script keeps its own pins and stamps; it runs under our lock.
+provision_images() {
+  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
+}
+
 provision_debian
 provision_ytdlp
 provision_start_gate
@@ -324,4 +332,5 @@ if [[ "$profile" == test ]]; then
   provision_helm
   provision_dockerfile_lint
   provision_schemathesis
+  provision_images
 fi
