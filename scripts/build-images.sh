@@ -52,6 +52,8 @@ DEBIAN_DPKG_OPTS=(
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
 log() { printf 'build-images: %s\n' "$*" >&2; }
+# took STEP STARTED — how long a step took (SECONDS at its start), for the log.
+took() { log "$1 took $((SECONDS - $2)) s"; }
 die() { log "$*"; exit 1; }
 
 # One provisioning at a time; scripts/provision.sh already holds the lock when it runs this.
@@ -114,12 +116,14 @@ provision_buildkit() {
   local key="$BUILDKIT_VERSION $(go env GOVERSION)"
   if stamp_matches buildkit "$key" && [[ -x "$bin/buildkitd" && -x "$bin/buildctl" ]]; then return 0; fi
   log "building buildkitd and buildctl $BUILDKIT_VERSION (first time takes minutes; cached in $cache)"
+  local started=$SECONDS
   local dir
   dir="$(cd / && go mod download -json "github.com/moby/buildkit@$BUILDKIT_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
   [[ -d "$dir" ]] || die "go mod download github.com/moby/buildkit@$BUILDKIT_VERSION gave no directory"
   (cd "$dir" && CGO_ENABLED=0 go build -trimpath -tags "osusergo netgo static_build" \
     -ldflags "-s -w -X github.com/moby/buildkit/version.Version=$BUILDKIT_VERSION" -o "$bin/" ./cmd/buildkitd ./cmd/buildctl)
   write_stamp buildkit "$key"
+  took "building buildkit" "$started"
 }
 
 # A Debian rootfs like debian:<suite>-slim: minbase (Essential + Priority required
@@ -137,9 +141,11 @@ provision_rootfs() {
   rootfs="$images/debian-$DEBIAN_SUITE-$key.tar"
   [[ -f "$rootfs" ]] && return 0
   log "assembling a Debian $DEBIAN_SUITE rootfs with mmdebstrap (a few minutes)"
+  local started=$SECONDS
   rm -f "$images"/debian-"$DEBIAN_SUITE"-*.tar "$images/.rootfs.tmp.tar"
   mmdebstrap --quiet "${args[@]}" "$DEBIAN_SUITE" "$images/.rootfs.tmp.tar" "${DEBIAN_SOURCES[@]}"
   mv "$images/.rootfs.tmp.tar" "$rootfs"
+  took "mmdebstrap" "$started"
 }
 
 # npm_fetch PACKAGE VERSION INTEGRITY — the registry's tarball, checked against the pin.
@@ -208,6 +214,7 @@ provision_base() {
   [[ -f "$base/index.json" ]] && return 0
   start_buildkitd
   log "assembling $NODE_IMAGE (Debian rootfs + node $NODE_VERSION + npm $NPM_VERSION)"
+  local started=$SECONDS
   local ctx="$images/.node-base-context"
   rm -rf "$ctx" "$base.tmp"
   mkdir -p "$ctx/npm"
@@ -222,6 +229,7 @@ provision_base() {
   rm -rf "$ctx"
   find "$images" -maxdepth 1 -name 'node-base-*' ! -name '*.tmp' -exec rm -rf {} +
   mv "$base.tmp" "$base"
+  took "the base image" "$started"
 }
 
 # Everything the build context lets in, plus the Dockerfiles: an edit to any of it rebuilds.
@@ -242,6 +250,7 @@ build_image() {
   digest="$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$base/index.json")"
   [[ -n "$digest" ]] || die "no manifest digest in $base/index.json"
   log "building $ref from ${dockerfile_dir#"$root"/}/Dockerfile (log: $images/$name.log)"
+  local started=$SECONDS
   # The Dockerfiles start with `# syntax=docker/dockerfile:1`, which would pull
   # that frontend image from Docker Hub. `cmdline` is the option BuildKit's
   # frontend gateway hands the frontend it forwarded to; given it, the built-in
@@ -256,6 +265,7 @@ build_image() {
     { rm -f "$archive.tmp"; tail -40 "$images/$name.log" >&2; die "building $ref failed (log: $images/$name.log)"; }
   find "$images" -maxdepth 1 -name "$name-*.tar" ! -name "$(basename "$archive")" -delete
   mv "$archive.tmp" "$archive"
+  took "$ref" "$started"
 }
 
 NODE_IMAGE="$(node_image)"
