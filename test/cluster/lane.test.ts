@@ -35,6 +35,18 @@ async function runToEnd(path: string, body: unknown) {
   return client.waitForCommand(command_id, TIMEOUT)
 }
 
+/**
+ * The MediaCommand once the operator has seen its Job end. GET may show the
+ * outcome first: the projector takes it from the runner's own event, while the
+ * MediaCommand's phase follows the Job, which the kubelet reports a moment later.
+ */
+async function finishedMediaCommand(commandId: string, phase: 'SUCCESS' | 'FAILED') {
+  return eventually(`MediaCommand ${commandId} to be ${phase}`, async () => {
+    const mc = await kubectlJson<{ status?: { phase?: string; outputs?: unknown[]; errorStatus?: string } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', commandId])
+    return mc.status?.phase === phase ? mc : undefined
+  }, TIMEOUT)
+}
+
 async function podsOf(commandId: string): Promise<V1Pod[]> {
   return (await kubectlJson<V1PodList>(['-n', RUNNER_NAMESPACE, 'get', 'pods', '-l', `${LABEL_COMMAND_ID}=${commandId}`])).items
 }
@@ -167,6 +179,8 @@ t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and 
     ffmpeg_command: 'ffmpeg -i {{in_video}} -c:v nosuchencoder {{out_video}}',
   })
   t.match(done, { status: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: /nosuchencoder/ })
+  const mc = await finishedMediaCommand(done.command_id, 'FAILED')
+  t.equal(mc.status?.errorStatus, 'FFMPEG_FAILED', 'the MediaCommand carries the runner\'s reason')
   const [pod] = await podsOf(done.command_id)
   t.equal(pod!.status!.initContainerStatuses!.find((c) => c.name === 'ffmpeg')?.state?.terminated?.exitCode, 1)
   t.notOk(pod!.status!.containerStatuses?.some((c) => c.state?.terminated || c.state?.running), 'upload did not run')
@@ -216,7 +230,7 @@ t.test('deleting the leading operator pod mid-run hands the Lease to the other r
   inputs.release('operator-handover')
   const done = await client.waitForCommand(command_id, TIMEOUT)
   t.match(done, { status: 'SUCCESS', output_files: { out_thumb: { filename: 'thumb.jpg', file_type: 'image' } } }, JSON.stringify(done))
-  const mc = await kubectlJson<{ status: { phase: string; outputs?: unknown[] } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', command_id])
+  const mc = await finishedMediaCommand(command_id, 'SUCCESS')
   t.match(mc.status, { phase: 'SUCCESS', outputs: [{ alias: 'out_thumb' }] }, 'the MediaCommand finished too')
   await kubectl(['-n', NAMESPACE, 'rollout', 'status', 'deploy/ffkube-operator', '--timeout=3m'])
 })
@@ -244,10 +258,11 @@ t.test('kubectl get mc shows type, status, progress and duration columns, and Ev
     ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
   })
   t.equal(done.status, 'SUCCESS')
+  await finishedMediaCommand(done.command_id, 'SUCCESS')
   const table = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id])
   const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/))
   t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION'])
-  t.match(row, [done.command_id, 'SINGLE_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
+  t.match(row, [done.command_id, 'FFMPEG_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
   const wide = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id, '-o', 'wide'])
   t.match(wide.split('\n')[0], /ACCOUNT\s+ERROR/)
   t.match(wide.split('\n')[1], release.accountId)
