@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
+import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
@@ -80,6 +81,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
   }
   const dispatcher = new Dispatcher({ db: connections.db, executor, logger, metrics })
+  let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
     commandsAccepted: (commandIds) => dispatcher.nudge(commandIds),
@@ -91,8 +93,11 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await local?.start()
       files.start()
       dispatcher.start()
+      // API processes of their own announce accepted commands here (dispatch-nudges.ts).
+      nudges = subscribeDispatchNudges(connections.nats, (commandIds) => dispatcher.nudge(commandIds))
     },
     async stop() {
+      nudges?.unsubscribe()
       await dispatcher.stop()
       await files.stop()
       await local?.stop()
