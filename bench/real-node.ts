@@ -55,6 +55,8 @@ interface Moments {
 
 /** The segments printed, each between two moments; undefined when one of them was not seen. */
 const SEGMENTS: Array<[string, (m: Moments) => number | undefined]> = [
+  // The runner's UPLOADING event often shares a progress-throttle window with SUCCESS and is
+  // dropped, so the last runner segment runs from the ffmpeg container's first event to SUCCESS.
   ['API: POST → 200 (command stored, accepted)', (m) => diff(m.submitted, m.accepted)],
   ['dispatch: accepted → MediaCommand created', (m) => diff(m.accepted, m.mediaCommand)],
   ['operator: MediaCommand → Job created', (m) => diff(m.mediaCommand, m.job)],
@@ -62,8 +64,7 @@ const SEGMENTS: Array<[string, (m: Moments) => number | undefined]> = [
   ['scheduler: Pod created → scheduled', (m) => diff(m.pod, m.scheduled)],
   ['kubelet: scheduled → fetch container running (sandbox, CNI, container start, node)', (m) => diff(m.scheduled, m.emitted.get('FETCHING'))],
   ['fetch phase, and the switch to the ffmpeg container', (m) => diff(m.emitted.get('FETCHING'), firstOf(m, 'PROBING', 'RUNNING'))],
-  ['run phase (probe, ffmpeg), and the switch to the upload container', (m) => diff(firstOf(m, 'PROBING', 'RUNNING'), m.emitted.get('UPLOADING'))],
-  ['upload phase (probe outputs, PUT, report)', (m) => diff(m.emitted.get('UPLOADING'), m.emitted.get('SUCCESS'))],
+  ['run phase (probe, ffmpeg), the switch to the upload container, upload', (m) => diff(firstOf(m, 'PROBING', 'RUNNING'), m.emitted.get('SUCCESS'))],
   ['projector: runner SUCCESS → SUCCESS in GET', (m) => diff(m.emitted.get('SUCCESS'), m.visible)],
 ]
 
