@@ -47,6 +47,8 @@ export interface TestCluster {
   busyboxImage: string
   /** Milliseconds from the start of startCluster, for the record. */
   timings: Record<string, number>
+  /** The last output of each node component (kubelet, kube-proxy …), for a failing test's message. */
+  componentOutput(): string
 }
 
 /** What startCluster can be asked for. */
@@ -221,5 +223,6 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     podCidr: POD_CIDR,
     busyboxImage,
     timings,
+    componentOutput: () => components.describe(),
   }
 }
