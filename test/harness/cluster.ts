@@ -20,6 +20,7 @@ import { recoverCrashedCluster, removeCrashRecord, writeCrashRecord, type CrashR
 import { acquireHostLock } from './cluster/host-lock.js'
 import { diffHostState, recordHostState, restoreHostState } from './cluster/host-state.js'
 import { nodeImageArchive, nodeImageRef } from './cluster/images.js'
+import { kubeRouterRbac } from './cluster/kube-router-rbac.js'
 import { writeKubeconfig } from './cluster/kubeconfig.js'
 import { addLoopbackAddresses, removeBridge, writeCniConfig } from './cluster/network.js'
 import { unmountAll } from './cluster/mounts.js'
@@ -46,6 +47,8 @@ export interface TestCluster {
   busyboxImage: string
   /** Milliseconds from the start of startCluster, for the record. */
   timings: Record<string, number>
+  /** The last output of each node component (kubelet, kube-proxy …), for a failing test's message. */
+  componentOutput(): string
 }
 
 /** What startCluster can be asked for. */
@@ -136,8 +139,7 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     scheduler: { token: token(), user: 'system:kube-scheduler', groups: [] },
     kubelet: { token: token(), user: `system:node:${NODE_NAME}`, groups: ['system:nodes'] },
     kubeProxy: { token: token(), user: 'system:kube-proxy', groups: [] },
-    // kube-router's own ClusterRole is long; a test node lets it be admin.
-    kubeRouter: { token: token(), user: 'kube-router', groups: ['system:masters'] },
+    kubeRouter: { token: token(), user: 'kube-router', groups: [] },
   }
   const kube = await startKube(stack, {
     // Under the node folder, so a crash record's kill and cleanup cover etcd and the apiserver too.
@@ -198,6 +200,7 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
   })
   mark('nodeReady')
   // kube-router looks its node up once at start and exits when it is not there yet.
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(kubeRouterRbac(tokens.kubeRouter.user)) })
   startKubeRouter(components, settings)
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(corednsManifests(corednsImage, DNS_IP)) })
   await waitFor('the default service account', components, async () => ((await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'])) ? true : undefined))
@@ -220,5 +223,6 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     podCidr: POD_CIDR,
     busyboxImage,
     timings,
+    componentOutput: () => components.describe(),
   }
 }

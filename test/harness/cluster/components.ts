@@ -132,6 +132,8 @@ export async function startKubeProxy(c: Components, s: NodeSettings): Promise<Ch
     metricsBindAddress: '127.0.0.1:10249',
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
     iptables: { localhostNodePorts: false, syncPeriod: '10s', minSyncPeriod: '0s' },
+    // NodePorts on the node IP only: other tests' servers on 127.0.0.1 stay out of its rules.
+    nodePortAddresses: [`${s.nodeIp}/32`],
   }
   const configFile = join(s.dir, 'kube-proxy.yaml')
   await writeFile(configFile, JSON.stringify(config, null, 2))
