@@ -74,6 +74,15 @@ write_stamp() {
 }
 short_hash() { sha256sum | cut -c1-16; }
 
+# Several checkouts (branches, worktrees) share the cache, each with its own
+# keys: keep the few most recently used outputs of a kind, not only this tree's.
+KEEP=3
+prune() {
+  local pattern="$1"
+  find "$images" -maxdepth 1 -name "$pattern" ! -name '*.tmp' -printf '%T@ %p\n' | sort -rn | tail -n +"$((KEEP + 1))" |
+    cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
+}
+
 apt_install() {
   local missing=()
   for pkg in "$@"; do
@@ -139,12 +148,13 @@ provision_rootfs() {
   mapfile -t args < <(rootfs_args)
   key="$(printf '%s\n' "${args[@]}" "$DEBIAN_SUITE" "${DEBIAN_SOURCES[@]}" "$(mmdebstrap --version)" | short_hash)"
   rootfs="$images/debian-$DEBIAN_SUITE-$key.tar"
-  [[ -f "$rootfs" ]] && return 0
+  if [[ -f "$rootfs" ]]; then touch "$rootfs"; return 0; fi
   log "assembling a Debian $DEBIAN_SUITE rootfs with mmdebstrap (a few minutes)"
   local started=$SECONDS
-  rm -f "$images"/debian-"$DEBIAN_SUITE"-*.tar "$images/.rootfs.tmp.tar"
+  rm -f "$images/.rootfs.tmp.tar"
   mmdebstrap --quiet "${args[@]}" "$DEBIAN_SUITE" "$images/.rootfs.tmp.tar" "${DEBIAN_SOURCES[@]}"
   mv "$images/.rootfs.tmp.tar" "$rootfs"
+  prune "debian-$DEBIAN_SUITE-*.tar"
   took "mmdebstrap" "$started"
 }
 
@@ -211,7 +221,7 @@ provision_base() {
   key="$(printf '%s\n' "$rootfs" "$NODE_INTEGRITY" "$NPM_INTEGRITY" "$BUILDKIT_VERSION" \
     "$(cat "$dir/Dockerfile" "$dir/docker-entrypoint.sh" "${BASH_SOURCE[0]}" | short_hash)" | short_hash)"
   base="$images/node-base-$key"
-  [[ -f "$base/index.json" ]] && return 0
+  if [[ -f "$base/index.json" ]]; then touch "$base"; return 0; fi
   start_buildkitd
   log "assembling $NODE_IMAGE (Debian rootfs + node $NODE_VERSION + npm $NPM_VERSION)"
   local started=$SECONDS
@@ -227,8 +237,8 @@ provision_base() {
     --output "type=oci,tar=false,name=$NODE_IMAGE,dest=$base.tmp" >"$images/node-base.log" 2>&1 ||
     { tail -30 "$images/node-base.log" >&2; die "building the base image failed (log: $images/node-base.log)"; }
   rm -rf "$ctx"
-  find "$images" -maxdepth 1 -name 'node-base-*' ! -name '*.tmp' -exec rm -rf {} +
   mv "$base.tmp" "$base"
+  prune 'node-base-*'
   took "the base image" "$started"
 }
 
@@ -244,7 +254,7 @@ build_image() {
   local name="$1" ref="$2" dockerfile_dir="$3" key
   key="$(printf '%s\n' "$context" "$base" "$ref" "$BUILDKIT_VERSION" "$(short_hash <"${BASH_SOURCE[0]}")" | short_hash)"
   archive="$images/$name-$key.tar"
-  [[ -f "$archive" ]] && return 0
+  if [[ -f "$archive" ]]; then touch "$archive"; return 0; fi
   start_buildkitd
   local digest
   digest="$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$base/index.json")"
@@ -263,8 +273,8 @@ build_image() {
     --opt "context:$NODE_IMAGE=oci-layout://ffkube-node-base@$digest" \
     --output "type=docker,name=$ref,dest=$archive.tmp" >"$images/$name.log" 2>&1 ||
     { rm -f "$archive.tmp"; tail -40 "$images/$name.log" >&2; die "building $ref failed (log: $images/$name.log)"; }
-  find "$images" -maxdepth 1 -name "$name-*.tar" ! -name "$(basename "$archive")" -delete
   mv "$archive.tmp" "$archive"
+  prune "$name-*.tar"
   took "$ref" "$started"
 }
 
