@@ -64,31 +64,36 @@ export async function readImageArchive(archive: string): Promise<ImageArchive> {
 
 /**
  * The image's root filesystem in `dir`/rootfs: each layer extracted over the
- * ones before it, its whiteouts (`.wh.NAME` removes NAME, `.wh..wh..opq`
- * empties its directory) applied first.
+ * ones before it in one streaming pass, then its whiteouts applied:
+ * `.wh.NAME` removes NAME, `.wh..wh..opq` empties its directory of what lower
+ * layers put there.
  */
 export async function unpackImage(archive: string, dir: string): Promise<string> {
   const { layers } = await readImageArchive(archive)
   const rootfs = join(dir, 'rootfs')
   await mkdir(rootfs, { recursive: true })
   for (const layer of layers) {
-    await run('tar', ['-xf', archive, '-C', dir, layer])
-    const file = join(dir, layer)
-    const { stdout } = await run('tar', ['-tf', file], { maxBuffer: 256 * 1024 * 1024 })
-    for (const entry of stdout.split('\n')) {
-      const name = entry.replace(/\/$/, '').split('/').at(-1) ?? ''
+    // gzip -dcf: a compressed layer is inflated, an uncompressed one passes as it is.
+    const { stdout } = await run('sh', ['-c', 'tar -xOf "$1" "$2" | gzip -dcf | tar -xvf - -C "$3" --numeric-owner', 'sh', archive, layer, rootfs], {
+      maxBuffer: 256 * 1024 * 1024,
+    })
+    const entries = stdout.split('\n').filter(Boolean).map((entry) => entry.replace(/^\.\//, '').replace(/\/$/, ''))
+    const inLayer = new Set(entries)
+    for (const entry of entries) {
+      const name = entry.split('/').at(-1) ?? ''
       if (!name.startsWith('.wh.')) continue
-      const parent = join(rootfs, dirname(entry))
+      const parentEntry = dirname(entry)
+      const parent = join(rootfs, parentEntry)
       if (name === '.wh..wh..opq') {
-        for (const child of await readdir(parent).catch(() => [])) await rm(join(parent, child), { recursive: true, force: true })
+        for (const child of await readdir(parent)) {
+          if (!inLayer.has(parentEntry === '.' ? child : `${parentEntry}/${child}`)) await rm(join(parent, child), { recursive: true, force: true })
+        }
       } else {
         await rm(join(parent, name.slice('.wh.'.length)), { recursive: true, force: true })
       }
+      await rm(join(rootfs, entry), { force: true })
     }
-    await run('tar', ['-xf', file, '-C', rootfs, '--numeric-owner', '--exclude=.wh.*'])
-    await rm(file)
   }
-  await rm(join(dir, 'blobs'), { recursive: true, force: true })
   return rootfs
 }
 
