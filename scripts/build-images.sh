@@ -167,7 +167,7 @@ npm_fetch() {
     (cd "$images/dl" && npm pack --silent "$name@$version" >/dev/null)
   fi
   local got
-  got="sha512-$(openssl dgst -sha512 -binary "$file" | base64 -w0)"
+  got="sha512-$(node -e 'process.stdout.write(require("node:crypto").createHash("sha512").update(require("node:fs").readFileSync(process.argv[1])).digest("base64"))' "$file")"
   [[ "$got" == "$integrity" ]] || { rm -f "$file"; die "$name@$version: integrity $got, pinned $integrity"; }
   printf '%s' "$file"
 }
@@ -278,6 +278,8 @@ build_image() {
   took "$ref" "$started"
 }
 
+# buildkitd's runc worker and mmdebstrap's root mode both need root.
+[[ $(id -u) -eq 0 ]] || die "building the images needs root (buildkitd with the runc worker, mmdebstrap --mode=root)"
 NODE_IMAGE="$(node_image)"
 service_ref="$(chart_ref service)"
 runner_ref="$(chart_ref runner)"
