@@ -16,7 +16,8 @@
 # reach deb.debian.org, the npm registry and PyPI through the host's network.
 #
 # Out: $FFKUBE_CACHE/images/{ffkube,runner}-<key>.tar and dist/images.json in the
-# checkout ({"service": {"ref", "archive"}, "runner": {…}}), for this exact tree.
+# checkout ({"context": <hash of the build context>, "service": {"ref", "archive"},
+# "runner": {…}}), for this exact tree.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -242,10 +243,12 @@ provision_base() {
   took "the base image" "$started"
 }
 
-# Everything the build context lets in, plus the Dockerfiles: an edit to any of it rebuilds.
+# Everything the build context lets in, plus the Dockerfiles: an edit to any of it
+# rebuilds. test/harness/image.ts computes the same hash to know the archives
+# in dist/images.json are this tree's.
+CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image)
 context_hash() {
-  (cd "$root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json \
-    contracts api operator runner-image -type f -print0 | sort -z | xargs -0 sha256sum | short_hash)
+  (cd "$root" && find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | short_hash)
 }
 
 # build_image NAME REF DOCKERFILE_DIR — one of our Dockerfiles, unchanged, into $images/NAME-<key>.tar.
@@ -297,6 +300,6 @@ runner_archive="$archive"
 stop_buildkitd
 
 mkdir -p "$root/dist"
-printf '{\n  "service": {"ref": "%s", "archive": "%s"},\n  "runner": {"ref": "%s", "archive": "%s"}\n}\n' \
-  "$service_ref" "$service_archive" "$runner_ref" "$runner_archive" >"$root/dist/images.json.tmp"
+printf '{\n  "context": "%s",\n  "service": {"ref": "%s", "archive": "%s"},\n  "runner": {"ref": "%s", "archive": "%s"}\n}\n' \
+  "$context" "$service_ref" "$service_archive" "$runner_ref" "$runner_archive" >"$root/dist/images.json.tmp"
 mv "$root/dist/images.json.tmp" "$root/dist/images.json"

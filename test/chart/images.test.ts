@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadYaml } from '@kubernetes/client-node'
-import { builtImages, readImageArchive, runInImage, unpackImage, type BuiltImage, type ImageConfig } from '../harness/image.js'
+import { builtImages, contextHash, readImageArchive, runInImage, unpackImage, type BuiltImage, type ImageConfig } from '../harness/image.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
 import { parseDockerfile, stages, type Instruction } from './dockerfile.js'
 
@@ -46,6 +46,10 @@ function envOf(config: ImageConfig): Map<string, string> {
 }
 
 const images = await builtImages()
+
+t.test("the archives in dist/images.json were built from this tree's build context", async (t) => {
+  t.equal(images.context, await contextHash(), 'a source edit since the last build would differ: scripts/build-images.sh rebuilds')
+})
 const values = loadYaml<Values>(await readFile('charts/ffkube/values.yaml', 'utf8'))
 const appVersion = loadYaml<{ appVersion: string }>(await readFile('charts/ffkube/Chart.yaml', 'utf8')).appVersion
 

@@ -8,9 +8,9 @@
  * pod mounts an emptyDir.
  */
 import { execFile } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -22,13 +22,46 @@ export interface BuiltImage {
   archive: string
 }
 
-/** The two images built for this checkout's tree (dist/images.json, written by scripts/build-images.sh). */
-export async function builtImages(root = process.cwd()): Promise<{ service: BuiltImage; runner: BuiltImage }> {
+export interface BuiltImages {
+  /** scripts/build-images.sh's hash of the build context the images were built from. */
+  context: string
+  service: BuiltImage
+  runner: BuiltImage
+}
+
+/** The two images last built in this checkout (dist/images.json, written by scripts/build-images.sh). */
+export async function builtImages(root = process.cwd()): Promise<BuiltImages> {
   const path = join(root, 'dist', 'images.json')
   const text = await readFile(path, 'utf8').catch(() => {
     throw new Error(`${path} is missing: build the images with scripts/build-images.sh (scripts/provision.sh test runs it)`)
   })
-  return JSON.parse(text) as { service: BuiltImage; runner: BuiltImage }
+  return JSON.parse(text) as BuiltImages
+}
+
+/** What scripts/build-images.sh hashes as the build context (its CONTEXT_PATHS). */
+const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image']
+
+/**
+ * scripts/build-images.sh's context_hash, recomputed: `find PATHS -type f |
+ * LC_ALL=C sort | xargs sha256sum | sha256sum`, first 16 hex digits. Equal to
+ * dist/images.json's `context` when the archives are this tree's.
+ */
+export async function contextHash(root = process.cwd()): Promise<string> {
+  const files: string[] = []
+  for (const path of CONTEXT_PATHS) {
+    const full = join(root, path)
+    if ((await stat(full)).isFile()) {
+      files.push(path)
+      continue
+    }
+    for (const entry of await readdir(full, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) files.push(relative(root, join(entry.parentPath, entry.name)))
+    }
+  }
+  files.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  let listing = ''
+  for (const file of files) listing += `${createHash('sha256').update(await readFile(join(root, file))).digest('hex')}  ${file}\n`
+  return createHash('sha256').update(listing).digest('hex').slice(0, 16)
 }
 
 /** The fields of an image config (OCI image spec, `config`) the tests look at. */
