@@ -16,7 +16,8 @@
 # reach deb.debian.org, the npm registry and PyPI through the host's network.
 #
 # Out: $FFKUBE_CACHE/images/{ffkube,runner}-<key>.tar and dist/images.json in the
-# checkout ({"service": {"ref", "archive"}, "runner": {…}}), for this exact tree.
+# checkout ({"context": <hash of the build context>, "service": {"ref", "archive"},
+# "runner": {…}}), for this exact tree.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,6 +74,15 @@ write_stamp() {
   printf '%s' "$*" >"$stamps/$name"
 }
 short_hash() { sha256sum | cut -c1-16; }
+
+# Several checkouts (branches, worktrees) share the cache, each with its own
+# keys: keep the few most recently used outputs of a kind, not only this tree's.
+KEEP=3
+prune() {
+  local pattern="$1"
+  find "$images" -maxdepth 1 -name "$pattern" ! -name '*.tmp' -printf '%T@ %p\n' | sort -rn | tail -n +"$((KEEP + 1))" |
+    cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
+}
 
 apt_install() {
   local missing=()
@@ -139,12 +149,13 @@ provision_rootfs() {
   mapfile -t args < <(rootfs_args)
   key="$(printf '%s\n' "${args[@]}" "$DEBIAN_SUITE" "${DEBIAN_SOURCES[@]}" "$(mmdebstrap --version)" | short_hash)"
   rootfs="$images/debian-$DEBIAN_SUITE-$key.tar"
-  [[ -f "$rootfs" ]] && return 0
+  if [[ -f "$rootfs" ]]; then touch "$rootfs"; return 0; fi
   log "assembling a Debian $DEBIAN_SUITE rootfs with mmdebstrap (a few minutes)"
   local started=$SECONDS
-  rm -f "$images"/debian-"$DEBIAN_SUITE"-*.tar "$images/.rootfs.tmp.tar"
+  rm -f "$images/.rootfs.tmp.tar"
   mmdebstrap --quiet "${args[@]}" "$DEBIAN_SUITE" "$images/.rootfs.tmp.tar" "${DEBIAN_SOURCES[@]}"
   mv "$images/.rootfs.tmp.tar" "$rootfs"
+  prune "debian-$DEBIAN_SUITE-*.tar"
   took "mmdebstrap" "$started"
 }
 
@@ -157,7 +168,7 @@ npm_fetch() {
     (cd "$images/dl" && npm pack --silent "$name@$version" >/dev/null)
   fi
   local got
-  got="sha512-$(openssl dgst -sha512 -binary "$file" | base64 -w0)"
+  got="sha512-$(node -e 'process.stdout.write(require("node:crypto").createHash("sha512").update(require("node:fs").readFileSync(process.argv[1])).digest("base64"))' "$file")"
   [[ "$got" == "$integrity" ]] || { rm -f "$file"; die "$name@$version: integrity $got, pinned $integrity"; }
   printf '%s' "$file"
 }
@@ -211,7 +222,7 @@ provision_base() {
   key="$(printf '%s\n' "$rootfs" "$NODE_INTEGRITY" "$NPM_INTEGRITY" "$BUILDKIT_VERSION" \
     "$(cat "$dir/Dockerfile" "$dir/docker-entrypoint.sh" "${BASH_SOURCE[0]}" | short_hash)" | short_hash)"
   base="$images/node-base-$key"
-  [[ -f "$base/index.json" ]] && return 0
+  if [[ -f "$base/index.json" ]]; then touch "$base"; return 0; fi
   start_buildkitd
   log "assembling $NODE_IMAGE (Debian rootfs + node $NODE_VERSION + npm $NPM_VERSION)"
   local started=$SECONDS
@@ -227,15 +238,17 @@ provision_base() {
     --output "type=oci,tar=false,name=$NODE_IMAGE,dest=$base.tmp" >"$images/node-base.log" 2>&1 ||
     { tail -30 "$images/node-base.log" >&2; die "building the base image failed (log: $images/node-base.log)"; }
   rm -rf "$ctx"
-  find "$images" -maxdepth 1 -name 'node-base-*' ! -name '*.tmp' -exec rm -rf {} +
   mv "$base.tmp" "$base"
+  prune 'node-base-*'
   took "the base image" "$started"
 }
 
-# Everything the build context lets in, plus the Dockerfiles: an edit to any of it rebuilds.
+# Everything the build context lets in, plus the Dockerfiles: an edit to any of it
+# rebuilds. test/harness/image.ts computes the same hash to know the archives
+# in dist/images.json are this tree's.
+CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image)
 context_hash() {
-  (cd "$root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json \
-    contracts api operator runner-image -type f -print0 | sort -z | xargs -0 sha256sum | short_hash)
+  (cd "$root" && find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | short_hash)
 }
 
 # build_image NAME REF DOCKERFILE_DIR — one of our Dockerfiles, unchanged, into $images/NAME-<key>.tar.
@@ -244,7 +257,7 @@ build_image() {
   local name="$1" ref="$2" dockerfile_dir="$3" key
   key="$(printf '%s\n' "$context" "$base" "$ref" "$BUILDKIT_VERSION" "$(short_hash <"${BASH_SOURCE[0]}")" | short_hash)"
   archive="$images/$name-$key.tar"
-  [[ -f "$archive" ]] && return 0
+  if [[ -f "$archive" ]]; then touch "$archive"; return 0; fi
   start_buildkitd
   local digest
   digest="$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$base/index.json")"
@@ -263,11 +276,13 @@ build_image() {
     --opt "context:$NODE_IMAGE=oci-layout://ffkube-node-base@$digest" \
     --output "type=docker,name=$ref,dest=$archive.tmp" >"$images/$name.log" 2>&1 ||
     { rm -f "$archive.tmp"; tail -40 "$images/$name.log" >&2; die "building $ref failed (log: $images/$name.log)"; }
-  find "$images" -maxdepth 1 -name "$name-*.tar" ! -name "$(basename "$archive")" -delete
   mv "$archive.tmp" "$archive"
+  prune "$name-*.tar"
   took "$ref" "$started"
 }
 
+# buildkitd's runc worker and mmdebstrap's root mode both need root.
+[[ $(id -u) -eq 0 ]] || die "building the images needs root (buildkitd with the runc worker, mmdebstrap --mode=root)"
 NODE_IMAGE="$(node_image)"
 service_ref="$(chart_ref service)"
 runner_ref="$(chart_ref runner)"
@@ -285,6 +300,6 @@ runner_archive="$archive"
 stop_buildkitd
 
 mkdir -p "$root/dist"
-printf '{\n  "service": {"ref": "%s", "archive": "%s"},\n  "runner": {"ref": "%s", "archive": "%s"}\n}\n' \
-  "$service_ref" "$service_archive" "$runner_ref" "$runner_archive" >"$root/dist/images.json.tmp"
+printf '{\n  "context": "%s",\n  "service": {"ref": "%s", "archive": "%s"},\n  "runner": {"ref": "%s", "archive": "%s"}\n}\n' \
+  "$context" "$service_ref" "$service_archive" "$runner_ref" "$runner_archive" >"$root/dist/images.json.tmp"
 mv "$root/dist/images.json.tmp" "$root/dist/images.json"

@@ -7,10 +7,10 @@
  */
 import t from 'tap'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadYaml } from '@kubernetes/client-node'
-import { builtImages, readImageArchive, runInImage, unpackImage, type BuiltImage, type ImageConfig } from '../harness/image.js'
+import { builtImages, contextHash, readImageArchive, runInImage, unpackImage, type BuiltImage, type ImageConfig } from '../harness/image.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
 import { parseDockerfile, stages, type Instruction } from './dockerfile.js'
 
@@ -45,7 +45,14 @@ function envOf(config: ImageConfig): Map<string, string> {
   return new Map((config.Env ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
 }
 
+/** Where the build host keeps the CAs it added itself (this machine's TLS-intercepting egress proxy's among them). */
+const HOST_CAS = '/usr/local/share/ca-certificates'
+
 const images = await builtImages()
+
+t.test("the archives in dist/images.json were built from this tree's build context", async (t) => {
+  t.equal(images.context, await contextHash(), 'a source edit since the last build would differ: scripts/build-images.sh rebuilds')
+})
 const values = loadYaml<Values>(await readFile('charts/ffkube/values.yaml', 'utf8'))
 const appVersion = loadYaml<{ appVersion: string }>(await readFile('charts/ffkube/Chart.yaml', 'utf8')).appVersion
 
@@ -68,6 +75,9 @@ for (const { name, image, dockerfile, repository } of IMAGES) {
     const env = envOf(config)
     for (const [key, value] of expected.env) t.equal(env.get(key), value, `ENV ${key}=${value}`)
     t.match(env.get('PATH'), /(^|:)\/usr\/local\/bin(:|$)/, "PATH from the base image reaches node in /usr/local/bin")
+    for (const name of ['NODE_EXTRA_CA_CERTS', 'PIP_CERT', 'SSL_CERT_FILE']) {
+      t.notOk(env.has(name), `no ${name}: the build host's CA (scripts/images/runc-with-host-ca.sh) stays out of the image`)
+    }
     if (expected.entrypoint) {
       t.same(config.Entrypoint, expected.entrypoint, 'ENTRYPOINT')
       t.notOk(config.Cmd?.length, 'no CMD after it: the operator appends only --phase …')
@@ -120,6 +130,12 @@ t.test('the runner image runs node, ffmpeg, ffprobe and yt-dlp as 65532 on a rea
   t.equal(ytdlp.stdout.trim(), pinned, `yt-dlp ${pinned}, from its byte-compiled copy on the read-only root`)
 
   t.ok(existsSync(join(rootfs, envOf(config).get('FFKUBE_START_GATE')!)), 'the start gate library is where FFKUBE_START_GATE says')
+  t.same(await readdir(join(rootfs, 'mnt')), [], '/mnt, where the build mounted the host CA bundle, is empty')
+  const bundle = await readFile(join(rootfs, 'etc/ssl/certs/ca-certificates.crt'), 'utf8')
+  for (const file of await readdir(HOST_CAS).catch(() => [])) {
+    const pem = (await readFile(join(HOST_CAS, file), 'utf8')).trim()
+    t.notOk(bundle.includes(pem.split('\n').slice(1, -1).join('\n')), `the build host's own CA ${file} is not in the image's bundle`)
+  }
   for (const gone of ['usr/local/bin/npm', 'usr/local/lib/node_modules/npm', 'usr/bin/gcc', 'usr/bin/pip3']) {
     t.notOk(existsSync(join(rootfs, gone)), `no /${gone} in the runtime image`)
   }

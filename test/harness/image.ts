@@ -8,9 +8,9 @@
  * pod mounts an emptyDir.
  */
 import { execFile } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -22,13 +22,46 @@ export interface BuiltImage {
   archive: string
 }
 
-/** The two images built for this checkout's tree (dist/images.json, written by scripts/build-images.sh). */
-export async function builtImages(root = process.cwd()): Promise<{ service: BuiltImage; runner: BuiltImage }> {
+export interface BuiltImages {
+  /** scripts/build-images.sh's hash of the build context the images were built from. */
+  context: string
+  service: BuiltImage
+  runner: BuiltImage
+}
+
+/** The two images last built in this checkout (dist/images.json, written by scripts/build-images.sh). */
+export async function builtImages(root = process.cwd()): Promise<BuiltImages> {
   const path = join(root, 'dist', 'images.json')
   const text = await readFile(path, 'utf8').catch(() => {
     throw new Error(`${path} is missing: build the images with scripts/build-images.sh (scripts/provision.sh test runs it)`)
   })
-  return JSON.parse(text) as { service: BuiltImage; runner: BuiltImage }
+  return JSON.parse(text) as BuiltImages
+}
+
+/** What scripts/build-images.sh hashes as the build context (its CONTEXT_PATHS). */
+const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image']
+
+/**
+ * scripts/build-images.sh's context_hash, recomputed: `find PATHS -type f |
+ * LC_ALL=C sort | xargs sha256sum | sha256sum`, first 16 hex digits. Equal to
+ * dist/images.json's `context` when the archives are this tree's.
+ */
+export async function contextHash(root = process.cwd()): Promise<string> {
+  const files: string[] = []
+  for (const path of CONTEXT_PATHS) {
+    const full = join(root, path)
+    if ((await stat(full)).isFile()) {
+      files.push(path)
+      continue
+    }
+    for (const entry of await readdir(full, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) files.push(relative(root, join(entry.parentPath, entry.name)))
+    }
+  }
+  files.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  let listing = ''
+  for (const file of files) listing += `${createHash('sha256').update(await readFile(join(root, file))).digest('hex')}  ${file}\n`
+  return createHash('sha256').update(listing).digest('hex').slice(0, 16)
 }
 
 /** The fields of an image config (OCI image spec, `config`) the tests look at. */
@@ -64,31 +97,36 @@ export async function readImageArchive(archive: string): Promise<ImageArchive> {
 
 /**
  * The image's root filesystem in `dir`/rootfs: each layer extracted over the
- * ones before it, its whiteouts (`.wh.NAME` removes NAME, `.wh..wh..opq`
- * empties its directory) applied first.
+ * ones before it in one streaming pass, then its whiteouts applied:
+ * `.wh.NAME` removes NAME, `.wh..wh..opq` empties its directory of what lower
+ * layers put there.
  */
 export async function unpackImage(archive: string, dir: string): Promise<string> {
   const { layers } = await readImageArchive(archive)
   const rootfs = join(dir, 'rootfs')
   await mkdir(rootfs, { recursive: true })
   for (const layer of layers) {
-    await run('tar', ['-xf', archive, '-C', dir, layer])
-    const file = join(dir, layer)
-    const { stdout } = await run('tar', ['-tf', file], { maxBuffer: 256 * 1024 * 1024 })
-    for (const entry of stdout.split('\n')) {
-      const name = entry.replace(/\/$/, '').split('/').at(-1) ?? ''
+    // gzip -dcf: a compressed layer is inflated, an uncompressed one passes as it is.
+    const { stdout } = await run('sh', ['-c', 'tar -xOf "$1" "$2" | gzip -dcf | tar -xvf - -C "$3" --numeric-owner', 'sh', archive, layer, rootfs], {
+      maxBuffer: 256 * 1024 * 1024,
+    })
+    const entries = stdout.split('\n').filter(Boolean).map((entry) => entry.replace(/^\.\//, '').replace(/\/$/, ''))
+    const inLayer = new Set(entries)
+    for (const entry of entries) {
+      const name = entry.split('/').at(-1) ?? ''
       if (!name.startsWith('.wh.')) continue
-      const parent = join(rootfs, dirname(entry))
+      const parentEntry = dirname(entry)
+      const parent = join(rootfs, parentEntry)
       if (name === '.wh..wh..opq') {
-        for (const child of await readdir(parent).catch(() => [])) await rm(join(parent, child), { recursive: true, force: true })
+        for (const child of await readdir(parent)) {
+          if (!inLayer.has(parentEntry === '.' ? child : `${parentEntry}/${child}`)) await rm(join(parent, child), { recursive: true, force: true })
+        }
       } else {
         await rm(join(parent, name.slice('.wh.'.length)), { recursive: true, force: true })
       }
+      await rm(join(rootfs, entry), { force: true })
     }
-    await run('tar', ['-xf', file, '-C', rootfs, '--numeric-owner', '--exclude=.wh.*'])
-    await rm(file)
   }
-  await rm(join(dir, 'blobs'), { recursive: true, force: true })
   return rootfs
 }
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# docker-entrypoint.sh of the official Node images (github.com/nodejs/docker-node, MIT), unchanged.
 set -e
 
 # Run command with node if the first argument contains a "-" or is not a system command. The last
