@@ -290,10 +290,12 @@ t.test('no pod in the release or runner namespaces runs as root or with a writab
       for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
         const where = `${namespace}/${pod.metadata!.name}/${c.name}`
         const uid = c.securityContext?.runAsUser ?? spec.securityContext?.runAsUser
-        t.ok((c.securityContext?.runAsNonRoot ?? spec.securityContext?.runAsNonRoot) === true, `${where}: runAsNonRoot`)
-        t.ok(uid !== undefined && uid !== 0, `${where}: runs as uid ${uid}`)
-        t.equal(c.securityContext?.readOnlyRootFilesystem, true, `${where}: read-only root filesystem`)
-        t.equal(c.securityContext?.allowPrivilegeEscalation, false, `${where}: no privilege escalation`)
+        t.same({
+          runAsNonRoot: c.securityContext?.runAsNonRoot ?? spec.securityContext?.runAsNonRoot,
+          rootUid: uid === undefined || uid === 0,
+          readOnlyRootFilesystem: c.securityContext?.readOnlyRootFilesystem,
+          allowPrivilegeEscalation: c.securityContext?.allowPrivilegeEscalation,
+        }, { runAsNonRoot: true, rootUid: false, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, `${where}: non-root (uid ${uid}), read-only root, no escalation`)
       }
       if (namespace !== NAMESPACE || pod.status?.phase !== 'Running') continue
       // The running processes themselves, not just what the spec asks for.
