@@ -41,7 +41,6 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/contracts ./dist/contracts
 COPY --from=build /src/dist/api ./dist/api
 COPY --from=build /src/dist/operator ./dist/operator
-COPY --from=build /src/dist/runner-image ./dist/runner-image
 # Read-only root filesystem in the chart: /tmp and /data are emptyDirs.
 ENV NODE_ENV=production \
     EXECUTOR=kubernetes \

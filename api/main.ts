@@ -10,6 +10,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, requireExternalServices, type Config } from './config.js'
 import { ensureBucket, openConnections } from './connections.js'
+import { publishDispatchNudge } from './dispatcher/dispatch-nudges.js'
 import { parseEncryptionKeys, SecretBox } from './crypto/secret-box.js'
 import type { ReadinessProbe } from './health/readiness.js'
 import { startLocalServices, type LocalServices } from './local/local-services.js'
@@ -70,9 +71,11 @@ export async function runRoles(config: Config, logger: Logger, testOnly: TestOnl
     }
     const worker = config.roles.includes('worker') ? workerRole(context, testOnly) : null
     const webhooks = config.roles.includes('webhooks') ? webhooksRole(context) : null
-    // Roles in one process nudge each other; in separate processes they poll.
+    // Roles in one process nudge each other; in separate processes they poll, except the
+    // dispatcher, which a separate API nudges over NATS (it is on every command's path).
+    const commandsAccepted = worker?.commandsAccepted ?? ((ids: readonly string[]) => publishDispatchNudge(connections.nats, ids))
     const api = config.roles.includes('api')
-      ? apiRole(context, { commandsAccepted: worker?.commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, testOnly)
+      ? apiRole(context, { commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, testOnly)
       : null
     // Consumers first: the API accepts work once what handles it runs.
     const roles = [worker, webhooks, api].filter((role): role is NonNullable<typeof role> => role !== null)

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { toolPath } from '../api/local/tools.js'
 import type { CommandSpec } from '../contracts/command-spec.js'
-import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
+import { localRunnerNodeFlags } from '../contracts/runner-node-flags.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
@@ -30,7 +30,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5)
  * node process on the node shares through the page cache), in MiB.
  */
 function runPhase(phase: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; peakMib: number; privateMib: number }> {
-  const child = spawn(process.execPath, [...RUNNER_NODE_FLAGS, 'dist/runner-image/runner/main.js', '--phase', phase], { env, stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(process.execPath, [...localRunnerNodeFlags(), 'dist/runner-image/runner/main.js', '--phase', phase], { env, stdio: ['ignore', 'ignore', 'inherit'] })
   let peak = 0
   let own = 0
   const timer = setInterval(() => {

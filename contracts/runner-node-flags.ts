@@ -8,9 +8,23 @@
  *                            mostly empty between a command's chunks);
  *   --lite-mode              no optimising compiler, lazy feedback, smaller
  *                            code (implies --jitless: no WebAssembly, which
- *                            nothing in the runner uses);
- *   --no-expose-wasm         says so, which silences V8's warning about it.
+ *                            nothing in the runner uses).
  * operator/config.ts, the chart's runners.command and runner-image/Dockerfile
  * spell the same list (test/chart/dockerfiles.test.ts checks).
+ *
+ * `--no-expose-wasm` is not in it: the image's Node 24 (V8 13) no longer knows
+ * that flag and exits 9 ("bad option") on it, which the cluster lane found (every
+ * runner container failed at once). Older V8s warn that --lite-mode disables
+ * --expose-wasm unless told, so local mode adds it there (localRunnerNodeFlags).
  */
-export const RUNNER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--lite-mode', '--no-expose-wasm']
+export const RUNNER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--lite-mode']
+
+/**
+ * The flags for a runner started by this node (local mode): RUNNER_NODE_FLAGS,
+ * plus `--no-expose-wasm` on a V8 older than 12, whose warning it silences.
+ * V8 12 (Node 22) is left without it: a warning at worst, never a refusal.
+ */
+export function localRunnerNodeFlags(v8Version: string = process.versions.v8): string[] {
+  const major = Number(v8Version.split('.')[0])
+  return major < 12 ? [...RUNNER_NODE_FLAGS, '--no-expose-wasm'] : [...RUNNER_NODE_FLAGS]
+}

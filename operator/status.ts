@@ -74,6 +74,13 @@ export function failureOf(job: V1Job, pods: V1Pod[], deadlineSeconds: number | u
       return { errorStatus: OPERATOR_FAILURES.POD_EVICTED, errorMessage: `the pod was evicted: ${why}` }
     }
   }
+  // Deleted while it ran (kubectl delete pod, a node drain without the eviction API): the Job
+  // counts a terminating pod as failed at once, before any exit code, and an exit code seen
+  // later is the SIGTERM's (143), not the runner's fault. Say what happened.
+  const deleted = pods.find((pod) => pod.metadata?.deletionTimestamp)
+  if (deleted) {
+    return { errorStatus: OPERATOR_FAILURES.POD_LOST, errorMessage: `the runner pod ${deleted.metadata?.name ?? '(unnamed)'} was deleted before the command finished` }
+  }
   for (const pod of pods) {
     const exited = allContainerStatuses(pod).find((s) => (s.state?.terminated?.exitCode ?? 0) !== 0)
     if (exited) {

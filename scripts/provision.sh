@@ -4,7 +4,10 @@
 #
 #   scripts/provision.sh [start|test]
 #     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
-#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint (default)
+#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, a real
+#            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
+#            containerd, CoreDNS, kube-router and the images they run, and the two images
+#            built from our Dockerfiles (scripts/build-images.sh) (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
@@ -32,6 +35,12 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
 HELM_VERSION=v3.22.0
+CONTAINERD_VERSION=v2.4.2
+COREDNS_VERSION=v1.14.7
+# The pause version of build/pause/Makefile in k8s.io/kubernetes $KUBE_VERSION; the
+# -ffkube suffix says it is our build of it (test/harness/cluster/images.ts).
+PAUSE_VERSION=3.10.2
+BUSYBOX_PACKAGE=busybox-static
 
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
@@ -171,9 +180,96 @@ provision_minio() {
 provision_kube() {
   local v="k8s.io/component-base/version" minor="${KUBE_VERSION#v1.}"
   minor="${minor%%.*}"
-  go_build kube "$root/scripts/toolchain/kube" "./cmd/kube-apiserver ./cmd/etcd" \
+  # All commands in one `go build`: they share most packages, so this is the cheapest.
+  go_build kube "$root/scripts/toolchain/kube" "./cmd/..." \
     "-X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
   : "$ETCD_VERSION" # pinned in scripts/toolchain/kube/go.mod; named here for the README
+}
+
+# The single-node cluster's host packages (test/harness/cluster.ts): runc and the
+# CNI plugins containerd runs, the tools kube-proxy and kube-router call, and a
+# static busybox for the test images.
+provision_node_packages() {
+  apt_install runc containernetworking-plugins iptables ipset nftables conntrack socat ethtool openssl "$BUSYBOX_PACKAGE"
+}
+
+# containerd 2.x: Debian's 1.6 lacks the RuntimeConfig call the kubelet makes.
+provision_containerd() {
+  local key="$CONTAINERD_VERSION $(go env GOVERSION)" m=github.com/containerd/containerd/v2/cmd
+  if stamp_matches containerd "$key" && [[ -x "$bin/containerd" ]]; then return 0; fi
+  log "building containerd $CONTAINERD_VERSION (first time takes minutes; cached in $cache)"
+  CGO_ENABLED=0 GOBIN="$bin" go install -trimpath -ldflags "-s -w" -tags "no_btrfs no_devmapper no_zfs" \
+    "$m/containerd@$CONTAINERD_VERSION" "$m/containerd-shim-runc-v2@$CONTAINERD_VERSION" "$m/ctr@$CONTAINERD_VERSION"
+  write_stamp containerd "$key"
+}
+
+provision_coredns() {
+  local key="$COREDNS_VERSION $(go env GOVERSION)"
+  if stamp_matches coredns "$key" && [[ -x "$bin/coredns" ]]; then return 0; fi
+  log "building coredns $COREDNS_VERSION (first time takes minutes; cached in $cache)"
+  CGO_ENABLED=0 GOBIN="$bin" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  write_stamp coredns "$key"
+}
+
+# kube-router, firewall only: the test node's NetworkPolicy enforcer (the kernel
+# has no NFQUEUE, which kube-network-policies needs). Its wrapper module bumps
+# the dependencies with reported flaws (scripts/toolchain/kube-router/go.mod).
+provision_kube_router() {
+  go_build kube-router "$root/scripts/toolchain/kube-router" "./cmd/kube-router" ""
+}
+
+# The images the test node runs, as `docker save` archives in images/ for
+# `ctr images import`, each with NAME.ref holding its name:tag: pause (the
+# sandbox image, from the kubelet's own source), CoreDNS, and a static busybox
+# for test pods.
+provision_node_images() {
+  local images="$cache/images" archive="$root/scripts/toolchain/image-archive.sh"
+  mkdir -p "$images"
+  local pause_src
+  pause_src="$(cd "$root/scripts/toolchain/kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c"
+  local key
+  key="$PAUSE_VERSION $(sha256sum "$pause_src" "$archive" | cut -c1-16 | tr '\n' ' ')$(cc -dumpfullversion -dumpversion)"
+  if ! stamp_matches pause-image "$key" || [[ ! -f "$images/pause.tar" ]]; then
+    log "building the pause image"
+    local rootfs
+    rootfs="$(mktemp -d)"
+    cc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-ffkube" -o "$rootfs/pause" "$pause_src"
+    strip "$rootfs/pause"
+    bash "$archive" "$images/pause.tar" "registry.k8s.io/pause:$PAUSE_VERSION-ffkube" "$rootfs" '["/pause"]' 65535:65535
+    printf '%s' "registry.k8s.io/pause:$PAUSE_VERSION-ffkube" >"$images/pause.ref"
+    rm -rf "$rootfs"
+    write_stamp pause-image "$key"
+  fi
+  key="$COREDNS_VERSION $(sha256sum "$bin/coredns" "$archive" | cut -c1-16 | tr '\n' ' ')"
+  if ! stamp_matches coredns-image "$key" || [[ ! -f "$images/coredns.tar" ]]; then
+    log "building the coredns image"
+    local rootfs
+    rootfs="$(mktemp -d)"
+    cp "$bin/coredns" "$rootfs/coredns"
+    bash "$archive" "$images/coredns.tar" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION-ffkube" "$rootfs" '["/coredns"]' 65532:65532
+    printf '%s' "registry.k8s.io/coredns/coredns:$COREDNS_VERSION-ffkube" >"$images/coredns.ref"
+    rm -rf "$rootfs"
+    write_stamp coredns-image "$key"
+  fi
+  local busybox_version
+  busybox_version="$(dpkg-query -W -f='${Version}' "$BUSYBOX_PACKAGE")"
+  key="$busybox_version $(sha256sum "$archive" | cut -c1-16)"
+  if ! stamp_matches busybox-image "$key" || [[ ! -f "$images/busybox.tar" ]]; then
+    log "building the busybox image"
+    local rootfs applet tag
+    rootfs="$(mktemp -d)"
+    mkdir -p "$rootfs/bin" "$rootfs/tmp"
+    cp /bin/busybox "$rootfs/bin/busybox"
+    for applet in $("$rootfs/bin/busybox" --list); do
+      [[ "$applet" == busybox ]] || ln -s busybox "$rootfs/bin/$applet"
+    done
+    # The Debian version without its epoch, made a valid tag (no '+' or '~').
+    tag="$(printf '%s' "${busybox_version#*:}" | tr '+~' '--')-ffkube"
+    bash "$archive" "$images/busybox.tar" "ffkube.test/busybox:$tag" "$rootfs" '["/bin/sh"]' 65534:65534
+    printf '%s' "ffkube.test/busybox:$tag" >"$images/busybox.ref"
+    rm -rf "$rootfs"
+    write_stamp busybox-image "$key"
+  fi
 }
 
 # helm for the chart tests (test/chart/): no Debian package, so built from its
@@ -214,6 +310,13 @@ provision_start_gate() {
   write_stamp start-gate "$key"
 }
 
+# The service and runner images, built by BuildKit from ./Dockerfile and
+# runner-image/Dockerfile into archives a test cluster imports (dist/images.json
+# names them). The script keeps its own pins and stamps; it runs under our lock.
+provision_images() {
+  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
+}
+
 provision_debian
 provision_ytdlp
 provision_start_gate
@@ -221,7 +324,13 @@ provision_ferretdb
 provision_minio
 if [[ "$profile" == test ]]; then
   provision_kube
+  provision_node_packages
+  provision_containerd
+  provision_coredns
+  provision_kube_router
+  provision_node_images
   provision_helm
   provision_dockerfile_lint
   provision_schemathesis
+  provision_images
 fi

@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
-import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
+import { localRunnerNodeFlags } from '../../contracts/runner-node-flags.js'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import { logChunkIn, type LogChunk } from '../../contracts/log-chunks.js'
 import type { RunnerExit, RunnerProcess } from './runner-process.js'
@@ -118,7 +118,7 @@ export class RunnerPool {
   }
 
   #spawn(): Worker {
-    const child = spawn(process.execPath, [...RUNNER_NODE_FLAGS, this.workerMain], { env: this.env, cwd: this.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...localRunnerNodeFlags(), this.workerMain], { env: this.env, cwd: this.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
     const worker: Worker = { child, jobs: 0, settle: null, dead: false, stderrTail: '', published: Promise.resolve(), unreported: false }
     this.#all.add(worker)
     child.stderr.setEncoding('utf8')

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
+import { localRunnerNodeFlags } from '../../contracts/runner-node-flags.js'
 
 /** The built runner: beside this file under dist/, or dist/ of the checkout when this runs from source (tests). */
 export function defaultRunnerMain(): string {
@@ -32,7 +32,7 @@ export interface RunnerProcess {
 }
 
 export function startRunner(runnerMain: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv): RunnerProcess {
-  const child = spawn(process.execPath, [...RUNNER_NODE_FLAGS, runnerMain, '--spec', '-', '--work-dir', workDir], {
+  const child = spawn(process.execPath, [...localRunnerNodeFlags(), runnerMain, '--spec', '-', '--work-dir', workDir], {
     env,
     cwd: workDir,
     detached: true,

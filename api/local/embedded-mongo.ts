@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { ChildServer } from './child-server.js'
 import { toolPath } from './tools.js'
 
-/** A FerretDB (MongoDB wire protocol over SQLite) listening on a loopback port. */
+/** A FerretDB (MongoDB wire protocol over SQLite) listening on a loopback port (or the address asked for). */
 export interface LocalMongo {
   url: string
   server: ChildServer
@@ -27,16 +27,17 @@ export async function runningLocalMongoUrl(dir: string): Promise<string> {
  * as a single binary with no other database behind it, with ffkube's patches
  * (docs/adr/0001-patched-ferretdb.md), on a free loopback port, keeping its
  * URI file and SQLite databases under `dataDir`. `binary` runs another build
- * of the same wrapper instead (bench/store.ts's stock one).
+ * of the same wrapper instead (bench/store.ts's stock one); `host` is the
+ * address to listen on (the cluster lane's pods reach a node IP, not loopback).
  */
-export async function startLocalMongo(dataDir: string, binary: string = toolPath('ferretdb')): Promise<LocalMongo> {
+export async function startLocalMongo(dataDir: string, binary: string = toolPath('ferretdb'), host = '127.0.0.1'): Promise<LocalMongo> {
   await mkdir(dataDir, { recursive: true })
   const uriFile = join(dataDir, 'ferretdb.uri')
   await rm(uriFile, { force: true })
   const server = ChildServer.start({
     name: 'ferretdb',
     command: binary,
-    args: ['-listen', '127.0.0.1:0', '-data', join(dataDir, 'sqlite'), '-uri-file', uriFile],
+    args: ['-listen', `${host}:0`, '-data', join(dataDir, 'sqlite'), '-uri-file', uriFile],
   })
   const url = await server.waitUntilReady(async () => (await readFile(uriFile, 'utf8')).trim() || undefined)
   return { url, server }

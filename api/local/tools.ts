@@ -16,6 +16,16 @@ export type ToolName =
   | 'minio'
   | 'etcd'
   | 'kube-apiserver'
+  // The real single node of test/harness/cluster.ts.
+  | 'kubelet'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kube-proxy'
+  | 'kubectl'
+  | 'containerd'
+  | 'ctr'
+  | 'coredns'
+  | 'kube-router'
   | 'schemathesis'
 
 /** Where scripts/provision.sh builds the start gate (runner-image/start-gate). */

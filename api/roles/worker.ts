@@ -4,6 +4,7 @@ import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
+import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import { queueDepthByPlan } from '../dispatcher/queue-depth.js'
 import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
@@ -107,6 +108,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   const running = dispatcher
   const canceller = new Canceller({ db: connections.db, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
+  let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
     commandsAccepted: (commandIds) => running.nudge(commandIds),
@@ -121,8 +123,11 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       files.start()
       running.start()
       canceller.start()
+      // API processes of their own announce accepted commands here (dispatch-nudges.ts).
+      nudges = subscribeDispatchNudges(connections.nats, (commandIds) => running.nudge(commandIds))
     },
     async stop() {
+      nudges?.unsubscribe()
       await canceller.stop()
       await running.stop()
       await files.stop()

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { request } from 'node:https'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
@@ -11,11 +11,28 @@ import { scratchDir, type Teardown } from './scratch.js'
 /** A kube-apiserver backed by its own etcd, and an admin credential for it. */
 export interface TestKube {
   server: string
+  /** The folder holding the apiserver's state (service-account keys in sa.key / sa.pub). */
+  dir: string
   /** system:masters; tests that check RBAC mint narrower tokens themselves. */
   adminToken: string
   caFile: string
   kubeconfigPath: string
   kubeConfig(): KubeConfig
+}
+
+/** How startKube differs for a real node (test/harness/cluster.ts); the defaults serve envtest-style tests. */
+export interface KubeOptions {
+  /** Where the apiserver binds and what it advertises (the kubernetes Service's endpoint); 127.0.0.1 by default. */
+  address?: string
+  serviceCidr?: string
+  /** A serving certificate signed by a CA the cluster trusts; by default the apiserver signs its own. */
+  tls?: { certFile: string; keyFile: string; caFile: string }
+  /** More static bearer tokens, for the node's components. */
+  tokens?: { token: string; user: string; groups: string[] }[]
+  authorizationMode?: string
+  extraArgs?: string[]
+  /** Where etcd and the apiserver keep their state, owned by the caller; a fresh scratch folder by default. */
+  dir?: string
 }
 
 const BIND_ATTEMPTS = 3
@@ -50,10 +67,10 @@ async function startEtcd(dir: string): Promise<{ url: string; server: ChildServe
 }
 
 /** GET /readyz with the admin token; true once the apiserver serves requests. */
-function apiserverReady(port: number, token: string, ca: Buffer): Promise<true | undefined> {
+function apiserverReady(host: string, port: number, token: string, ca: Buffer): Promise<true | undefined> {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/readyz', ca, headers: { authorization: `Bearer ${token}` }, timeout: 2_000 },
+      { host, port, path: '/readyz', ca, headers: { authorization: `Bearer ${token}` }, timeout: 2_000 },
       (res) => {
         res.resume()
         resolve(res.statusCode === 200 ? true : undefined)
@@ -82,8 +99,10 @@ function kubeconfigYaml(server: string, caFile: string, token: string): string {
  * signing keys, and a static token file for the admin credential. There is no
  * controller-manager, scheduler or kubelet: Jobs are stored, never run.
  */
-export async function startKube(t: Teardown): Promise<TestKube> {
-  const dir = await scratchDir(t, 'ffkube-kube-')
+export async function startKube(t: Teardown, opts: KubeOptions = {}): Promise<TestKube> {
+  const address = opts.address ?? '127.0.0.1'
+  const dir = opts.dir ?? (await scratchDir(t, 'ffkube-kube-'))
+  await mkdir(dir, { recursive: true })
   const etcd = await startEtcd(dir)
   t.teardown(() => etcd.server.stop())
 
@@ -91,7 +110,8 @@ export async function startKube(t: Teardown): Promise<TestKube> {
   await writeFile(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }))
   await writeFile(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }))
   const adminToken = randomBytes(24).toString('hex')
-  await writeFile(join(dir, 'tokens.csv'), `${adminToken},admin,admin,"system:masters"\n`)
+  const tokens = [{ token: adminToken, user: 'admin', groups: ['system:masters'] }, ...(opts.tokens ?? [])]
+  await writeFile(join(dir, 'tokens.csv'), tokens.map((e) => `${e.token},${e.user},${e.user},"${e.groups.join(',')}"\n`).join(''))
 
   let lastError: unknown
   for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
@@ -105,22 +125,24 @@ export async function startKube(t: Teardown): Promise<TestKube> {
         `--etcd-prefix=/registry-${attempt}`,
         `--cert-dir=${certDir}`,
         `--secure-port=${port}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--service-cluster-ip-range=10.0.0.0/24',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
+        `--service-cluster-ip-range=${opts.serviceCidr ?? '10.0.0.0/24'}`,
         '--allow-privileged=true',
-        '--authorization-mode=RBAC',
+        `--authorization-mode=${opts.authorizationMode ?? 'RBAC'}`,
         `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        `--service-account-issuer=https://127.0.0.1:${port}`,
+        `--service-account-issuer=https://${address}:${port}`,
         `--service-account-key-file=${join(dir, 'sa.pub')}`,
         `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+        ...(opts.tls ? [`--tls-cert-file=${opts.tls.certFile}`, `--tls-private-key-file=${opts.tls.keyFile}`] : []),
+        ...(opts.extraArgs ?? []),
       ],
     })
-    const caFile = join(certDir, 'apiserver.crt')
+    const caFile = opts.tls?.caFile ?? join(certDir, 'apiserver.crt')
     try {
       await server.waitUntilReady(async () => {
         const ca = await readFile(caFile)
-        return apiserverReady(port, adminToken, ca)
+        return apiserverReady(address, port, adminToken, ca)
       }, 60_000)
     } catch (err) {
       lastError = err
@@ -128,7 +150,7 @@ export async function startKube(t: Teardown): Promise<TestKube> {
       continue
     }
     t.teardown(() => server.stop())
-    const url = `https://127.0.0.1:${port}`
+    const url = `https://${address}:${port}`
     const kubeconfigPath = join(dir, 'kubeconfig')
     await writeFile(kubeconfigPath, kubeconfigYaml(url, caFile, adminToken))
     const kubeConfig = () => {
@@ -136,7 +158,7 @@ export async function startKube(t: Teardown): Promise<TestKube> {
       kc.loadFromFile(kubeconfigPath)
       return kc
     }
-    return { server: url, adminToken, caFile, kubeconfigPath, kubeConfig }
+    return { server: url, dir, adminToken, caFile, kubeconfigPath, kubeConfig }
   }
   throw lastError
 }

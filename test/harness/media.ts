@@ -39,8 +39,9 @@ export async function probeDuration(path: string): Promise<number> {
   return Number(stdout.trim())
 }
 
-/** A loopback HTTP server that serves the given files by their base names. */
-export async function serveFiles(t: Teardown, files: string[]): Promise<{ url(file: string): string }> {
+/** A loopback HTTP server (or one on `host`) that serves the given files by their base names. */
+export async function serveFiles(t: Teardown, files: string[], options: { host?: string } = {}): Promise<{ url(file: string): string }> {
+  const host = options.host ?? '127.0.0.1'
   const byName = new Map(files.map((file) => [basename(file), file]))
   const server = createServer(async (req, res) => {
     const file = byName.get(decodeURIComponent((req.url ?? '/').slice(1)))
@@ -52,9 +53,9 @@ export async function serveFiles(t: Teardown, files: string[]): Promise<{ url(fi
     res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': size })
     createReadStream(file).pipe(res)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
   const { port } = server.address() as AddressInfo
-  return { url: (file) => `http://127.0.0.1:${port}/${encodeURIComponent(basename(file))}` }
+  return { url: (file) => `http://${host}:${port}/${encodeURIComponent(basename(file))}` }
 }
 

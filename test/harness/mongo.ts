@@ -9,13 +9,18 @@ export interface TestMongo {
   dbName: string
 }
 
+/** Where a test's server listens: `host` (e.g. a cluster's node IP) always starts a local server there. */
+export interface ListenOptions {
+  host?: string
+}
+
 /**
  * A MongoDB for one test: the server at MONGODB_URL when set (so the suite
  * also runs against real MongoDB), otherwise a fresh FerretDB on a free port.
  */
-export async function startMongo(t: Teardown): Promise<TestMongo> {
+export async function startMongo(t: Teardown, options: ListenOptions = {}): Promise<TestMongo> {
   const dbName = `ffkube_test_${randomBytes(6).toString('hex')}`
-  const external = process.env.MONGODB_URL
+  const external = options.host ? undefined : process.env.MONGODB_URL
   if (external) {
     t.teardown(async () => {
       const client = await MongoClient.connect(external)
@@ -24,7 +29,7 @@ export async function startMongo(t: Teardown): Promise<TestMongo> {
     })
     return { url: external, dbName }
   }
-  const local = await startLocalMongo(await scratchDir(t, 'ffkube-mongo-'))
+  const local = await startLocalMongo(await scratchDir(t, 'ffkube-mongo-'), undefined, options.host)
   t.teardown(() => local.server.stop())
   return { url: local.url, dbName }
 }

@@ -1,4 +1,5 @@
 import { startNatsServer } from '../../api/local/nats-server.js'
+import type { ListenOptions } from './mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 /** A NATS server with JetStream. */
@@ -8,11 +9,11 @@ export interface TestNats {
   stop?: () => Promise<void>
 }
 
-/** NATS_URL when set, otherwise a fresh nats-server with JetStream on a free port. */
-export async function startNats(t: Teardown): Promise<TestNats> {
-  const external = process.env.NATS_URL
+/** NATS_URL when set (and no `host` asked for), otherwise a fresh nats-server with JetStream on a free port. */
+export async function startNats(t: Teardown, options: ListenOptions = {}): Promise<TestNats> {
+  const external = options.host ? undefined : process.env.NATS_URL
   if (external) return { url: external }
-  const local = await startNatsServer(await scratchDir(t, 'ffkube-nats-'))
+  const local = await startNatsServer(await scratchDir(t, 'ffkube-nats-'), options.host)
   t.teardown(() => local.server.stop())
   return { url: local.url, stop: () => local.server.stop() }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
 import { startMinio } from '../../api/local/minio.js'
+import type { ListenOptions } from './mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 /** An S3-compatible server with one empty bucket, and credentials for it. */
@@ -17,11 +18,11 @@ export interface TestS3 {
   createBucket(name?: string): Promise<string>
 }
 
-/** Starts MinIO on a free loopback port with fresh credentials and one bucket. */
-export async function startS3(t: Teardown): Promise<TestS3> {
+/** Starts MinIO on a free loopback port (or on `host`) with fresh credentials and one bucket. */
+export async function startS3(t: Teardown, options: ListenOptions = {}): Promise<TestS3> {
   const accessKeyId = `test${randomBytes(6).toString('hex')}`
   const secretAccessKey = randomBytes(24).toString('hex')
-  const local = await startMinio(await scratchDir(t, 'ffkube-s3-'), { accessKeyId, secretAccessKey })
+  const local = await startMinio(await scratchDir(t, 'ffkube-s3-'), { accessKeyId, secretAccessKey }, options.host)
   t.teardown(() => local.server.stop())
   const { endpoint } = local
   const region = 'us-east-1'

@@ -38,6 +38,11 @@ const cases: Array<{ name: string; job: V1Job | undefined; pods?: V1Pod[]; phase
     pods: [pod({ phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }] })],
     phase: 'FAILED', errorStatus: 'POD_EVICTED',
   },
+  {
+    name: 'a pod deleted mid-run is POD_LOST, even once its step shows the SIGTERM exit code', job: job({ conditions: [cond('FailureTarget', 'BackoffLimitExceeded')] }),
+    pods: [{ ...pod({ phase: 'Running', initContainerStatuses: [terminated('fetch', 'Error', 143)] }), metadata: { name: 'p', deletionTimestamp: now } }],
+    phase: 'FAILED', errorStatus: 'POD_LOST',
+  },
   { name: 'a failed Job with its pod gone is POD_LOST', job: job({ conditions: [cond('Failed', 'BackoffLimitExceeded')] }), phase: 'FAILED', errorStatus: 'POD_LOST' },
   {
     name: 'a step that exited non-zero is RUNNER_FAILED', job: job({ conditions: [cond('Failed', 'BackoffLimitExceeded')] }),

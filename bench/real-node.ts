@@ -1,0 +1,193 @@
+/**
+ * Real-node benchmark: submit → SUCCESS through the API of a chart installed on
+ * the single-node cluster (test/cluster/release.ts), beside bare ffmpeg doing
+ * the same remux on the host, and where the time goes. Needs what the cluster
+ * lane needs (root, provisioning, dist/images.json):
+ *
+ *   npx tsc && node dist/bench/real-node.js        (BENCH_SAMPLES=20, BENCH_WARMUP=2)
+ *
+ * Commands run one at a time on a warm node, so each measures the path, not a
+ * queue. Every moment is taken on this host's clock as it is seen: the POST's
+ * answer, watch events for the MediaCommand, Job and Pod (created, scheduled),
+ * the runner's status events on NATS (each phase's first event, stamped by the
+ * runner with `emitted_at` on the same clock), and GET showing SUCCESS.
+ */
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
+import { Watch, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import { connect, JSONCodec } from 'nats'
+import { toolPath } from '../api/local/tools.js'
+import { LABEL_COMMAND_ID, type MediaCommand } from '../contracts/media-command.js'
+import { STATUS_SUBJECT_PREFIX, type StatusEvent } from '../contracts/status-events.js'
+import { startInputServer } from '../test/cluster/host-servers.js'
+import { installRelease, PUBLIC_IP, RUNNER_NAMESPACE } from '../test/cluster/release.js'
+import { makeClip } from '../test/harness/media.js'
+import { scratchDir } from '../test/harness/scratch.js'
+import { percentile, printTable } from './table.js'
+
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 20)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
+const run = promisify(execFile)
+
+const teardowns: Array<() => unknown> = []
+const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+
+/** Wall-clock milliseconds (performance.timeOrigin + now) so they compare with the runner's emitted_at. */
+const now = () => performance.timeOrigin + performance.now()
+
+/** The moments of one command, each the first time it was seen. */
+interface Moments {
+  submitted: number
+  accepted?: number
+  mediaCommand?: number
+  job?: number
+  pod?: number
+  scheduled?: number
+  /** Runner events by stage (FETCHING, PROBING, RUNNING, UPLOADING) and SUCCESS: emitted_at. */
+  emitted: Map<string, number>
+  /** The runner's SUCCESS event as it arrived here. */
+  successArrived?: number
+  visible?: number
+  ffmpegSeconds?: number
+}
+
+/** The segments printed, each between two moments; undefined when one of them was not seen. */
+const SEGMENTS: Array<[string, (m: Moments) => number | undefined]> = [
+  // The runner's UPLOADING event often shares a progress-throttle window with SUCCESS and is
+  // dropped, so the last runner segment runs from the ffmpeg container's first event to SUCCESS.
+  ['API: POST → 200 (command stored, accepted)', (m) => diff(m.submitted, m.accepted)],
+  ['dispatch: accepted → MediaCommand created', (m) => diff(m.accepted, m.mediaCommand)],
+  ['operator: MediaCommand → Job created', (m) => diff(m.mediaCommand, m.job)],
+  ['job controller: Job → Pod created', (m) => diff(m.job, m.pod)],
+  ['scheduler: Pod created → scheduled', (m) => diff(m.pod, m.scheduled)],
+  ['kubelet: scheduled → fetch container running (sandbox, CNI, container start, node)', (m) => diff(m.scheduled, m.emitted.get('FETCHING'))],
+  ['fetch phase, and the switch to the ffmpeg container', (m) => diff(m.emitted.get('FETCHING'), firstOf(m, 'PROBING', 'RUNNING'))],
+  ['run phase (probe, ffmpeg), the switch to the upload container, upload', (m) => diff(firstOf(m, 'PROBING', 'RUNNING'), m.emitted.get('SUCCESS'))],
+  ['projector: runner SUCCESS → SUCCESS in GET', (m) => diff(m.emitted.get('SUCCESS'), m.visible)],
+]
+
+function diff(from: number | undefined, to: number | undefined): number | undefined {
+  return from === undefined || to === undefined ? undefined : to - from
+}
+
+function firstOf(m: Moments, ...stages: string[]): number | undefined {
+  const seen = stages.map((s) => m.emitted.get(s)).filter((v): v is number => v !== undefined)
+  return seen.length ? Math.min(...seen) : undefined
+}
+
+async function watch<T>(kc: import('@kubernetes/client-node').KubeConfig, path: string, query: Record<string, string>, seen: (obj: T, type: string) => void): Promise<void> {
+  const controller = await new Watch(kc).watch(path, query, (type, obj: T) => seen(obj, type), () => {})
+  t.teardown(() => controller.abort())
+}
+
+async function main(): Promise<void> {
+  const release = await installRelease(t, (line) => console.error(`real-node: ${line}`))
+  const { client, kc } = release
+  const dir = await scratchDir(t, 'ffkube-bench-real-')
+  const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
+  const inputs = await startInputServer(t, [clip], [PUBLIC_IP])
+  const moments = new Map<string, Moments>()
+  const of = (id: string | undefined) => (id ? moments.get(id) : undefined)
+
+  await watch<MediaCommand>(kc, `/apis/ffkube.io/v1alpha1/namespaces/${RUNNER_NAMESPACE}/mediacommands`, {}, (mc, type) => {
+    const m = of(mc.metadata.name)
+    if (m && type === 'ADDED') m.mediaCommand ??= now()
+  })
+  await watch<V1Job>(kc, `/apis/batch/v1/namespaces/${RUNNER_NAMESPACE}/jobs`, {}, (job, type) => {
+    const m = of(job.metadata?.labels?.[LABEL_COMMAND_ID])
+    if (m && type === 'ADDED') m.job ??= now()
+  })
+  await watch<V1Pod>(kc, `/api/v1/namespaces/${RUNNER_NAMESPACE}/pods`, {}, (pod) => {
+    const m = of(pod.metadata?.labels?.[LABEL_COMMAND_ID])
+    if (!m) return
+    m.pod ??= now()
+    if (pod.spec?.nodeName) m.scheduled ??= now()
+  })
+  const nats = await connect({ servers: release.nats.url, name: 'bench-real-node' })
+  t.teardown(() => nats.close())
+  const codec = JSONCodec<StatusEvent>()
+  nats.subscribe(`${STATUS_SUBJECT_PREFIX}.>`, {
+    callback: (err, msg) => {
+      if (err) return
+      const event = codec.decode(msg.data)
+      const m = of(event.command_id)
+      if (!m) return
+      const key = event.type === 'PROCESSING' ? event.stage : event.type
+      if (!m.emitted.has(key)) m.emitted.set(key, Date.parse(event.emitted_at))
+      if (event.type === 'SUCCESS') m.successArrived ??= now()
+    },
+  })
+
+  const body = {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip) },
+    output_files: { out_video: 'remux.mkv' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -c copy {{out_video}}',
+  }
+  const e2e: number[] = []
+  const bare: number[] = []
+  const all: Moments[] = []
+  for (let i = 0; i < WARMUP + SAMPLES; i++) {
+    const m: Moments = { submitted: now(), emitted: new Map() }
+    const answer = await client.request('POST', '/run-ffmpeg-command', body)
+    if (answer.status !== 200) throw new Error(`submit answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+    m.accepted = now()
+    const id = answer.body.command_id as string
+    moments.set(id, m)
+    // Poll as a client would, every 20 ms.
+    for (;;) {
+      const { body: command } = await client.request('GET', `/commands/${id}`)
+      if (command.status === 'SUCCESS' || command.status === 'FAILED') {
+        if (command.status !== 'SUCCESS') throw new Error(`${id} ended ${command.status}: ${command.error_status} ${command.error_message}`)
+        m.visible = now()
+        m.ffmpegSeconds = command.ffmpeg_command_run_seconds
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    // The same remux by ffmpeg on the host, right after, on the same file.
+    const start = now()
+    await run(toolPath('ffmpeg'), ['-hide_banner', '-loglevel', 'error', '-y', '-i', clip, '-c', 'copy', join(dir, 'bare.mkv')])
+    const bareMs = now() - start
+    if (i < WARMUP) continue
+    e2e.push(m.visible - m.submitted)
+    bare.push(bareMs)
+    all.push(m)
+    console.error(`real-node: ${i - WARMUP + 1}/${SAMPLES} ${id} ${(m.visible - m.submitted).toFixed(0)} ms`)
+  }
+
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
+  const overhead = sorted(e2e.map((ms, i) => ms - bare[i]!))
+  const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+  const rows: Array<[string, string, string]> = [
+    [`submit → SUCCESS in GET, p50 (n=${e2e.length}, sequential)`, fmt(percentile(sorted(e2e), 50)), ''],
+    ['submit → SUCCESS in GET, p99', fmt(percentile(sorted(e2e), 99)), ''],
+    ['bare ffmpeg remux on the host, p50', fmt(percentile(sorted(bare), 50)), ''],
+    ['overhead (submit → SUCCESS minus bare ffmpeg), p50', fmt(percentile(overhead, 50)), '≤ 3 s'],
+    ['overhead, p99', fmt(percentile(overhead, 99)), '≤ 6 s'],
+    ['ffmpeg_command_run_seconds the runner reported, p50', fmt(1000 * percentile(sorted(all.map((m) => m.ffmpegSeconds ?? 0)), 50)), ''],
+  ]
+  printTable(rows)
+  console.log('')
+  console.log('where the time goes (ms; p50 / p99 / max over the samples)')
+  const width = Math.max(...SEGMENTS.map(([name]) => name.length))
+  let sum = 0
+  for (const [name, segment] of SEGMENTS) {
+    const values = sorted(all.map(segment).filter((v): v is number => v !== undefined))
+    if (values.length === 0) {
+      console.log(`${name.padEnd(width)} | not seen`)
+      continue
+    }
+    sum += percentile(values, 50)
+    const missing = all.length - values.length
+    console.log(`${name.padEnd(width)} | ${percentile(values, 50).toFixed(0).padStart(6)} / ${percentile(values, 99).toFixed(0).padStart(6)} / ${values[values.length - 1]!.toFixed(0).padStart(6)}${missing ? ` (${missing} not seen)` : ''}`)
+  }
+  console.log(`${'sum of the p50s'.padEnd(width)} | ${sum.toFixed(0).padStart(6)}`)
+}
+
+try {
+  await main()
+} finally {
+  for (const fn of teardowns.reverse()) await fn()
+}

@@ -1,0 +1,25 @@
+import t from 'tap'
+import { connect } from 'nats'
+import { publishDispatchNudge, subscribeDispatchNudges } from '../../api/dispatcher/dispatch-nudges.js'
+import { eventually } from '../harness/eventually.js'
+import { startNats } from '../harness/nats.js'
+
+t.test('an API process\'s nudge reaches a worker\'s dispatcher with the accepted command ids', async (t) => {
+  const server = await startNats(t)
+  const [api, worker] = await Promise.all([connect({ servers: server.url }), connect({ servers: server.url })])
+  t.teardown(() => Promise.all([api.close(), worker.close()]))
+  const seen: Array<readonly string[]> = []
+  const subscription = subscribeDispatchNudges(worker, (ids) => seen.push(ids))
+  await worker.flush()
+  publishDispatchNudge(api, ['cmd-1', 'cmd-2'])
+  await eventually('the nudge', () => seen.length === 1)
+  t.same(seen, [['cmd-1', 'cmd-2']])
+  subscription.unsubscribe()
+})
+
+t.test('a nudge on a closed connection is dropped without an error: the dispatcher\'s poll still finds the work', async (t) => {
+  const server = await startNats(t)
+  const api = await connect({ servers: server.url })
+  await api.close()
+  t.doesNotThrow(() => publishDispatchNudge(api, ['cmd-3']))
+})

@@ -1,0 +1,310 @@
+/**
+ * The cluster lane: ffkube installed with `helm install` on a real single-node
+ * Kubernetes (kubelet, containerd, kube-proxy, CoreDNS, a NetworkPolicy
+ * enforcer: test/harness/cluster.ts), driven through the API Service. One
+ * cluster and one release for every subtest; needs root, cgroup v1 or v2 as the
+ * kubelet is configured, and the images from dist/images.json.
+ */
+import t from 'tap'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { join } from 'node:path'
+import { GetObjectCommand } from '@aws-sdk/client-s3'
+import type { V1Container, V1Pod, V1PodList } from '@kubernetes/client-node'
+import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
+import { downloadAndProbe } from '../e2e/download.js'
+import { eventually } from '../harness/eventually.js'
+import { makeClip } from '../harness/media.js'
+import { startS3 } from '../harness/s3.js'
+import { scratchDir } from '../harness/scratch.js'
+import { startInputServer, startWebhookReceiver } from './host-servers.js'
+import { DEPLOYMENTS, installRelease, NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE } from './release.js'
+
+// Cold start (cluster, images, helm --wait) plus a dozen real pods: more than the suite's 300 s per file.
+t.setTimeout(15 * 60_000)
+
+const TIMEOUT = 180_000
+const release = await installRelease(t, (line) => t.comment(line))
+const { client, kubectl, kubectlJson, cluster } = release
+const dir = await scratchDir(t, 'ffkube-lane-media-')
+const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
+const inputs = await startInputServer(t, [clip], [PUBLIC_IP, cluster.nodeIp])
+const clipUrl = inputs.url(PUBLIC_IP, clip)
+
+async function runToEnd(path: string, body: unknown) {
+  const { command_id } = await client.post(path, body)
+  return client.waitForCommand(command_id, TIMEOUT)
+}
+
+/**
+ * The MediaCommand once the operator has seen its Job end. GET may show the
+ * outcome first: the projector takes it from the runner's own event, while the
+ * MediaCommand's phase follows the Job, which the kubelet reports a moment later.
+ */
+async function finishedMediaCommand(commandId: string, phase: 'SUCCESS' | 'FAILED') {
+  return eventually(`MediaCommand ${commandId} to be ${phase}`, async () => {
+    const mc = await kubectlJson<{ status?: { phase?: string; outputs?: unknown[]; errorStatus?: string } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', commandId])
+    return mc.status?.phase === phase ? mc : undefined
+  }, TIMEOUT)
+}
+
+async function podsOf(commandId: string): Promise<V1Pod[]> {
+  return (await kubectlJson<V1PodList>(['-n', RUNNER_NAMESPACE, 'get', 'pods', '-l', `${LABEL_COMMAND_ID}=${commandId}`])).items
+}
+
+t.test('helm install brings up the four Deployments, the restricted runner namespace and the NetworkPolicies', async (t) => {
+  for (const name of DEPLOYMENTS) {
+    const d = await kubectlJson<{ spec: { replicas: number }; status: { readyReplicas?: number } }>(['-n', NAMESPACE, 'get', 'deploy', name])
+    t.equal(d.status.readyReplicas, d.spec.replicas, `${name}: every replica ready`)
+  }
+  const ns = await kubectlJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', RUNNER_NAMESPACE])
+  t.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted')
+  const policies = await kubectlJson<{ items: Array<{ metadata: { name: string } }> }>(['-n', RUNNER_NAMESPACE, 'get', 'networkpolicies'])
+  t.same(policies.items.map((p) => p.metadata.name), ['ffkube-runner'])
+  const crd = await kubectl(['get', 'crd', 'mediacommands.ffkube.io', '-o', 'name'])
+  t.match(crd, 'mediacommands.ffkube.io')
+})
+
+t.test('the five command types run in real runner pods to SUCCESS, with outputs in managed storage', async (t) => {
+  const [single, chained, multiple, download, ytdlp] = await Promise.all([
+    client.post('/run-ffmpeg-command', {
+      input_files: { in_video: clipUrl },
+      output_files: { out_small: 'small.mp4' },
+      ffmpeg_command: 'ffmpeg -i {{in_video}} -vf scale=160:-2 -c:v libx264 -preset ultrafast -c:a copy {{out_small}}',
+    }),
+    client.post('/run-chained-ffmpeg-commands', {
+      input_files: { in_video: clipUrl },
+      output_files: { out_gif: 'preview.gif' },
+      ffmpeg_commands: [
+        'ffmpeg -t 1 -i {{in_video}} -vf fps=5,scale=160:-1,palettegen palette.png',
+        'ffmpeg -t 1 -i <<in_video>> -i palette.png -lavfi fps=5,scale=160:-1[x];[x][1:v]paletteuse <<out_gif>>',
+      ],
+    }),
+    client.post('/run-multiple-ffmpeg-commands', {
+      commands: [
+        { input_files: { in_a: clipUrl }, output_files: { out_a: 'a.mp3' }, ffmpeg_command: 'ffmpeg -i {{in_a}} -vn -c:a libmp3lame {{out_a}}' },
+        { input_files: { in_b: clipUrl }, output_files: { out_b: 'b.jpg' }, ffmpeg_command: 'ffmpeg -i {{in_b}} -frames:v 1 {{out_b}}' },
+      ],
+    }),
+    client.post('/ytdlp-download', { input_urls: { in_talk: clipUrl } }),
+    client.post('/run-ytdlp-command', {
+      input_urls: { in_talk: clipUrl },
+      ffmpeg_command: '-i {{in_talk}} -vn -c:a libmp3lame {{out_audio}}',
+      output_files: { out_audio: 'talk.mp3' },
+    }),
+  ])
+  const wait = (id: string) => client.waitForCommand(id, TIMEOUT)
+  const [s, c, a, b, d, y] = await Promise.all([single.command_id, chained.command_id, ...multiple.command_ids, download.command_id, ytdlp.command_id].map(wait))
+  t.match(s, { status: 'SUCCESS', output_files: { out_small: { filename: 'small.mp4', width: 160, codec: 'h264' } } }, JSON.stringify(s))
+  t.match(await downloadAndProbe(s.output_files.out_small.storage_url, dir, 'small.mp4'), { width: 160, codec: 'h264' }, 'the output is in the bucket')
+  t.match(c, { status: 'SUCCESS', output_files: { out_gif: { filename: 'preview.gif', width: 160 } } }, JSON.stringify(c))
+  t.match(a, { status: 'SUCCESS', output_files: { out_a: { codec: 'mp3' } } }, JSON.stringify(a))
+  t.match(b, { status: 'SUCCESS', output_files: { out_b: { file_type: 'image', width: 320 } } }, JSON.stringify(b))
+  t.match(d, { status: 'SUCCESS', output_files: { out_talk: { filename: 'talk.mp4', width: 320 } } }, JSON.stringify(d))
+  t.match(y, { status: 'SUCCESS', output_files: { out_audio: { filename: 'talk.mp3', codec: 'mp3' } } }, JSON.stringify(y))
+  const pods = await podsOf(s.command_id)
+  t.equal(pods.length, 1, 'one pod ran the command')
+  t.same(pods[0]!.status!.initContainerStatuses!.map((c) => [c.name, c.state?.terminated?.exitCode]), [['fetch', 0], ['ffmpeg', 0]])
+})
+
+t.test('a command into a storage destination uploads to the customer\'s bucket through the per-command Secret', async (t) => {
+  const customer = await startS3(t, { host: PUBLIC_IP })
+  const bucket = await customer.createBucket('customer-media')
+  // Raw IP endpoints are refused: give the customer's MinIO a name cluster DNS answers (a headless Service without selector).
+  const port = Number(new URL(customer.endpoint).port)
+  await kubectl(['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lane-customer' } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 's3', namespace: 'lane-customer' }, spec: { clusterIP: 'None', ports: [{ name: 'http', port, protocol: 'TCP' }] } },
+      {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+        metadata: { name: 's3-1', namespace: 'lane-customer', labels: { 'kubernetes.io/service-name': 's3' } },
+        addressType: 'IPv4', endpoints: [{ addresses: [PUBLIC_IP] }], ports: [{ name: 'http', port, protocol: 'TCP' }],
+      },
+    ],
+  }))
+  const created = await client.request('POST', '/storage-destinations', {
+    name: 'customer',
+    endpoint_url: `http://s3.lane-customer.svc.cluster.local:${port}`,
+    region: customer.region,
+    bucket,
+    prefix: 'exports',
+    path_style: true,
+    credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
+  })
+  t.equal(created.status, 201, JSON.stringify(created.body))
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: clipUrl },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+    storage_destination_id: created.body.storage_destination_id,
+  })
+  t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+  const key = `exports/${done.command_id}/thumb.jpg`
+  t.match(done.output_files.out_thumb, { storage_location: 'EXTERNAL', external_object_key: key, external_uri: `s3://${bucket}/${key}` })
+  const s3 = customer.client()
+  t.teardown(() => s3.destroy())
+  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+  t.ok((await object.Body!.transformToByteArray()).length > 0, 'the object is in the customer\'s bucket')
+  const [pod] = await podsOf(done.command_id)
+  const mounts = (c: V1Container) => (c.volumeMounts ?? []).map((m) => m.name)
+  const all = [...pod!.spec!.initContainers!, ...pod!.spec!.containers]
+  t.same(all.filter((c) => mounts(c).includes('destination-credentials')).map((c) => c.name), ['upload'], 'only the upload container mounts the destination Secret')
+})
+
+t.test('a signed webhook arrives for a finished command and its signature verifies against the raw body', async (t) => {
+  const receiver = await startWebhookReceiver(t, PUBLIC_IP)
+  const secret = 'lane-webhook-secret-0123456789'
+  const put = await client.request('PUT', '/webhook-config', { url: receiver.url, secret })
+  t.equal(put.status, 200, JSON.stringify(put.body))
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: clipUrl },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+  const delivery = await receiver.deliveryFor(done.command_id)
+  const expected = createHmac('sha256', secret).update(delivery.raw).digest()
+  const given = Buffer.from(String(delivery.headers['x-webhook-signature']), 'hex')
+  t.ok(given.length === 32 && timingSafeEqual(expected, given), 'X-Webhook-Signature is the HMAC-SHA256 of the raw body')
+  const body = JSON.parse(delivery.raw.toString('utf8'))
+  t.match(body, { data: { command_id: done.command_id, status: 'SUCCESS' } })
+  t.equal(String(body.timestamp), delivery.headers['x-webhook-timestamp'])
+  await client.request('DELETE', '/webhook-config')
+})
+
+t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and its upload container never runs', async (t) => {
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: clipUrl },
+    output_files: { out_video: 'out.mp4' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -c:v nosuchencoder {{out_video}}',
+  })
+  t.match(done, { status: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: /nosuchencoder/ })
+  const mc = await finishedMediaCommand(done.command_id, 'FAILED')
+  t.equal(mc.status?.errorStatus, 'FFMPEG_FAILED', 'the MediaCommand carries the runner\'s reason')
+  const [pod] = await podsOf(done.command_id)
+  t.equal(pod!.status!.initContainerStatuses!.find((c) => c.name === 'ffmpeg')?.state?.terminated?.exitCode, 1)
+  t.notOk(pod!.status!.containerStatuses?.some((c) => c.state?.terminated || c.state?.running), 'upload did not run')
+})
+
+t.test('a runner pod reaches an allowed address but is refused at the packet level on one the NetworkPolicy forbids, with the in-process guard off', async (t) => {
+  // Positive control: the same pod network reaches the input server on the allowed address.
+  const allowed = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip) },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  t.equal(allowed.status, 'SUCCESS', JSON.stringify(allowed))
+  t.ok(inputs.connections.includes(PUBLIC_IP), 'the input server saw the runner on the allowed address')
+  const [allowedPod] = await podsOf(allowed.command_id)
+  const env = Object.fromEntries((allowedPod!.spec!.initContainers![0]!.env ?? []).map((e) => [e.name, e.value]))
+  t.equal(env.ALLOW_PRIVATE_NETWORKS, 'true', 'the runner\'s own guard is off: only the NetworkPolicy stands in the way')
+
+  // The same server on the node IP, a private address the policy allows only on the NATS and S3 ports.
+  const forbidden = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(cluster.nodeIp, clip) },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  t.equal(forbidden.status, 'FAILED', JSON.stringify(forbidden))
+  t.match(forbidden.error_message, /in_video/, 'the error names the input that could not be fetched')
+  // Only now, after the command ended: no connection ever reached the canary's private address.
+  t.notOk(inputs.connections.includes(cluster.nodeIp), `no connection arrived on ${cluster.nodeIp} (seen: ${inputs.connections.join(', ')})`)
+})
+
+t.test('deleting the leading operator pod mid-run hands the Lease to the other replica and the command still ends SUCCESS', async (t) => {
+  const leaseHolder = async () => (await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'lease', 'ffkube-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim()
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'operator-handover') },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  await inputs.requested('operator-handover')
+  const leader = await leaseHolder()
+  t.match(leader, /^ffkube-operator-/, 'a pod of the operator Deployment holds the Lease')
+  await kubectl(['-n', NAMESPACE, 'delete', 'pod', leader, '--wait=false'])
+  const next = await eventually('another replica to take the Lease', async () => {
+    const holder = await leaseHolder()
+    return holder && holder !== leader ? holder : undefined
+  }, TIMEOUT)
+  t.not(next, leader, `the Lease moved from ${leader} to ${next}`)
+  inputs.release('operator-handover')
+  const done = await client.waitForCommand(command_id, TIMEOUT)
+  t.match(done, { status: 'SUCCESS', output_files: { out_thumb: { filename: 'thumb.jpg', file_type: 'image' } } }, JSON.stringify(done))
+  const mc = await finishedMediaCommand(command_id, 'SUCCESS')
+  t.match(mc.status, { phase: 'SUCCESS', outputs: [{ alias: 'out_thumb' }] }, 'the MediaCommand finished too')
+  await kubectl(['-n', NAMESPACE, 'rollout', 'status', 'deploy/ffkube-operator', '--timeout=3m'])
+})
+
+t.test('deleting a runner pod mid-run ends its command FAILED with a clear error', async (t) => {
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'pod-deleted') },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  await inputs.requested('pod-deleted')
+  const [pod] = await podsOf(command_id)
+  await kubectl(['-n', RUNNER_NAMESPACE, 'delete', 'pod', pod!.metadata!.name!, '--wait=false'])
+  const done = await client.waitForCommand(command_id, TIMEOUT)
+  inputs.release('pod-deleted', 'drop')
+  t.equal(done.status, 'FAILED', JSON.stringify(done))
+  t.equal(done.error_status, 'POD_LOST', done.error_message)
+  t.match(done.error_message, `the runner pod ${pod!.metadata!.name} was deleted before the command finished`)
+})
+
+t.test('kubectl get mc shows type, status, progress and duration columns, and Events record each transition', async (t) => {
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_files: { in_video: clipUrl },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  t.equal(done.status, 'SUCCESS')
+  await finishedMediaCommand(done.command_id, 'SUCCESS')
+  const table = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id])
+  const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/))
+  t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION'])
+  t.match(row, [done.command_id, 'FFMPEG_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
+  const wide = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id, '-o', 'wide'])
+  t.match(wide.split('\n')[0], /ACCOUNT\s+ERROR/)
+  t.match(wide.split('\n')[1], release.accountId)
+  const events = await eventually('the Succeeded Event', async () => {
+    const list = await kubectlJson<{ items: Array<{ reason: string; type: string; message?: string; note?: string }> }>([
+      '-n', RUNNER_NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${done.command_id}`,
+    ])
+    return list.items.some((e) => e.reason === 'Succeeded') ? list.items : undefined
+  }, TIMEOUT)
+  t.same(events.map((e) => e.reason).sort(), ['JobCreated', 'Succeeded'])
+  t.ok(events.every((e) => e.type === 'Normal' && (e.message ?? e.note ?? '').length > 0), 'each Event says what happened')
+  const failedCommand = (await kubectlJson<{ items: Array<{ metadata: { name: string }; status?: { phase?: string } }> }>(['-n', RUNNER_NAMESPACE, 'get', 'mc']))
+    .items.find((mc) => mc.status?.phase === 'FAILED')
+  t.ok(failedCommand, 'a failed MediaCommand from an earlier subtest')
+  const failedEvents = await kubectlJson<{ items: Array<{ reason: string; type: string }> }>(['-n', RUNNER_NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${failedCommand!.metadata.name}`])
+  t.ok(failedEvents.items.some((e) => e.reason === 'Failed' && e.type === 'Warning'), 'a failure is a Warning Event')
+})
+
+t.test('no pod in the release or runner namespaces runs as root or with a writable root filesystem', async (t) => {
+  for (const namespace of [NAMESPACE, RUNNER_NAMESPACE]) {
+    const pods = (await kubectlJson<V1PodList>(['-n', namespace, 'get', 'pods'])).items
+    t.ok(pods.length > 0, `${namespace} has pods to check`)
+    for (const pod of pods) {
+      const spec = pod.spec!
+      for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+        const where = `${namespace}/${pod.metadata!.name}/${c.name}`
+        const uid = c.securityContext?.runAsUser ?? spec.securityContext?.runAsUser
+        t.same({
+          runAsNonRoot: c.securityContext?.runAsNonRoot ?? spec.securityContext?.runAsNonRoot,
+          rootUid: uid === undefined || uid === 0,
+          readOnlyRootFilesystem: c.securityContext?.readOnlyRootFilesystem,
+          allowPrivilegeEscalation: c.securityContext?.allowPrivilegeEscalation,
+        }, { runAsNonRoot: true, rootUid: false, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, `${where}: non-root (uid ${uid}), read-only root, no escalation`)
+      }
+      if (namespace !== NAMESPACE || pod.status?.phase !== 'Running') continue
+      // The running processes themselves, not just what the spec asks for.
+      const container = spec.containers[0]!.name
+      const id = await kubectl(['-n', namespace, 'exec', pod.metadata!.name!, '-c', container, '--', 'id', '-u'])
+      t.not(id.trim(), '0', `${pod.metadata!.name}: effective uid ${id.trim()}`)
+      const write = await kubectl(['-n', namespace, 'exec', pod.metadata!.name!, '-c', container, '--', 'node', '-e',
+        'try { require("fs").writeFileSync("/probe", "x"); console.log("written") } catch (e) { console.log(e.code) }'])
+      t.equal(write.trim(), 'EROFS', `${pod.metadata!.name}: writing to / fails with EROFS`)
+    }
+  }
+})

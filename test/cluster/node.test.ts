@@ -1,0 +1,151 @@
+import { createServer, type AddressInfo, type Server } from 'node:net'
+import t, { type Test } from 'tap'
+import { startCluster, type TestCluster } from '../harness/cluster.js'
+import { eventually } from '../harness/eventually.js'
+import { run } from '../harness/cluster/run.js'
+
+// A cold node (image import, CoreDNS) plus three pods: more than tap's 300 s default under load.
+t.setTimeout(600_000)
+
+/** The securityContext the `restricted` Pod Security level asks of every container. */
+const restrictedPod = {
+  securityContext: { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+}
+const restrictedContainer = {
+  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+}
+
+interface Condition {
+  type: string
+  status: string
+}
+
+async function apply(cluster: TestCluster, manifest: object): Promise<void> {
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(manifest) })
+}
+
+async function createNamespace(cluster: TestCluster, name: string, labels: Record<string, string> = {}): Promise<void> {
+  await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } })
+}
+
+/** A restricted busybox pod that only sleeps, labelled app=<name>, for `kubectl exec`. */
+function sleeper(cluster: TestCluster, namespace: string, name: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: { app: name } },
+    spec: {
+      ...restrictedPod,
+      terminationGracePeriodSeconds: 0,
+      containers: [{ ...restrictedContainer, name, image: cluster.busyboxImage, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+    },
+  }
+}
+
+/** A TCP server on the node IP that records each client's address and hangs up. */
+async function hostServer(t: Test, host: string): Promise<{ port: number; clients: string[] }> {
+  const clients: string[] = []
+  const server: Server = createServer((socket) => {
+    clients.push(socket.remoteAddress ?? '')
+    socket.end('hello\n')
+  })
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  return { port: (server.address() as AddressInfo).port, clients }
+}
+
+t.test('a single-node cluster', async (t) => {
+  let leftovers: string[] | undefined
+  await t.test('on a real node', async (t) => {
+    const cluster = await startCluster(t, { onTornDown: (changes) => (leftovers = changes) })
+    t.comment(`startup timings (ms since start): ${JSON.stringify(cluster.timings)}`)
+
+    await t.test('runs a Job under the restricted Pod Security level to completion, and serves its logs', async (t) => {
+      const ns = 'restricted-job'
+      await createNamespace(cluster, ns, { 'pod-security.kubernetes.io/enforce': 'restricted' })
+      const applied = Date.now()
+      await apply(cluster, {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'hello', namespace: ns },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              ...restrictedPod,
+              restartPolicy: 'Never',
+              containers: [
+                {
+                  ...restrictedContainer,
+                  name: 'hello',
+                  image: cluster.busyboxImage,
+                  imagePullPolicy: 'IfNotPresent',
+                  command: ['sh', '-c', 'echo "hello from uid $(id -u)"'],
+                },
+              ],
+            },
+          },
+        },
+      })
+      await eventually('the Job to complete', async () => {
+        const job = JSON.parse(await cluster.kubectl(['get', 'job', 'hello', '-n', ns, '-o', 'json'])) as { status: { conditions?: Condition[] } }
+        const failed = job.status.conditions?.find((c) => c.type === 'Failed' && c.status === 'True')
+        if (failed) throw new Error('the Job failed')
+        return job.status.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')
+      }, 120_000)
+      t.comment(`Job applied to Complete: ${Date.now() - applied} ms`)
+      t.equal((await cluster.kubectl(['logs', '-n', ns, 'job/hello'])).trim(), 'hello from uid 65534')
+    })
+
+    await t.test('refuses a pod that breaks the restricted level in a namespace that enforces it', async (t) => {
+      const ns = 'restricted-refusal'
+      await createNamespace(cluster, ns, { 'pod-security.kubernetes.io/enforce': 'restricted' })
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace: ns }, spec: { containers: [{ name: 'c', image: cluster.busyboxImage }] } }
+      await t.rejects(apply(cluster, pod), /violates PodSecurity "restricted/)
+    })
+
+    await t.test('resolves a Service name through CoreDNS from a pod', async (t) => {
+      const ns = 'dns'
+      await createNamespace(cluster, ns)
+      await apply(cluster, sleeper(cluster, ns, 'resolver'))
+      await cluster.kubectl(['wait', '-n', ns, '--for=condition=Ready', 'pod/resolver', '--timeout=120s'])
+      const answer = await cluster.kubectl(['exec', '-n', ns, 'resolver', '--', 'nslookup', 'kubernetes.default.svc.cluster.local'])
+      t.match(answer, /Address:\s+10\.96\.0\.1\b/)
+    })
+
+    await t.test('a NetworkPolicy denying egress to a host address blocks a connection the pod makes without it', async (t) => {
+      const ns = 'netpol'
+      await createNamespace(cluster, ns)
+      const server = await hostServer(t, cluster.nodeIp)
+      await apply(cluster, sleeper(cluster, ns, 'client'))
+      await cluster.kubectl(['wait', '-n', ns, '--for=condition=Ready', 'pod/client', '--timeout=120s'])
+      const podIp = (await cluster.kubectl(['get', 'pod', 'client', '-n', ns, '-o', 'jsonpath={.status.podIP}'])).trim()
+      const connect = () => cluster.kubectl(['exec', '-n', ns, 'client', '--', 'nc', '-w', '5', cluster.nodeIp, String(server.port)], { input: '' })
+
+      // Positive control: without a policy the pod reaches the host server.
+      t.match(await connect(), /hello/)
+      t.same(server.clients, [podIp], 'the host server saw the pod connect')
+
+      await apply(cluster, {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'deny-host', namespace: ns },
+        spec: {
+          podSelector: { matchLabels: { app: 'client' } },
+          policyTypes: ['Egress'],
+          egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: [`${cluster.nodeIp}/32`] } }] }],
+        },
+      })
+      // kube-router has applied the policy to the pod once the pod's chain runs through it.
+      await eventually('kube-router to apply the policy to the pod', async () => (await run('iptables-save', [])).includes('run through nw policy deny-host'), 60_000)
+      const denied = await connect().then(
+        () => 'connected',
+        (err: Error) => err.message,
+      )
+      t.match(denied, /can't connect to remote host/, 'nc in the pod reports it could not connect')
+      // Asked only now that the pod has given up: a connection that got through would be recorded.
+      t.same(server.clients, [podIp], 'the host server saw no connection after the policy')
+    })
+  })
+  t.same(leftovers, [], 'teardown put back sysctls, iptables, ipsets, nftables tables, lo and host folders')
+})
