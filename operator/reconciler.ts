@@ -24,7 +24,7 @@ import {
   type MediaCommandStatus,
 } from '../contracts/media-command.js'
 import type { JobConfig } from './config.js'
-import type { EventRecorder } from './events.js'
+import type { EventRecorder, Transition } from './events.js'
 import { buildJob, jobNameFor } from './job-builder.js'
 import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
@@ -274,11 +274,17 @@ export class Reconciler {
     }
     if (from !== next.phase && next.phase === 'FAILED') {
       this.d.metrics.countJob(next.errorStatus ?? 'failed')
-      const cancelled = next.errorStatus === OPERATOR_FAILURES.CANCELLED
-      await this.d.events.record(mc, { reason: cancelled ? 'Cancelled' : 'Failed', type: 'Warning', action: cancelled ? 'Cancel' : 'Fail', note: `${next.errorStatus}: ${next.errorMessage}` })
+      await this.d.events.record(mc, { ...failureEvent(next.errorStatus), type: 'Warning', note: `${next.errorStatus}: ${next.errorMessage}` })
     }
     return true
   }
+}
+
+/** A cancel and a time limit have their own Event reasons; every other failure is `Failed`. */
+function failureEvent(errorStatus: string | undefined): Pick<Transition, 'reason' | 'action'> {
+  if (errorStatus === OPERATOR_FAILURES.CANCELLED) return { reason: 'Cancelled', action: 'Cancel' }
+  if (errorStatus === OPERATOR_FAILURES.TIMEOUT) return { reason: 'TimedOut', action: 'Fail' }
+  return { reason: 'Failed', action: 'Fail' }
 }
 
 function ownedBy(job: V1Job, mc: MediaCommand): boolean {
