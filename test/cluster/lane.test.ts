@@ -8,12 +8,13 @@
 import t from 'tap'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { join } from 'node:path'
-import { GetObjectCommand } from '@aws-sdk/client-s3'
-import type { V1Container, V1Pod, V1PodList } from '@kubernetes/client-node'
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import type { V1Container, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node'
 import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
 import { downloadAndProbe } from '../e2e/download.js'
 import { eventually } from '../harness/eventually.js'
 import { makeClip } from '../harness/media.js'
+import { openEventStream } from '../harness/sse.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startInputServer, startWebhookReceiver } from './host-servers.js'
@@ -261,7 +262,8 @@ t.test('kubectl get mc shows type, status, progress and duration columns, and Ev
   await finishedMediaCommand(done.command_id, 'SUCCESS')
   const table = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id])
   const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/))
-  t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION'])
+  t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION', 'CANCEL'])
+  t.equal(row!.length, 6, 'CANCEL is empty for a command nobody cancelled')
   t.match(row, [done.command_id, 'FFMPEG_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
   const wide = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id, '-o', 'wide'])
   t.match(wide.split('\n')[0], /ACCOUNT\s+ERROR/)
@@ -274,11 +276,139 @@ t.test('kubectl get mc shows type, status, progress and duration columns, and Ev
   }, TIMEOUT)
   t.same(events.map((e) => e.reason).sort(), ['JobCreated', 'Succeeded'])
   t.ok(events.every((e) => e.type === 'Normal' && (e.message ?? e.note ?? '').length > 0), 'each Event says what happened')
-  const failedCommand = (await kubectlJson<{ items: Array<{ metadata: { name: string }; status?: { phase?: string } }> }>(['-n', RUNNER_NAMESPACE, 'get', 'mc']))
-    .items.find((mc) => mc.status?.phase === 'FAILED')
-  t.ok(failedCommand, 'a failed MediaCommand from an earlier subtest')
+  const failedCommand = (await kubectlJson<{ items: Array<{ metadata: { name: string }; status?: { phase?: string; errorStatus?: string } }> }>(['-n', RUNNER_NAMESPACE, 'get', 'mc']))
+    .items.find((mc) => mc.status?.phase === 'FAILED' && mc.status?.errorStatus === 'FFMPEG_FAILED')
+  t.ok(failedCommand, 'the failed ffmpeg\'s MediaCommand from an earlier subtest')
   const failedEvents = await kubectlJson<{ items: Array<{ reason: string; type: string }> }>(['-n', RUNNER_NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${failedCommand!.metadata.name}`])
   t.ok(failedEvents.items.some((e) => e.reason === 'Failed' && e.type === 'Warning'), 'a failure is a Warning Event')
+})
+
+interface EventList { items: Array<{ reason: string; type: string; note?: string; message?: string }> }
+
+/** The Events regarding one MediaCommand, once one with `reason` is among them. */
+async function eventsWith(commandId: string, reason: string) {
+  return eventually(`the ${reason} Event of ${commandId}`, async () => {
+    const list = await kubectlJson<EventList>(['-n', RUNNER_NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${commandId}`])
+    return list.items.some((e) => e.reason === reason) ? list.items : undefined
+  }, TIMEOUT)
+}
+
+/** GET, once it says PROCESSING (the runner's first event has been projected). */
+async function processing(commandId: string) {
+  return eventually(`${commandId} to be PROCESSING`, async () => {
+    const { body } = await client.request('GET', `/commands/${commandId}`)
+    return body?.status === 'PROCESSING' ? body : undefined
+  }, TIMEOUT)
+}
+
+t.test('a running command cancelled through the API ends FAILED / CANCELLED: Job and pod deleted, the MediaCommand and a Cancelled Event show it, no output, webhook CANCELLED', async (t) => {
+  const receiver = await startWebhookReceiver(t, PUBLIC_IP)
+  const put = await client.request('PUT', '/webhook-config', { url: receiver.url, secret: 'lane-cancel-webhook-secret-0123' })
+  t.equal(put.status, 200, JSON.stringify(put.body))
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'cancel') },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+  })
+  // The runner pod is in its fetch phase, waiting at the gate.
+  await inputs.requested('cancel')
+  await processing(command_id)
+  const [pod] = await podsOf(command_id)
+  t.ok(pod, 'the runner pod exists when the cancel is sent')
+  const cancel = await client.request('POST', `/commands/${command_id}/cancel`)
+  t.same(cancel, { status: 200, body: { command_id, status: 'FAILED' } })
+  const done = await client.waitForCommand(command_id, TIMEOUT)
+  t.match(done, { status: 'FAILED', error_status: 'CANCELLED' }, JSON.stringify(done))
+
+  await eventually('the Job and its pod to be gone', async () => {
+    const jobs = await kubectlJson<{ items: unknown[] }>(['-n', RUNNER_NAMESPACE, 'get', 'jobs', '-l', `${LABEL_COMMAND_ID}=${command_id}`])
+    return jobs.items.length === 0 && (await podsOf(command_id)).length === 0
+  }, TIMEOUT)
+  t.pass('no Job and no pod of the command are left')
+  const mc = await eventually('the MediaCommand to be FAILED / CANCELLED', async () => {
+    const m = await kubectlJson<{ spec: { cancel?: boolean }; status?: { phase?: string; errorStatus?: string } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', command_id])
+    return m.status?.phase === 'FAILED' ? m : undefined
+  }, TIMEOUT)
+  t.match(mc, { spec: { cancel: true }, status: { phase: 'FAILED', errorStatus: 'CANCELLED' } })
+  const row = (await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', command_id, '--no-headers'])).trim().split(/\s+/)
+  t.equal(row.at(-1), 'true', `kubectl get mc shows CANCEL true (${row.join(' ')})`)
+  const events = await eventsWith(command_id, 'Cancelled')
+  t.ok(events.some((e) => e.reason === 'Cancelled' && e.type === 'Warning'), 'a Warning Event with reason Cancelled')
+  t.notOk(events.some((e) => e.reason === 'Failed'), 'not recorded as a generic Failed')
+
+  const delivery = await receiver.deliveryFor(command_id)
+  const webhook = JSON.parse(delivery.raw.toString('utf8'))
+  t.match(webhook, { data: { command_id, status: 'FAILED', error_status: 'CANCELLED' } }, 'the webhook says CANCELLED')
+  // The command ended before its upload container could start: nothing of it is in the bucket.
+  const s3 = release.s3.client()
+  t.teardown(() => s3.destroy())
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: release.s3.bucket }))
+  t.same((listed.Contents ?? []).map((o) => o.Key).filter((key) => key?.includes(command_id)), [], 'no object of the command in managed storage')
+  inputs.release('cancel', 'drop')
+  await client.request('DELETE', '/webhook-config')
+})
+
+t.test('max_command_run_seconds becomes the Job\'s activeDeadlineSeconds, and a command held past it ends FAILED / TIMEOUT with a TimedOut Event', async (t) => {
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    // Never released before the end: the runner waits at the gate until the Job's deadline stops it.
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'deadline') },
+    output_files: { out_thumb: 'thumb.jpg' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
+    max_command_run_seconds: 2,
+  })
+  const done = await client.waitForCommand(command_id, TIMEOUT)
+  inputs.release('deadline', 'drop')
+  t.match(done, { status: 'FAILED', error_status: 'TIMEOUT', error_message: /time limit of 2 seconds/ }, JSON.stringify(done))
+  const job = await eventually('the Job to carry its Failed condition', async () => {
+    const jobs = await kubectlJson<{ items: V1Job[] }>(['-n', RUNNER_NAMESPACE, 'get', 'jobs', '-l', `${LABEL_COMMAND_ID}=${command_id}`])
+    const found = jobs.items[0]
+    return found?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True') ? found : undefined
+  }, TIMEOUT)
+  t.equal(job.spec?.activeDeadlineSeconds, 2, 'activeDeadlineSeconds is the command\'s limit')
+  t.equal(job.status?.conditions?.find((c) => c.type === 'Failed')?.reason, 'DeadlineExceeded', 'the Job controller stopped it at its deadline')
+  const mc = await finishedMediaCommand(command_id, 'FAILED')
+  t.equal(mc.status?.errorStatus, 'TIMEOUT')
+  const events = await eventsWith(command_id, 'TimedOut')
+  t.ok(events.some((e) => e.reason === 'TimedOut' && e.type === 'Warning'), 'a Warning Event with reason TimedOut')
+  t.notOk(events.some((e) => e.reason === 'Failed'), 'not recorded as a generic Failed')
+})
+
+t.test('vcpu_count sets the ffmpeg container\'s CPU request and limit, and the event stream and logs of the command end with GET\'s state and ffmpeg\'s error line', async (t) => {
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'watch') },
+    output_files: { out_video: 'out.mp4' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -c:v nosuchencoder {{out_video}}',
+    vcpu_count: 0.5,
+  })
+  await inputs.requested('watch')
+  await processing(command_id)
+  // While the runner waits at the gate its pod exists: read the limits it really runs with.
+  const [pod] = await podsOf(command_id)
+  const ffmpeg = pod!.spec!.initContainers!.find((c) => c.name === 'ffmpeg')
+  t.same(ffmpeg?.resources?.requests?.cpu, '500m', 'CPU request of the ffmpeg container')
+  t.same(ffmpeg?.resources?.limits?.cpu, '500m', 'CPU limit of the ffmpeg container')
+  const mc = await kubectlJson<{ spec: { vcpuMillis?: number } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', command_id])
+  t.equal(mc.spec.vcpuMillis, 500, 'the MediaCommand records the limit')
+
+  const stream = await openEventStream(`${release.baseUrl}/api/v1/commands/${command_id}/events`, { 'x-api-key': release.apiKey })
+  t.equal(stream.status, 200)
+  t.match(stream.contentType, /^text\/event-stream/)
+  await stream.next((e) => e.data.status === 'PROCESSING')
+  inputs.release('watch')
+  const events = await stream.done
+  const get = await client.request('GET', `/commands/${command_id}`)
+  t.match(get.body, { status: 'FAILED', error_status: 'FFMPEG_FAILED' })
+  t.same(events.at(-1)?.data, get.body, 'the stream ends with the state GET returns')
+  t.equal(events.filter((e) => e.data.status === 'FAILED').length, 1, 'one terminal event, the last')
+
+  const logs = await eventually('the log to hold ffmpeg\'s error line', async () => {
+    const { body } = await client.request('GET', `/commands/${command_id}/logs`)
+    return /Unknown encoder 'nosuchencoder'/.test(body?.log ?? '') ? body : undefined
+  }, TIMEOUT)
+  t.match(logs, { command_id, status: 'FAILED', truncated: false })
+  t.match(logs.log, /^==> ffmpeg/m, 'the step is labelled')
+  t.notOk(logs.log.includes('/work/'), 'no path of the pod\'s work directory')
+  t.notOk(/(^|[\s'"])\/(tmp|home|root|work|app)\//m.test(logs.log), `no absolute path at all:\n${logs.log}`)
 })
 
 t.test('no pod in the release or runner namespaces runs as root or with a writable root filesystem', async (t) => {
