@@ -251,7 +251,7 @@ t.test('deleting a runner pod mid-run ends its command FAILED with a clear error
   t.match(done.error_message, `the runner pod ${pod!.metadata!.name} was deleted before the command finished`)
 })
 
-t.test('kubectl get mc shows type, status, progress and duration columns, and Events record each transition', async (t) => {
+t.test('kubectl get mc shows type, status, progress, duration and cancel columns, and Events record each transition', async (t) => {
   const done = await runToEnd('/run-ffmpeg-command', {
     input_files: { in_video: clipUrl },
     output_files: { out_thumb: 'thumb.jpg' },
@@ -261,8 +261,9 @@ t.test('kubectl get mc shows type, status, progress and duration columns, and Ev
   await finishedMediaCommand(done.command_id, 'SUCCESS')
   const table = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id])
   const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/))
-  t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION'])
+  t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION', 'CANCEL'])
   t.match(row, [done.command_id, 'FFMPEG_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
+  t.equal(row!.length, 6, 'the CANCEL column is empty for a command nobody cancelled')
   const wide = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id, '-o', 'wide'])
   t.match(wide.split('\n')[0], /ACCOUNT\s+ERROR/)
   t.match(wide.split('\n')[1], release.accountId)
