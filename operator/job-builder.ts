@@ -108,18 +108,29 @@ function mebibytes(quantity: string): number | null {
   return Number(match[1]) * scale[match[2] ?? '']!
 }
 
+/** A CPU quantity ("500m", "2", "1.5") in millicores; null when it is not one. */
+function millicores(quantity: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)(m)?$/.exec(quantity)
+  if (!match) return null
+  return match[2] === 'm' ? Number(match[1]) : Number(match[1]) * 1000
+}
+
 /**
  * The run container's limits from the command's (its vcpu_count and its
- * plan's memory): CPU request = limit = the command's cores, so the
- * scheduler places it where they are free and the kernel caps it there;
- * memory limit from the plan, the request kept at most that.
+ * plan's memory): the CPU limit is the command's cores, which the kernel
+ * enforces; the request stays the operator's (JOB_CPU_REQUEST) unless the
+ * command asks for less, as with memory. A request of the whole vcpu_count
+ * would keep a command of 2 cores off a 2-core node for ever (the node's own
+ * pods request some), and left Pending it never ends: found on the real node.
+ * Memory limit from the plan, the request kept at most that.
  */
 function withCommandLimits(run: V1Container, mc: MediaCommand): void {
   const { vcpuMillis, memoryMib } = mc.spec
   const resources = run.resources!
   if (vcpuMillis !== undefined) {
-    resources.requests!.cpu = `${vcpuMillis}m`
     resources.limits!.cpu = `${vcpuMillis}m`
+    const request = millicores(resources.requests!.cpu ?? '')
+    if (request === null || request > vcpuMillis) resources.requests!.cpu = `${vcpuMillis}m`
   }
   if (memoryMib !== undefined) {
     resources.limits!.memory = `${memoryMib}Mi`

@@ -263,8 +263,8 @@ t.test('kubectl get mc shows type, status, progress and duration columns, and Ev
   const table = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id])
   const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s+/))
   t.same(header, ['NAME', 'TYPE', 'STATUS', 'PROGRESS', 'AGE', 'DURATION', 'CANCEL'])
-  t.equal(row!.length, 6, 'CANCEL is empty for a command nobody cancelled')
   t.match(row, [done.command_id, 'FFMPEG_COMMAND', 'SUCCESS', '100', /^\d+[smh]/, /^\d+[smh]/])
+  t.equal(row!.length, 6, 'the CANCEL column is empty for a command nobody cancelled')
   const wide = await kubectl(['-n', RUNNER_NAMESPACE, 'get', 'mc', done.command_id, '-o', 'wide'])
   t.match(wide.split('\n')[0], /ACCOUNT\s+ERROR/)
   t.match(wide.split('\n')[1], release.accountId)
@@ -373,7 +373,7 @@ t.test('max_command_run_seconds becomes the Job\'s activeDeadlineSeconds, and a 
   t.notOk(events.some((e) => e.reason === 'Failed'), 'not recorded as a generic Failed')
 })
 
-t.test('vcpu_count sets the ffmpeg container\'s CPU request and limit, and the event stream and logs of the command end with GET\'s state and ffmpeg\'s error line', async (t) => {
+t.test('vcpu_count sets the ffmpeg container\'s CPU limit, and the event stream and logs of the command end with GET\'s state and ffmpeg\'s error line', async (t) => {
   const { command_id } = await client.post('/run-ffmpeg-command', {
     input_files: { in_video: inputs.url(PUBLIC_IP, clip, 'watch') },
     output_files: { out_video: 'out.mp4' },
@@ -385,8 +385,9 @@ t.test('vcpu_count sets the ffmpeg container\'s CPU request and limit, and the e
   // While the runner waits at the gate its pod exists: read the limits it really runs with.
   const [pod] = await podsOf(command_id)
   const ffmpeg = pod!.spec!.initContainers!.find((c) => c.name === 'ffmpeg')
-  t.same(ffmpeg?.resources?.requests?.cpu, '500m', 'CPU request of the ffmpeg container')
+  // The limit is the command's; the request stays the operator's (the lane's runners ask 100m), being lower.
   t.same(ffmpeg?.resources?.limits?.cpu, '500m', 'CPU limit of the ffmpeg container')
+  t.same(ffmpeg?.resources?.requests?.cpu, '100m', 'CPU request of the ffmpeg container: the operator\'s, below vcpu_count')
   const mc = await kubectlJson<{ spec: { vcpuMillis?: number } }>(['-n', RUNNER_NAMESPACE, 'get', 'mc', command_id])
   t.equal(mc.spec.vcpuMillis, 500, 'the MediaCommand records the limit')
 

@@ -93,13 +93,6 @@ export function laneValues(s: LaneSettings): Record<string, unknown> {
       nats: { url: s.nats.url },
       s3: { endpoint: s.s3.endpoint, bucket: s.s3.bucket, region: s.s3.region, forcePathStyle: true },
       rateLimits: { free: 0, trial: 0, growth: 0, business: 0 },
-      // The business plan's default vcpu_count (2 cores) becomes the ffmpeg container's CPU
-      // request: on this 2-core node, with the service pods' requests, no such pod ever schedules
-      // (FailedScheduling: Insufficient cpu). A quarter core by default, as a small node's operator would set it.
-      extraEnv: [
-        { name: 'COMMAND_VCPU_DEFAULT_BUSINESS', value: '0.25' },
-        { name: 'COMMAND_MEMORY_MIB_BUSINESS', value: '1024' },
-      ],
     },
     secrets: { mongodbUrl: s.mongo.url, s3AccessKeyId: s.s3.accessKeyId, s3SecretAccessKey: s.s3.secretAccessKey },
     api: { replicas: 1, resources: small },

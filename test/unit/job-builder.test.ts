@@ -51,21 +51,22 @@ t.test("the command's own time limit overrides the default deadline", async (t) 
   t.equal(buildJob(mc, jobConfig).spec!.activeDeadlineSeconds, 90)
 })
 
-t.test("a command's limits become the Job's deadline and its run container's CPU request and limit and memory limit", async (t) => {
+t.test("a command's limits become the Job's deadline, its run container's CPU limit and memory limit, and lower requests above them", async (t) => {
   const mc = storedMediaCommand(commandSpec({ limits: { maxRunSeconds: 120, vcpuMillis: 1500, memoryMib: 4096 } }))
   t.match(mc.spec, { timeLimitSeconds: 120, vcpuMillis: 1500, memoryMib: 4096 }, 'the MediaCommand records them')
   const job = buildJob(mc, jobConfig)
   t.equal(job.spec!.activeDeadlineSeconds, 120)
   const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
   t.same(byName.ffmpeg!.resources, {
-    requests: { cpu: '1500m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
+    requests: { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
     limits: { cpu: '1500m', memory: '4096Mi', 'ephemeral-storage': '5Gi' },
-  })
+  }, 'the CPU request stays the operator\'s, so a 1.5-core command still fits a node with less free')
   t.same(byName.fetch!.resources!.limits!.cpu, '2', 'fetch and upload keep the operator defaults')
   t.same(byName.upload!.resources!.limits!.cpu, '2')
   const small = buildJob(storedMediaCommand(commandSpec({ limits: { maxRunSeconds: 5, vcpuMillis: 100, memoryMib: 128 } })), jobConfig)
   const run = containers(small).find((c) => c.name === 'ffmpeg')!
   t.same([run.resources!.requests!.memory, run.resources!.limits!.memory], ['128Mi', '128Mi'], 'a memory request above the limit is lowered to it')
+  t.same([run.resources!.requests!.cpu, run.resources!.limits!.cpu], ['100m', '100m'], 'a CPU request above the limit is lowered to it')
 })
 
 t.test('the pod is locked down: no token, no service links, non-root, seccomp, never restarted', async (t) => {
