@@ -13,9 +13,9 @@ import { parseArgs } from 'node:util'
 import { MongoClient } from 'mongodb'
 import { newCommandDocument } from '../api/commands/command-document.js'
 import { CommandRepository } from '../api/commands/command-repository.js'
-import type { CommandDraft } from '../api/commands/drafts.js'
 import { startMongo } from '../test/harness/mongo.js'
 import { percentile } from './table.js'
+import { COMMAND_DRAFT } from '../test/api/dispatch-fixtures.js'
 
 const { values } = parseArgs({ options: { waiting: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '20' } } })
 const WAITING = Number(values.waiting)
@@ -23,18 +23,6 @@ const ROUNDS = Number(values.rounds)
 
 const teardowns: Array<() => unknown> = []
 const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
-
-const DRAFT: CommandDraft = {
-  command_type: 'FFMPEG_COMMAND',
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
-  ytdlp: null,
-  metadata: null,
-  webhook_url: null,
-  storage_destination_id: null,
-  original_request: { input_files: { in_video: 'https://media.example.com/clip.mp4' }, output_files: { out_small: 'small.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}' },
-}
 
 async function median(work: () => Promise<unknown>): Promise<number> {
   const times: number[] = []
@@ -53,9 +41,9 @@ async function main(): Promise<void> {
   const commands = new CommandRepository(client.db(mongo.dbName))
   await commands.ensureIndexes()
   const now = new Date()
-  const docs = Array.from({ length: WAITING }, (_, i) => newCommandDocument(DRAFT, { commandId: `a_${String(i).padStart(6, '0')}`, accountId: 'acc_a' }, now))
+  const docs = Array.from({ length: WAITING }, (_, i) => newCommandDocument(COMMAND_DRAFT, { commandId: `a_${String(i).padStart(6, '0')}`, accountId: 'acc_a' }, now))
   for (let i = 0; i < docs.length; i += 500) await commands.insert(docs.slice(i, i + 500))
-  await commands.insert([newCommandDocument(DRAFT, { commandId: 'b_000000', accountId: 'acc_b' }, now)])
+  await commands.insert([newCommandDocument(COMMAND_DRAFT, { commandId: 'b_000000', accountId: 'acc_b' }, now)])
   const later = () => new Date(Date.now() + 1_000)
   // Each claim is put back at once (due now again, slot released), so every round sees the same backlog.
   const putBack = async (claim: Awaited<ReturnType<typeof commands.dispatch.claimNext>>) => {

@@ -5,13 +5,12 @@ import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import type { CommandDraft } from '../../api/commands/drafts.js'
 import { Dispatcher, type DispatcherOptions, type Interleave } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
-import { SeededScheduler, } from './dispatch-fixtures.js'
+import { COMMAND_DRAFT, SeededScheduler } from './dispatch-fixtures.js'
 
 /*
  * Several dispatchers on one database: each accepted command is handed to the
@@ -24,25 +23,9 @@ const quiet = createLogger('test', 'silent')
 const T0 = new Date('2026-01-01T00:00:00Z')
 const LEASE_MS = 60_000
 
-const DRAFT: CommandDraft = {
-  command_type: 'FFMPEG_COMMAND',
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
-  ytdlp: null,
-  metadata: null,
-  webhook_url: null,
-  storage_destination_id: null,
-  original_request: {
-    input_files: { in_video: 'https://media.example.com/clip.mp4' },
-    output_files: { out_small: 'small.mp4' },
-    ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}',
-  },
-}
-
 /** Records `count` accepted commands as submission does, with ids that sort in acceptance order. */
 async function accept(commands: CommandRepository, prefix: string, count: number, now: Date): Promise<string[]> {
-  const docs = Array.from({ length: count }, (_, i) => newCommandDocument(DRAFT, { commandId: `${prefix}_${String(i).padStart(3, '0')}`, accountId: 'acc_claims' }, now))
+  const docs = Array.from({ length: count }, (_, i) => newCommandDocument(COMMAND_DRAFT, { commandId: `${prefix}_${String(i).padStart(3, '0')}`, accountId: 'acc_claims' }, now))
   await commands.insert(docs)
   return docs.map((doc) => doc._id)
 }

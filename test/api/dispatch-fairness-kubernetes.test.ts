@@ -13,7 +13,6 @@ import type { MediaCommand } from '../../contracts/media-command.js'
 import type { Plan } from '../../api/accounts/plans.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import type { CommandDraft } from '../../api/commands/drafts.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
@@ -21,18 +20,7 @@ import { createLogger } from '../../api/logger.js'
 import { startKube } from '../harness/kube.js'
 import { startMongo } from '../harness/mongo.js'
 import { cr, installCrd, newNamespace } from '../operator/kube-setup.js'
-
-const DRAFT: CommandDraft = {
-  command_type: 'FFMPEG_COMMAND',
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
-  ytdlp: null,
-  metadata: null,
-  webhook_url: null,
-  storage_destination_id: null,
-  original_request: { input_files: { in_video: 'https://media.example.com/clip.mp4' }, output_files: { out_small: 'small.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}' },
-}
+import { COMMAND_DRAFT } from './dispatch-fixtures.js'
 
 t.test('in Kubernetes mode the dispatcher creates MediaCommands round robin across accounts and within each plan\'s limit', async (t) => {
   const [kube, mongo] = await Promise.all([startKube(t), startMongo(t)])
@@ -56,7 +44,7 @@ t.test('in Kubernetes mode the dispatcher creates MediaCommands round robin acro
     const ids: string[] = []
     for (let i = 0; i < count; i++) {
       // Inserted one at a time, as separate requests would.
-      const doc = newCommandDocument(DRAFT, { commandId: randomUUID(), accountId }, now())
+      const doc = newCommandDocument(COMMAND_DRAFT, { commandId: randomUUID(), accountId }, now())
       await commands.insert([doc])
       ids.push(doc._id)
     }

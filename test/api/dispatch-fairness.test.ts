@@ -5,7 +5,6 @@ import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Plan } from '../../api/accounts/plans.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import type { CommandDraft } from '../../api/commands/drafts.js'
 import type { ConcurrencyLimits } from '../../api/dispatcher/concurrency-limits.js'
 import { Dispatcher, type DispatcherOptions } from '../../api/dispatcher/dispatcher.js'
 import { queueDepthByPlan } from '../../api/dispatcher/queue-depth.js'
@@ -14,7 +13,7 @@ import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
-import { SeededScheduler } from './dispatch-fixtures.js'
+import { COMMAND_DRAFT, SeededScheduler } from './dispatch-fixtures.js'
 
 /*
  * Fair dispatch on the real store: accounts with waiting commands are served
@@ -27,18 +26,6 @@ const quiet = createLogger('test', 'silent')
 const T0 = new Date('2026-01-01T00:00:00Z')
 const LEASE_MS = 60_000
 const LIMITS: ConcurrencyLimits = { free: 2, trial: 2, growth: 2, business: 2 }
-
-const DRAFT: CommandDraft = {
-  command_type: 'FFMPEG_COMMAND',
-  input_files: { in_video: 'https://media.example.com/clip.mp4' },
-  output_files: { out_small: 'small.mp4' },
-  ffmpeg_commands: ['ffmpeg -i {{in_video}} {{out_small}}'],
-  ytdlp: null,
-  metadata: null,
-  webhook_url: null,
-  storage_destination_id: null,
-  original_request: { input_files: { in_video: 'https://media.example.com/clip.mp4' }, output_files: { out_small: 'small.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}' },
-}
 
 /**
  * An Executor (our own interface) that keeps what it was handed until the
@@ -88,7 +75,7 @@ t.test('fair dispatch', async (t) => {
     const dispatcher = (executor: Executor, options: Partial<DispatcherOptions> = {}) =>
       new Dispatcher({ db, executor, logger: quiet, now: clock.now, leaseMs: LEASE_MS, concurrencyLimits: LIMITS, accountPlan: async (): Promise<Plan> => 'free', ...options })
     const accept = async (accountId: string, count: number): Promise<string[]> => {
-      const docs = Array.from({ length: count }, (_, i) => newCommandDocument(DRAFT, { commandId: `${accountId}_${String(i).padStart(3, '0')}`, accountId }, clock.now()))
+      const docs = Array.from({ length: count }, (_, i) => newCommandDocument(COMMAND_DRAFT, { commandId: `${accountId}_${String(i).padStart(3, '0')}`, accountId }, clock.now()))
       for (const doc of docs) await commands.insert([doc])
       return docs.map((doc) => doc._id)
     }

@@ -1,4 +1,5 @@
 import { setImmediate as settle } from 'node:timers/promises'
+import type { CommandDraft } from '../../api/commands/drafts.js'
 import type { TestApi } from '../harness/api.js'
 
 /** A valid run-ffmpeg-command body; its input is never fetched by the dispatcher tests. */
@@ -6,6 +7,19 @@ export const COMMAND_BODY = {
   input_files: { in_video: 'https://media.example.com/clip.mp4' },
   output_files: { out_small: 'small.mp4' },
   ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}',
+}
+
+/** The draft of such a command, for tests and benchmarks that insert records as submission does. */
+export const COMMAND_DRAFT: CommandDraft = {
+  command_type: 'FFMPEG_COMMAND',
+  input_files: COMMAND_BODY.input_files,
+  output_files: COMMAND_BODY.output_files,
+  ffmpeg_commands: [COMMAND_BODY.ffmpeg_command],
+  ytdlp: null,
+  metadata: null,
+  webhook_url: null,
+  storage_destination_id: null,
+  original_request: COMMAND_BODY,
 }
 
 /** Submits `count` commands through the API; returns their ids in order. */
