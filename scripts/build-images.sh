@@ -63,16 +63,8 @@ if [[ -z "${FFKUBE_PROVISION_LOCKED:-}" ]]; then
   flock 9
 fi
 
-stamp_matches() {
-  local name="$1"
-  shift
-  [[ -f "$stamps/$name" && "$(cat "$stamps/$name")" == "$*" ]]
-}
-write_stamp() {
-  local name="$1"
-  shift
-  printf '%s' "$*" >"$stamps/$name"
-}
+# stamp_matches, write_stamp, apt_install.
+source "$root/scripts/lib/provision-common.sh"
 short_hash() { sha256sum | cut -c1-16; }
 
 # Several checkouts (branches, worktrees) share the cache, each with its own
@@ -82,18 +74,6 @@ prune() {
   local pattern="$1"
   find "$images" -maxdepth 1 -name "$pattern" ! -name '*.tmp' -printf '%T@ %p\n' | sort -rn | tail -n +"$((KEEP + 1))" |
     cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
-}
-
-apt_install() {
-  local missing=()
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  [[ $(id -u) -eq 0 ]] || die "Debian packages missing: ${missing[*]} (as root: apt-get install -y ${missing[*]})"
-  log "installing Debian packages: ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # The base image both Dockerfiles name, which must be the one assembled here.

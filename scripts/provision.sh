@@ -50,38 +50,13 @@ log() { printf 'provision: %s\n' "$*" >&2; }
 exec 9>"$cache/.lock"
 flock 9
 
-# stamp NAME INPUTS... — true when NAME was built from exactly these inputs.
-stamp_matches() {
-  local name="$1"
-  shift
-  [[ -f "$stamps/$name" && "$(cat "$stamps/$name")" == "$*" ]]
-}
-write_stamp() {
-  local name="$1"
-  shift
-  printf '%s' "$*" >"$stamps/$name"
-}
+# stamp_matches, write_stamp, apt_install.
+source "$root/scripts/lib/provision-common.sh"
 
 # Files of a wrapper module, hashed, so an edited go.mod or patch rebuilds.
 tree_hash() {
   (cd "$1" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.patch' \) -print0 |
     sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
-}
-
-apt_install() {
-  local missing=()
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  if [[ $(id -u) -ne 0 ]]; then
-    log "Debian packages missing: ${missing[*]}"
-    log "install them as root: apt-get update && apt-get install -y ${missing[*]}"
-    exit 1
-  fi
-  log "installing Debian packages: ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 link_system() {

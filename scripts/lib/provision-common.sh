@@ -1,0 +1,31 @@
+# Shared by scripts/provision.sh and scripts/build-images.sh (sourced, never run):
+# stamps of what was built from which inputs, and Debian packages installed when
+# missing. Both callers define log() and set $stamps first.
+
+# stamp NAME INPUTS... — true when NAME was built from exactly these inputs.
+stamp_matches() {
+  local name="$1"
+  shift
+  [[ -f "$stamps/$name" && "$(cat "$stamps/$name")" == "$*" ]]
+}
+write_stamp() {
+  local name="$1"
+  shift
+  printf '%s' "$*" >"$stamps/$name"
+}
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    log "Debian packages missing: ${missing[*]}"
+    log "install them as root: apt-get update && apt-get install -y ${missing[*]}"
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
