@@ -5,7 +5,7 @@
  * these settings; a stream that exists is left as it is (an operator of the
  * cluster may have tuned it).
  */
-import { DiscardPolicy, RetentionPolicy, StorageType, type NatsConnection, type StreamConfig } from 'nats'
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type NatsConnection, type StreamConfig } from 'nats'
 import { COMPLETION_STREAM, COMPLETION_SUBJECT_PREFIX } from './completion-events.js'
 import { STATUS_STREAM, STATUS_SUBJECT_PREFIX } from './status-events.js'
 import { LOG_STREAM, LOG_SUBJECT_PREFIX } from './log-chunks.js'
@@ -81,5 +81,19 @@ export async function ensureStream(nats: NatsConnection, definition: StreamDefin
     await jsm.streams.info(definition.name).catch(() => {
       throw err
     })
+  }
+}
+
+/**
+ * The durable pull consumer `durable` of `stream`, created when missing: explicit
+ * acks, from the stream's first message, 30 s to ack before a redelivery. An
+ * existing one is kept as it is, so a restart resumes where it stopped.
+ */
+export async function ensureDurableConsumer(nats: NatsConnection, stream: string, durable: string, maxAckPending = 512): Promise<void> {
+  const jsm = await nats.jetstreamManager()
+  try {
+    await jsm.consumers.info(stream, durable)
+  } catch {
+    await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 30_000_000_000, max_ack_pending: maxAckPending })
   }
 }

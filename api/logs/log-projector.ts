@@ -7,9 +7,9 @@
  * only after their write, so a crash replays them into a no-op.
  */
 import type { Db } from 'mongodb'
-import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats'
+import { JSONCodec, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats'
 import { LOG_STREAM, type LogChunk } from '../../contracts/log-chunks.js'
-import { ensureStream, LOG_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { ensureDurableConsumer, ensureStream, LOG_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import type { Logger } from '../logger.js'
 import { CoalescingQueues } from '../projector/coalescing-queues.js'
 import { CommandLogRepository } from './command-log-repository.js'
@@ -53,12 +53,7 @@ export class LogProjector {
     const { nats } = this.options
     await ensureStream(nats, LOG_STREAM_DEFINITION)
     const durable = this.options.durableName ?? 'ffkube-log-projector'
-    const jsm = await nats.jetstreamManager()
-    try {
-      await jsm.consumers.info(LOG_STREAM, durable)
-    } catch {
-      await jsm.consumers.add(LOG_STREAM, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 30_000_000_000, max_ack_pending: 512 })
-    }
+    await ensureDurableConsumer(nats, LOG_STREAM, durable)
     const consumer = await nats.jetstream().consumers.get(LOG_STREAM, durable)
     this.#messages = await consumer.consume({ max_messages: 256 })
     this.#loop = this.#run(this.#messages)

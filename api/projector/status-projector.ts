@@ -22,9 +22,9 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
-import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
+import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
-import { COMPLETION_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { commandChangedSubject } from '../../contracts/command-changes.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
@@ -107,18 +107,7 @@ export class StatusProjector {
     await ensureStream(nats, STATUS_STREAM_DEFINITION)
     await ensureStream(nats, COMPLETION_STREAM_DEFINITION)
     const durable = this.options.durableName ?? 'ffkube-status-projector'
-    const jsm = await nats.jetstreamManager()
-    try {
-      await jsm.consumers.info(STATUS_STREAM, durable)
-    } catch {
-      await jsm.consumers.add(STATUS_STREAM, {
-        durable_name: durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: 30_000_000_000,
-        max_ack_pending: this.options.maxAckPending ?? 512,
-      })
-    }
+    await ensureDurableConsumer(nats, STATUS_STREAM, durable, this.options.maxAckPending)
     this.#js = nats.jetstream()
     const consumer = await this.#js.consumers.get(STATUS_STREAM, durable)
     this.#messages = await consumer.consume({ max_messages: 256 })
