@@ -71,6 +71,8 @@ provision_debian() {
   link_system ffmpeg /usr/bin/ffmpeg
   link_system ffprobe /usr/bin/ffprobe
   link_system nats-server /usr/sbin/nats-server
+  # curl and jq: the README's quickstart calls the API with them (test/docs/quickstart.test.ts).
+  apt_install curl jq
 }
 
 # yt-dlp from PyPI: Debian's build is years old and its extractors with it.
