@@ -1,12 +1,14 @@
 /**
  * The operator's Prometheus metrics in the text exposition format, without a
- * client library: three series families do not need one (prom-client would
+ * client library: six series families do not need one (prom-client would
  * replace this file one for one if more appear).
  */
 import { createServer, type Server } from 'node:http'
 
 /** Upper bounds of the reconcile-duration histogram, in seconds. */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** The pod phases Kubernetes defines: each is rendered, 0 when no runner pod is in it, so every series exists. */
+const POD_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'] as const
 
 export class Metrics {
   queueDepth = 0
@@ -16,6 +18,8 @@ export class Metrics {
   private durationCount = 0
   private readonly reconcileErrors = { count: 0 }
   private readonly jobs = new Map<string, number>()
+  /** The phases of the runner pods in the informer's cache, read when /metrics is scraped. */
+  runnerPodPhases: () => ReadonlyArray<string | undefined> = () => []
 
   /** One reconcile took `seconds`; `failed` when it threw and was re-queued. */
   observeReconcile(seconds: number, failed: boolean): void {
@@ -57,8 +61,16 @@ export class Metrics {
       '# HELP ffkube_operator_jobs_total Jobs by outcome: created, succeeded, or the failure reason.',
       '# TYPE ffkube_operator_jobs_total counter',
       ...[...this.jobs].sort().map(([outcome, n]) => `ffkube_operator_jobs_total{outcome="${outcome}"} ${n}`),
+      '# HELP ffkube_runner_pods Runner pods in the runner namespace by phase, as this replica\'s pod cache holds them.',
+      '# TYPE ffkube_runner_pods gauge',
+      ...this.#runnerPodCounts(),
     ]
     return `${lines.join('\n')}\n`
+  }
+
+  #runnerPodCounts(): string[] {
+    const phases = this.runnerPodPhases()
+    return POD_PHASES.map((phase) => `ffkube_runner_pods{phase="${phase}"} ${phases.filter((p) => (p ?? 'Unknown') === phase).length}`)
   }
 }
 

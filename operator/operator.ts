@@ -108,6 +108,7 @@ export class Operator extends EventEmitter {
       path: `/api/v1/namespaces/${ns}/pods`,
       list: () => core.listNamespacedPod({ namespace: ns, labelSelector: ours }),
     })
+    this.metrics.runnerPodPhases = () => this.pods.list().map((pod) => pod.status?.phase)
     // Handlers only enqueue keys; the worker reads the current object from the cache.
     const enqueueSelf = (mc: MediaCommand): void => this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
     const enqueueOwner = (obj: V1Job | V1Pod): void => {

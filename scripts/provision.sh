@@ -35,6 +35,8 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
 HELM_VERSION=v3.22.0
+# helm-docs: generates charts/ffkube/README.md from values.yaml (scripts/chart-docs.sh).
+HELM_DOCS_VERSION=v1.14.2
 CONTAINERD_VERSION=v2.4.2
 COREDNS_VERSION=v1.14.7
 # The pause version of build/pause/Makefile in k8s.io/kubernetes $KUBE_VERSION; the
@@ -265,6 +267,16 @@ provision_helm() {
   write_stamp helm "$key"
 }
 
+# helm-docs for the chart's README (scripts/chart-docs.sh, test/chart/readme.test.ts):
+# no Debian package, so built from its Go module like helm.
+provision_helm_docs() {
+  local key="$HELM_DOCS_VERSION $(go env GOVERSION)"
+  if stamp_matches helm-docs "$key" && [[ -x "$bin/helm-docs" ]]; then return 0; fi
+  log "building helm-docs $HELM_DOCS_VERSION (cached in $cache)"
+  GOBIN="$bin" go install -trimpath -ldflags "-s -w" "github.com/norwoodj/helm-docs/cmd/helm-docs@$HELM_DOCS_VERSION"
+  write_stamp helm-docs "$key"
+}
+
 # BuildKit's Dockerfile checks (`docker build --check`) without Docker, for
 # test/chart/dockerfiles.test.ts; buildkit is pinned by the wrapper's go.mod.
 provision_dockerfile_lint() {
@@ -307,6 +319,7 @@ if [[ "$profile" == test ]]; then
   provision_kube_router
   provision_node_images
   provision_helm
+  provision_helm_docs
   provision_dockerfile_lint
   provision_schemathesis
   provision_images

@@ -21,6 +21,8 @@ export interface ProjectionRecorder {
   commandFinished(status: 'SUCCESS' | 'FAILED'): void
   /** A command ended FAILED with this error_status (counted for CANCELLED and TIMEOUT). */
   commandFailedAs?(errorStatus: string): void
+  /** A command of this type ended with this status `seconds` after it was accepted. */
+  commandDuration?(type: string, status: 'SUCCESS' | 'FAILED', seconds: number): void
 }
 
 /** What the webhook deliverer reports: each attempt's outcome. */
@@ -71,6 +73,13 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
     labelNames: ['reason'] as const,
     registers: [this.registry],
   })
+  readonly #commandDuration = new Histogram({
+    name: 'ffkube_command_duration_seconds',
+    help: 'Time from a command\'s acceptance to its terminal status, by command type and status.',
+    labelNames: ['type', 'status'] as const,
+    buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 14400, 86400],
+    registers: [this.registry],
+  })
   readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
 
   #eventStreams: () => { open: number; watchedCommands: number } = () => ({ open: 0, watchedCommands: 0 })
@@ -114,6 +123,10 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
 
   commandFailedAs(errorStatus: string): void {
     if (errorStatus === 'CANCELLED' || errorStatus === 'TIMEOUT') this.#endedBy.inc({ reason: errorStatus })
+  }
+
+  commandDuration(type: string, status: 'SUCCESS' | 'FAILED', seconds: number): void {
+    this.#commandDuration.observe({ type, status }, seconds)
   }
 
   watchEventStreams(source: () => { open: number; watchedCommands: number }): void {

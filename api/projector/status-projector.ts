@@ -207,6 +207,7 @@ export class StatusProjector {
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
         this.options.metrics?.commandFinished(ending.type)
+        this.options.metrics?.commandDuration?.(doc.command_type, ending.type, after.total_processing_seconds ?? (now.getTime() - doc.created_at.getTime()) / 1000)
         this.options.onCommandEnded?.(doc.account_id)
         if (ending.type === 'FAILED') this.options.metrics?.commandFailedAs?.(ending.error_status)
       }
