@@ -74,7 +74,14 @@ provision_debian() {
   link_system ffprobe /usr/bin/ffprobe
   link_system nats-server /usr/sbin/nats-server
   # curl and jq: the README's quickstart calls the API with them (test/docs/quickstart.test.ts).
-  apt_install curl jq
+  # The service itself does not need them, so without root a missing one is only named.
+  if [[ $(id -u) -eq 0 ]]; then
+    apt_install curl jq
+  else
+    for tool in curl jq; do
+      command -v "$tool" >/dev/null 2>&1 || log "$tool is missing (the README's quickstart uses it): apt-get install $tool"
+    done
+  fi
 }
 
 # yt-dlp from PyPI: Debian's build is years old and its extractors with it.
