@@ -38,3 +38,7 @@ t.test('contracts/ imports none of the programs', async (t) => {
 t.test('client/ imports none of the programs: it is the typed client a browser console loads as is', async (t) => {
   t.same(await crossings('client', ['api', 'operator', 'runner-image', 'contracts', 'cli', 'scripts']), [])
 })
+
+t.test('the CLI talks to the service through client/ only', async (t) => {
+  t.same(await crossings('cli', ['api', 'operator', 'runner-image', 'contracts', 'scripts']), [])
+})
