@@ -3,7 +3,7 @@
  * as a child process, the way a user's shell does: with pipes, or under a
  * real pseudo-terminal made by util-linux `script` (no native module).
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -62,4 +62,33 @@ export function runCliInTerminal(environment: CliEnvironment, args: string[]): P
       else resolvePromise({ code, output: stdout })
     })
   })
+}
+
+/** `ffkube <args>` left running: resolves `waitForStderr` once stderr matches, so a test can act on what the CLI said. */
+export function startCli(environment: CliEnvironment, args: string[]): { child: ChildProcess; waitForStderr(pattern: RegExp): Promise<string>; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: environment.cwd, env: environment.env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  const waiters: { pattern: RegExp; resolve: (text: string) => void }[] = []
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+    for (const waiter of [...waiters]) {
+      if (!waiter.pattern.test(stderr)) continue
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve(stderr)
+    }
+  })
+  const done = new Promise<CliRun>((resolve) => child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr })))
+  return {
+    child,
+    done,
+    waitForStderr: (pattern) =>
+      pattern.test(stderr)
+        ? Promise.resolve(stderr)
+        : Promise.race([
+            new Promise<string>((resolve) => waiters.push({ pattern, resolve })),
+            done.then((run) => Promise.reject(new Error(`ffkube exited ${run.code} before stderr matched ${pattern}:\n${run.stderr}`))),
+          ]),
+  }
 }

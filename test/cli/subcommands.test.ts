@@ -4,7 +4,7 @@ import t from 'tap'
 import { Client, serviceEnvironment, startService } from '../e2e/service.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
-import { cliEnvironment, REPO, runCli } from './cli-process.js'
+import { cliEnvironment, REPO, runCli, startCli } from './cli-process.js'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 
@@ -77,6 +77,18 @@ t.test('every ffkube subcommand against the service as npm start runs it', async
     const waited = await ffkube('wait', commandId)
     t.equal(waited.code, 1)
     t.match(waited.stderr, new RegExp(`command ${commandId} FAILED: CANCELLED`))
+  })
+
+  t.test('Ctrl-C stops following and leaves the command running (exit 130)', async (t) => {
+    const following = startCli(user, ['run', '--in', `in_v=${media.url(clip)}`, 'ffmpeg -stream_loop -1 -i {{in_v}} -f null -'])
+    const said = await following.waitForStderr(/^\S+ QUEUED$/m)
+    const commandId = ID.exec(said)![0]
+    following.child.kill('SIGINT')
+    const result = await following.done
+    t.equal(result.code, 130)
+    t.match(result.stderr, `interrupted; command ${commandId} keeps running`)
+    t.not((await api.request('GET', `/commands/${commandId}`)).body.status, 'FAILED', 'the command was not cancelled')
+    t.equal((await ffkube('cancel', commandId)).code, 0)
   })
 
   t.test('upload stores a local file and prints its id and a URL that works as an input', async (t) => {
