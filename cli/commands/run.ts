@@ -158,7 +158,7 @@ async function finishCommand(context: CliContext, connection: Connection, comman
   if (options.json) context.out(`${JSON.stringify(final, null, 2)}\n`)
   if (final.status === 'FAILED') {
     context.err(`ffkube: command ${commandId} FAILED: ${final.error_status ?? 'FAILED'}: ${final.error_message ?? '(no message)'}\n`)
-    context.err(await logTail(connection, commandId))
+    context.err(await logTail(context, connection, commandId))
     return EXIT.FAILED
   }
   if (!options.download) {
@@ -172,13 +172,30 @@ async function finishCommand(context: CliContext, connection: Connection, comman
   return EXIT.OK
 }
 
-/** The last lines of the command's log, as a block to print; a note when it cannot be read. */
-async function logTail(connection: Connection, commandId: string): Promise<string> {
+/** Reads of the log, LOG_SETTLE_MS apart, before its tail is printed as it stands. */
+export const LOG_SETTLE_READS = 6
+export const LOG_SETTLE_MS = 500
+
+/**
+ * The last lines of the command's log, as a block to print; a note when it
+ * cannot be read. The log reaches the API by its own path (runner → NATS →
+ * log projector), so right after FAILED its last chunks may still be on the
+ * way: it is read again until two reads agree (or LOG_SETTLE_READS).
+ */
+async function logTail(context: CliContext, connection: Connection, commandId: string): Promise<string> {
+  const read = async () => expectData(await connection.client.GET('/api/v1/commands/{commandId}/logs', { params: { path: { commandId } }, signal: context.signal }))
   try {
-    const { log, truncated } = expectData(await connection.client.GET('/api/v1/commands/{commandId}/logs', { params: { path: { commandId } } }))
-    if (log.trim() === '') return 'the command left no log\n'
-    const note = truncated ? ' (the log is truncated at its start)' : ''
-    return `last ${LOG_TAIL_LINES} lines of the log${note} (all of it: ffkube logs ${commandId}):\n${tail(log, LOG_TAIL_LINES)}\n`
+    let current = await read()
+    for (let reads = 1; reads < LOG_SETTLE_READS; reads++) {
+      await context.sleep(LOG_SETTLE_MS, context.signal)
+      const next = await read()
+      const settled = next.log === current.log && next.log !== ''
+      current = next
+      if (settled) break
+    }
+    if (current.log.trim() === '') return `the log is empty so far (later: ffkube logs ${commandId})\n`
+    const note = current.truncated ? ' (the log is truncated at its start)' : ''
+    return `last ${LOG_TAIL_LINES} lines of the log${note} (all of it: ffkube logs ${commandId}):\n${tail(current.log, LOG_TAIL_LINES)}\n`
   } catch (error) {
     return `the log could not be read: ${error instanceof Error ? error.message : String(error)}\n`
   }
