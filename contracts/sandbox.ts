@@ -46,7 +46,7 @@ export interface SandboxRun {
   /** The tool's cwd and the one directory it may see and write; an absolute path. */
   workDir: string
   network: SandboxNetwork
-  /** Variables set for the tool only, not for prlimit or bwrap before it (the start gate's LD_PRELOAD). */
+  /** Variables set for the tool only, not for prlimit or bwrap before it. */
   toolEnv?: Readonly<Record<string, string>>
   /** The descriptor bwrap reads the seccomp filter from (seccomp-filter.ts); none: no filter. */
   seccompFd?: number

@@ -294,22 +294,6 @@ provision_dockerfile_lint() {
   go_build dockerfile-lint "$root/scripts/toolchain/dockerfile-lint" . ""
 }
 
-# runner-image/start-gate: a tiny preload that holds ffprobe after dynamic
-# linking until its input exists (the runner's probe step). Built with the
-# system C compiler into lib/; the runner image builds the same source.
-provision_start_gate() {
-  local src="$root/runner-image/start-gate/start-gate.c" out="$cache/lib/ffkube-start-gate.so"
-  command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev
-  local key
-  key="$(sha256sum "$src" | cut -c1-16) $(cc -dumpfullversion -dumpversion 2>/dev/null)"
-  if stamp_matches start-gate "$key" && [[ -f "$out" ]]; then return 0; fi
-  log "building the start gate ($out)"
-  mkdir -p "$cache/lib"
-  cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$out.tmp" "$src"
-  mv "$out.tmp" "$out"
-  write_stamp start-gate "$key"
-}
-
 # The service and runner images, built by BuildKit from ./Dockerfile and
 # runner-image/Dockerfile into archives a test cluster imports (dist/images.json
 # names them). The script keeps its own pins and stamps; it runs under our lock.
@@ -320,7 +304,6 @@ provision_images() {
 provision_debian
 provision_ffmpeg
 provision_ytdlp
-provision_start_gate
 provision_ferretdb
 provision_minio
 if [[ "$profile" == test ]]; then

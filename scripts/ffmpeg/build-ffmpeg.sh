@@ -2,8 +2,9 @@
 # THE build of ffkube's ffmpeg and ffprobe (docs/adr/0004-ffmpeg-build.md): one
 # pinned FFmpeg release, compiled with FFmpeg's own configure, the codec
 # libraries linked statically from Debian bookworm's -dev packages. Local mode,
-# the tests (scripts/provision.sh) and the runner image (runner-image/Dockerfile)
-# all run this script, so the choice of version and flags lives here only.
+# the tests (scripts/provision.sh) and both images (Dockerfile,
+# runner-image/Dockerfile) run this script, so the choice of version and flags
+# lives here only.
 #
 #   scripts/ffmpeg/build-ffmpeg.sh DIR       build DIR/bin/ffmpeg, DIR/bin/ffprobe and
 #                                            DIR/runtime-packages (what they need installed)
@@ -18,7 +19,7 @@ set -euo pipefail
 
 # The pin. To bump: take the new version's .orig.tar.xz from Debian's pool
 # (https://deb.debian.org/debian/pool/main/f/ffmpeg/), put its version and
-# sha256 here, rebuild, and run test/unit/ffmpeg-build.test.ts.
+# sha256 here, rebuild, and run test/smoke/ffmpeg-build.test.ts.
 FFMPEG_VERSION=8.1.2
 FFMPEG_SHA256=464beb5e7bf0c311e68b45ae2f04e9cc2af88851abb4082231742a74d97b524c
 FFMPEG_URLS=(
