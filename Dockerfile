@@ -11,6 +11,9 @@
 # Build from the repository root: docker build -t ghcr.io/ffkube/ffkube:0.1.0 .
 # Node 24 (LTS until April 2028) on Debian 12 bookworm; the code also runs on Node 20.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+# ffprobe's build, as in runner-image/Dockerfile: its own stage, or the folder
+# scripts/build-images.sh hands in (`context:ffkube-ffmpeg=local:…`).
+ARG FFMPEG_BUILD=ffmpeg-build
 
 # 1: compile api/, operator/ and contracts/ (api/ shares no runner module: the file
 # processor starts ffprobe through contracts/tool-process.ts).
@@ -25,11 +28,23 @@ COPY operator ./operator
 RUN npx --no-install tsc -p tsconfig.json \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
-# 2: the runtime. ffprobe is there for the file processor (store-file and
+# 2: ffmpeg and ffprobe, built by scripts/ffmpeg/build-ffmpeg.sh (docs/adr/0004-ffmpeg-build.md).
+FROM ${NODE_IMAGE} AS ffmpeg-compile
+COPY scripts/ffmpeg/build-ffmpeg.sh /src/build-ffmpeg.sh
+RUN apt-get update \
+ && bash /src/build-ffmpeg.sh --build-packages | xargs apt-get install -y --no-install-recommends \
+ && bash /src/build-ffmpeg.sh /opt/ffmpeg
+FROM scratch AS ffmpeg-build
+COPY --from=ffmpeg-compile /opt/ffmpeg/ /
+FROM ${FFMPEG_BUILD} AS ffmpeg
+
+# 3: the runtime. ffprobe is there for the file processor (store-file and
 # upload metadata); no compiler, no npm; user 65532.
 FROM ${NODE_IMAGE}
+COPY --from=ffmpeg /bin/ffmpeg /bin/ffprobe /usr/local/bin/
+COPY --from=ffmpeg /runtime-packages /usr/local/share/ffkube/ffmpeg-runtime-packages
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ffmpeg ca-certificates \
+ && apt-get install -y --no-install-recommends ca-certificates $(cat /usr/local/share/ffkube/ffmpeg-runtime-packages) \
  && rm -rf /var/lib/apt/lists/* \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg \
@@ -47,8 +62,8 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     TMPDIR=/tmp \
     FFKUBE_DATA_DIR=/data \
-    FFPROBE_PATH=/usr/bin/ffprobe \
-    FFMPEG_PATH=/usr/bin/ffmpeg
+    FFPROBE_PATH=/usr/local/bin/ffprobe \
+    FFMPEG_PATH=/usr/local/bin/ffmpeg
 USER 65532:65532
 EXPOSE 8080
 CMD ["node", "dist/api/main.js"]

@@ -47,8 +47,8 @@ export interface OptionRule {
  */
 export const MAX_FFMPEG_THREADS = 16
 
-// `-autorotate` is not one: ffmpeg reads `-autorotate 0`; `-noautorotate` is its flag form.
-const FLAGS = ['vn', 'an', 'sn', 'dn', 'shortest', 'copyinkf', 'accurate_seek', 'noaccurate_seek', 'noautorotate']
+// FFmpeg 8 reads `-autorotate` as a flag (5.1 read a value after it: `-autorotate 0`); `-noautorotate` turns it off.
+const FLAGS = ['vn', 'an', 'sn', 'dn', 'shortest', 'copyinkf', 'accurate_seek', 'noaccurate_seek', 'autorotate', 'noautorotate']
 const GLOBAL_FLAGS = [
   'y', 'nostdin', 'hide_banner', 'stats', 'nostats', 'benchmark', 'copyts', 'start_at_zero', 'ignore_unknown', 'copy_unknown',
 ]
@@ -60,15 +60,15 @@ const VALUES = [
   'avoid_negative_ts', 'seek_timestamp', 'thread_queue_size', 'probesize', 'analyzeduration',
   'fpsprobesize', 'max_muxing_queue_size', 'muxdelay', 'muxpreload', 'max_interleave_delta', 'fflags',
   // codecs and quality
-  'c', 'codec', 'vcodec', 'acodec', 'scodec', 'b', 'ab', 'vb', 'q', 'qscale', 'crf', 'qp', 'cq', 'preset',
+  'c', 'codec', 'vcodec', 'acodec', 'scodec', 'b', 'ab', 'vb', 'q', 'qscale', 'crf', 'qp', 'preset',
   'tune', 'profile', 'level', 'maxrate', 'minrate', 'bufsize', 'qmin', 'qmax', 'g', 'bf', 'keyint_min',
   'sc_threshold', 'force_key_frames', 'deadline', 'quality', 'speed', 'cpu-used', 'row-mt', 'tile-columns',
   'tile-rows', 'lag-in-frames', 'auto-alt-ref', 'lossless', 'compression_level', 'vbr', 'application',
-  'frame_duration', 'cutoff', 'flags', 'bsf', 'strict', 'tag', 'vtag', 'atag', 'timecode', 'autorotate',
+  'frame_duration', 'cutoff', 'flags', 'bsf', 'strict', 'tag', 'vtag', 'atag', 'timecode',
   // picture and sound
   's', 'aspect', 'pix_fmt', 'sws_flags', 'top', 'field_order', 'color_primaries', 'color_trc', 'colorspace',
   'color_range', 'ar', 'ac', 'sample_fmt', 'channel_layout', 'video_size', 'pixel_format', 'framerate',
-  'sample_rate', 'channels',
+  'sample_rate', 'ch_layout',
   // container
   'metadata', 'disposition', 'movflags', 'brand', 'use_editlist', 'write_tmcd', 'id3v2_version',
   'write_id3v1', 'write_xing', 'loop', 'final_delay', 'update', 'start_number',

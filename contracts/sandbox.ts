@@ -46,8 +46,6 @@ export interface SandboxRun {
   /** The tool's cwd and the one directory it may see and write; an absolute path. */
   workDir: string
   network: SandboxNetwork
-  /** Variables set for the tool only, not for prlimit or bwrap before it (the start gate's LD_PRELOAD). */
-  toolEnv?: Readonly<Record<string, string>>
   /** The descriptor bwrap reads the seccomp filter from (seccomp-filter.ts); none: no filter. */
   seccompFd?: number
 }
@@ -93,22 +91,20 @@ function bwrapArgs(bwrap: string, host: SandboxHost, run: SandboxRun): string[] 
   for (const path of host.readOnly) args.push('--ro-bind', path, path)
   // The same path inside as outside, so paths the runner computes mean the same to the tool.
   args.push('--bind', run.workDir, run.workDir, '--chdir', run.workDir)
-  for (const [name, value] of Object.entries(run.toolEnv ?? {})) args.push('--setenv', name, value)
   args.push('--')
   return args
 }
 
 /**
  * The argv that runs `program args` jailed: `[prlimit …, bwrap …, program,
- * …args]`, or `[prlimit …, env VAR=… , program, …args]` when the host has no
- * bwrap (limits only). prlimit and bwrap exec, so the spawned pid is the
+ * …args]`, or `[prlimit …, program, …args]` when the host has no bwrap
+ * (limits only). prlimit and bwrap exec, so the spawned pid is the
  * jail's and killing it takes the tool down (--die-with-parent).
  */
 export function sandboxedArgv(host: SandboxHost, run: SandboxRun, program: string, args: readonly string[]): string[] {
   const limited = prlimitArgs(host.limits)
   if (host.bwrap) return [...limited, ...bwrapArgs(host.bwrap, host, run), program, ...args]
-  const env = Object.entries(run.toolEnv ?? {}).map(([name, value]) => `${name}=${value}`)
-  return [...limited, ...(env.length > 0 ? ['/usr/bin/env', ...env] : []), program, ...args]
+  return [...limited, program, ...args]
 }
 
 /** The environment variable that carries a SandboxHost from the local executor to its runners. */

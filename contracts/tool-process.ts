@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process'
 import { resolve } from 'node:path'
-import type { Duplex, Readable, Writable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { sandboxedArgv, type SandboxHost, type SandboxNetwork } from './sandbox.js'
 import { seccompProgram } from './seccomp-filter.js'
 
@@ -48,14 +48,14 @@ interface Launch {
 
 /**
  * The program and argv to spawn: the tool itself, or the jail around it with
- * `toolEnv` set inside and the seccomp filter on descriptor `seccompFd` (the
- * first one the caller's stdio leaves free).
+ * the seccomp filter on descriptor `seccompFd` (the first one the caller's
+ * stdio leaves free).
  */
-function launch(program: string, args: readonly string[], options: ToolOptions, seccompFd: number, toolEnv: Record<string, string> = {}): Launch {
+function launch(program: string, args: readonly string[], options: ToolOptions, seccompFd: number): Launch {
   const host = options.sandbox?.host
-  if (!host) return { file: program, argv: [...args], env: { ...toolEnvironment(), ...toolEnv }, seccomp: null }
+  if (!host) return { file: program, argv: [...args], env: toolEnvironment(), seccomp: null }
   const seccomp = host.bwrap ? SECCOMP_PROGRAM : null
-  const run = { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', toolEnv, ...(seccomp ? { seccompFd } : {}) }
+  const run = { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', ...(seccomp ? { seccompFd } : {}) }
   const [file, ...argv] = sandboxedArgv(host, run, program, args)
   return { file: file as string, argv, env: toolEnvironment(), seccomp }
 }
@@ -120,59 +120,4 @@ export function runTool(program: string, args: readonly string[], options: ToolO
       resolve({ code, signal, timedOut: deadline.timedOut(), stdout: output.stdout(), stderr: output.stderr(), seconds: (now() - started) / 1000 })
     })
   })
-}
-
-/** A tool started ahead of its input and held by the start gate (runner-image/start-gate) until opened. */
-export interface GatedTool {
-  /**
-   * Lets the tool run; resolves with its run (seconds counted from here), or
-   * with null when the gate never held it (its library did not load, so the
-   * tool ran at once, before its input was there): the caller then runs it
-   * the ordinary way and ignores whatever this one did.
-   */
-  open(): Promise<ToolRun | null>
-  /** Ends it unopened. */
-  cancel(): void
-  pid: number | undefined
-}
-
-/**
- * Starts `program` now with the start gate preloaded: it links its libraries
- * (most of an ffprobe's cost) and then waits before main() for open(). The
- * gate talks over descriptor 3: one byte "ready" from the tool, one byte "go"
- * to it. The environment is toolEnvironment()'s plus the two variables the
- * gate reads, which it removes before main(); in a sandbox they are set for
- * the tool only, so the gate holds the tool and not prlimit or bwrap.
- */
-export function startGatedTool(program: string, args: readonly string[], options: ToolOptions & { gateLibrary: string }): GatedTool {
-  const now = options.now ?? (() => performance.now())
-  const child = spawnLaunch(launch(program, args, options, 4, { LD_PRELOAD: options.gateLibrary, FFKUBE_GATE_FD: '3' }), options.cwd, ['ignore', 'pipe', 'pipe', 'pipe'])
-  // Piped, per stdio above: the typings cannot tell from a four-element array.
-  const [, out, err, gate] = child.stdio as unknown as [null, Readable, Readable, Duplex]
-  const output = collectOutput(out, err, options)
-  let deadline: ReturnType<typeof killAfter> | null = null
-  gate.on('error', () => undefined)
-  const ready = new Promise<boolean>((resolve) => gate.once('data', () => resolve(true)))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('error', () => resolve({ code: null, signal: null }))
-    child.once('close', (code, signal) => resolve({ code, signal }))
-  })
-  const held = Promise.race([ready, exited.then(() => false)])
-  return {
-    async open() {
-      if (!(await held)) return null
-      const started = now()
-      deadline = killAfter(child, options.timeoutMs)
-      gate.end('g')
-      const { code, signal } = await exited
-      deadline.clear()
-      return { code, signal, timedOut: deadline.timedOut(), stdout: output.stdout(), stderr: output.stderr(), seconds: (now() - started) / 1000 }
-    },
-    cancel() {
-      deadline?.clear()
-      child.kill('SIGKILL')
-      gate.destroy()
-    },
-    pid: child.pid,
-  }
 }

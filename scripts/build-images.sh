@@ -63,7 +63,7 @@ if [[ -z "${FFKUBE_PROVISION_LOCKED:-}" ]]; then
   flock 9
 fi
 
-# stamp_matches, write_stamp, apt_install.
+# stamp_matches, write_stamp, apt_install, ffmpeg_build_dir.
 source "$root/scripts/lib/provision-common.sh"
 short_hash() { sha256sum | cut -c1-16; }
 
@@ -226,16 +226,28 @@ provision_base() {
 # Everything the build context lets in, plus the Dockerfiles: an edit to any of it
 # rebuilds. test/harness/image.ts computes the same hash to know the archives
 # in dist/images.json are this tree's.
-CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image)
+CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image scripts/ffmpeg)
 context_hash() {
   (cd "$root" && find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | short_hash)
+}
+
+# The ffmpeg scripts/provision.sh built, when it did: the Dockerfiles' ffmpeg stage
+# (ARG FFMPEG_BUILD) becomes this folder, a named build context, instead of a
+# second compile of the same script. Without it they compile it themselves.
+ffmpeg_context_args() {
+  local dir
+  dir="$(ffmpeg_build_dir)"
+  [[ -x "$dir/bin/ffmpeg" && -x "$dir/bin/ffprobe" && -f "$dir/runtime-packages" ]] || return 0
+  printf '%s\n' --local "ffkube-ffmpeg=$dir" --opt "context:ffkube-ffmpeg=local:ffkube-ffmpeg" --opt build-arg:FFMPEG_BUILD=ffkube-ffmpeg
 }
 
 # build_image NAME REF DOCKERFILE_DIR — one of our Dockerfiles, unchanged, into $images/NAME-<key>.tar.
 archive=""
 build_image() {
-  local name="$1" ref="$2" dockerfile_dir="$3" key
-  key="$(printf '%s\n' "$context" "$base" "$ref" "$BUILDKIT_VERSION" "$(short_hash <"${BASH_SOURCE[0]}")" | short_hash)"
+  local name="$1" ref="$2" dockerfile_dir="$3" key ffmpeg_args
+  mapfile -t ffmpeg_args < <(ffmpeg_context_args)
+  key="$(printf '%s\n' "$context" "$base" "$ref" "$BUILDKIT_VERSION" "$(short_hash <"${BASH_SOURCE[0]}")" "${ffmpeg_args[@]}" \
+    "$(cat "$stamps/$(basename "$(ffmpeg_build_dir)")" 2>/dev/null || true)" | short_hash)"
   archive="$images/$name-$key.tar"
   if [[ -f "$archive" ]]; then touch "$archive"; return 0; fi
   start_buildkitd
@@ -253,7 +265,7 @@ build_image() {
     --local context="$root" --local dockerfile="$dockerfile_dir" \
     --opt cmdline=docker/dockerfile:1 \
     --oci-layout "ffkube-node-base=$base" \
-    --opt "context:$NODE_IMAGE=oci-layout://ffkube-node-base@$digest" \
+    --opt "context:$NODE_IMAGE=oci-layout://ffkube-node-base@$digest" "${ffmpeg_args[@]}" \
     --output "type=docker,name=$ref,dest=$archive.tmp" >"$images/$name.log" 2>&1 ||
     { rm -f "$archive.tmp"; tail -40 "$images/$name.log" >&2; die "building $ref failed (log: $images/$name.log)"; }
   mv "$archive.tmp" "$archive"

@@ -52,7 +52,7 @@ log() { printf 'provision: %s\n' "$*" >&2; }
 exec 9>"$cache/.lock"
 flock 9
 
-# stamp_matches, write_stamp, apt_install.
+# stamp_matches, write_stamp, apt_install, ffmpeg_build_dir.
 source "$root/scripts/lib/provision-common.sh"
 
 # Files of a wrapper module, hashed, so an edited go.mod or patch rebuilds.
@@ -68,10 +68,10 @@ link_system() {
 }
 
 provision_debian() {
-  # bubblewrap: the sandbox of local mode's tools (contracts/sandbox.ts).
+  # bubblewrap: the sandbox of local mode's tools (contracts/sandbox.ts). Debian's
+  # ffmpeg 5.1 is not what ffkube runs (provision_ffmpeg): it stays installed as the
+  # benchmarks' baseline (bench/local-mode.ts), /usr/bin/ffmpeg, never in bin/.
   apt_install ffmpeg nats-server bubblewrap
-  link_system ffmpeg /usr/bin/ffmpeg
-  link_system ffprobe /usr/bin/ffprobe
   link_system nats-server /usr/sbin/nats-server
   # curl and jq: the README's quickstart calls the API with them (test/docs/quickstart.test.ts).
   # The service itself does not need them, so without root a missing one is only named.
@@ -82,6 +82,31 @@ provision_debian() {
       command -v "$tool" >/dev/null 2>&1 || log "$tool is missing (the README's quickstart uses it): apt-get install $tool"
     done
   fi
+}
+
+# ffmpeg and ffprobe: ffkube's own build (scripts/ffmpeg/build-ffmpeg.sh, docs/adr/0004-ffmpeg-build.md),
+# the one the runner image builds too. Keyed on the script (version, hash, flags) and on the
+# versions of the Debian packages it links, so a security update of one of them rebuilds.
+provision_ffmpeg() {
+  local script="$root/scripts/ffmpeg/build-ffmpeg.sh" version build_packages runtime_packages
+  version="$(bash "$script" --version)"
+  mapfile -t build_packages < <(bash "$script" --build-packages)
+  mapfile -t runtime_packages < <(bash "$script" --runtime-packages)
+  apt_install "${build_packages[@]}" "${runtime_packages[@]}"
+  local dir key
+  dir="$(ffmpeg_build_dir)"
+  key="$(dpkg-query -W -f='${Package}=${Version} ' "${build_packages[@]}" | sha256sum | cut -c1-16) $(cc -dumpfullversion -dumpversion)"
+  if ! stamp_matches "$(basename "$dir")" "$key" || [[ ! -x "$dir/bin/ffmpeg" || ! -x "$dir/bin/ffprobe" ]]; then
+    log "building FFmpeg $version into $dir (first time takes 20-40 min on 2 cores; cached)"
+    local started=$SECONDS
+    rm -rf "$dir" "$dir.tmp"
+    FFMPEG_SRC_CACHE="$cache/src" nice -n 10 bash "$script" "$dir.tmp"
+    mv "$dir.tmp" "$dir"
+    write_stamp "$(basename "$dir")" "$key"
+    log "building FFmpeg took $((SECONDS - started)) s"
+  fi
+  ln -sfn "$dir/bin/ffmpeg" "$bin/ffmpeg"
+  ln -sfn "$dir/bin/ffprobe" "$bin/ffprobe"
 }
 
 # yt-dlp from PyPI: Debian's build is years old and its extractors with it.
@@ -290,22 +315,6 @@ provision_dockerfile_lint() {
   go_build dockerfile-lint "$root/scripts/toolchain/dockerfile-lint" . ""
 }
 
-# runner-image/start-gate: a tiny preload that holds ffprobe after dynamic
-# linking until its input exists (the runner's probe step). Built with the
-# system C compiler into lib/; the runner image builds the same source.
-provision_start_gate() {
-  local src="$root/runner-image/start-gate/start-gate.c" out="$cache/lib/ffkube-start-gate.so"
-  command -v cc >/dev/null 2>&1 || apt_install gcc libc6-dev
-  local key
-  key="$(sha256sum "$src" | cut -c1-16) $(cc -dumpfullversion -dumpversion 2>/dev/null)"
-  if stamp_matches start-gate "$key" && [[ -f "$out" ]]; then return 0; fi
-  log "building the start gate ($out)"
-  mkdir -p "$cache/lib"
-  cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$out.tmp" "$src"
-  mv "$out.tmp" "$out"
-  write_stamp start-gate "$key"
-}
-
 # The service and runner images, built by BuildKit from ./Dockerfile and
 # runner-image/Dockerfile into archives a test cluster imports (dist/images.json
 # names them). The script keeps its own pins and stamps; it runs under our lock.
@@ -314,8 +323,8 @@ provision_images() {
 }
 
 provision_debian
+provision_ffmpeg
 provision_ytdlp
-provision_start_gate
 provision_ferretdb
 provision_minio
 if [[ "$profile" == test ]]; then

@@ -69,8 +69,6 @@ export interface RunnerSettings {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
-  /** runner-image/start-gate's library, preloaded into ffprobe; null: probes start when needed. */
-  startGate?: string | null
   /** The jail of every tool the runners start (api/executors/sandbox-host.ts); null: none, said at start. */
   sandbox?: SandboxHost | null
   logLevel?: string
@@ -393,7 +391,6 @@ export class LocalExecutor implements Executor {
       FFMPEG_PATH: runner.ffmpegPath,
       FFPROBE_PATH: runner.ffprobePath,
       YTDLP_PATH: runner.ytdlpPath,
-      ...(runner.startGate ? { FFKUBE_START_GATE: runner.startGate } : {}),
       ...(runner.sandbox ? { [SANDBOX_ENV]: JSON.stringify(runner.sandbox) } : {}),
       S3_BUCKET: runner.s3.bucket,
       S3_REGION: runner.s3.region,

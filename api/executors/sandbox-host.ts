@@ -28,7 +28,7 @@ export interface SandboxDetection {
 /**
  * Paths the tools need read-only besides the system's: the folder of each
  * tool's binary (after links) and the folders the tools load from beside it
- * (yt-dlp's package and the start gate live in the provisioned cache).
+ * (yt-dlp's package and ffmpeg's build live in the provisioned cache).
  * Folders under /usr are in the sandbox already.
  */
 export function toolFolders(tools: readonly string[], extra: readonly string[] = []): string[] {

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import { startGatePath, toolPath, type ToolName } from '../local/tools.js'
+import { toolPath, type ToolName } from '../local/tools.js'
 
 /**
  * The binary the service runs for a tool: the variable (FFMPEG_PATH,
@@ -13,18 +13,6 @@ export function resolveTool(name: 'ffmpeg' | 'ffprobe' | 'yt-dlp', env: NodeJS.P
   if (set) return set
   const cached = toolPath(name as ToolName, env)
   return existsSync(cached) ? cached : name
-}
-
-/**
- * The start gate the runner preloads into ffprobe (runner-image/start-gate):
- * FFKUBE_START_GATE when set (empty turns it off), else the one
- * scripts/provision.sh built, else none (probes then start when needed).
- */
-export function resolveStartGate(env: NodeJS.ProcessEnv = process.env): string | null {
-  const set = env.FFKUBE_START_GATE
-  if (set !== undefined) return set === '' ? null : set
-  const built = startGatePath(env)
-  return existsSync(built) ? built : null
 }
 
 /** True when `program` (a path, or a name looked up on PATH) is an executable file. */

@@ -28,11 +28,6 @@ export type ToolName =
   | 'kube-router'
   | 'schemathesis'
 
-/** Where scripts/provision.sh builds the start gate (runner-image/start-gate). */
-export function startGatePath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(toolCacheDir(env), 'lib', 'ffkube-start-gate.so')
-}
-
 /** Absolute path of a provisioned tool. */
 export function toolPath(name: ToolName, env: NodeJS.ProcessEnv = process.env): string {
   return join(toolCacheDir(env), 'bin', name)

@@ -11,7 +11,7 @@ import type { DestinationCredentialSource, Executor } from '../executors/executo
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
 import { LocalExecutor } from '../executors/local-executor.js'
 import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
-import { resolveStartGate, resolveTool } from '../executors/tool-paths.js'
+import { resolveTool } from '../executors/tool-paths.js'
 import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
@@ -42,9 +42,9 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
  * dispatcher handing accepted commands to it, and the file processor.
  */
 export function workerRole({ config, connections, secretBox, logger, metrics }: RoleContext, testOnly: TestOnlySwitches = {}): WorkerRole {
-  const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp'), startGate: resolveStartGate() }
+  const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
-  const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], tools.startGate ? [tools.startGate] : [], { dataDir: config.dataDir }), logger)
+  const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
   // Built below; the projector and the local executor tell it when a slot frees.
   let dispatcher: Dispatcher | null = null
@@ -84,7 +84,6 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
         ffmpegPath: tools.ffmpeg,
         ffprobePath: tools.ffprobe,
         ytdlpPath: tools.ytdlp,
-        startGate: tools.startGate,
         sandbox: sandbox.host,
       },
     })

@@ -17,8 +17,6 @@ export interface RunnerConfig {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
-  /** The start gate's library (runner-image/start-gate), preloaded into ffprobe so it links while ffmpeg runs; null: none. */
-  startGate: string | null
   /** The jail of every tool (FFKUBE_SANDBOX, set by the local executor); null in a runner pod, whose pod is the jail. */
   sandbox: SandboxHost | null
   /** The least time between two PROCESSING events (progress-throttle.ts); 0 sends each at once. */
@@ -82,7 +80,6 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     ffmpegPath: env.FFMPEG_PATH ?? 'ffmpeg',
     ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
     ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
-    startGate: env.FFKUBE_START_GATE || null,
     sandbox: sandboxHost(env),
     progressIntervalMs: nonNegative(env, 'FFKUBE_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS),
     reporter,

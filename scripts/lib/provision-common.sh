@@ -1,6 +1,7 @@
 # Shared by scripts/provision.sh and scripts/build-images.sh (sourced, never run):
-# stamps of what was built from which inputs, and Debian packages installed when
-# missing. Both callers define log() and set $stamps first.
+# stamps of what was built from which inputs, Debian packages installed when
+# missing, and where ffmpeg is built. Both callers define log() and set $root,
+# $cache and $stamps first.
 
 # stamp NAME INPUTS... — true when NAME was built from exactly these inputs.
 stamp_matches() {
@@ -28,4 +29,12 @@ apt_install() {
   log "installing Debian packages: ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The folder scripts/provision.sh builds ffmpeg into (scripts/ffmpeg/build-ffmpeg.sh):
+# named after the pinned version and the script's hash; scripts/build-images.sh
+# hands it to the Dockerfiles so the images do not compile FFmpeg again.
+ffmpeg_build_dir() {
+  local script="$root/scripts/ffmpeg/build-ffmpeg.sh"
+  printf '%s/ffmpeg-%s-%s' "$cache" "$(bash "$script" --version)" "$(sha256sum "$script" | cut -c1-16)"
 }

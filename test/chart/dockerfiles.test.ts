@@ -41,7 +41,8 @@ for (const path of DOCKERFILES) {
     t.ok(all.length >= 2, 'multi-stage: build tools stay out of the runtime image')
     const names = new Set(all.map((s) => s.name).filter(Boolean))
     for (const stage of all) {
-      if (names.has(stage.image)) continue
+      // A stage of this file, or scratch (the empty image, nothing pulled).
+      if (names.has(stage.image) || stage.image === 'scratch') continue
       t.ok(PINNED_TAG.test(stage.image) || DIGEST.test(stage.image), `FROM ${stage.image}: an exact version tag or a digest`)
       t.notMatch(stage.image, /:latest$|^[^:@]+$/, `FROM ${stage.image}: never latest or untagged`)
     }
@@ -77,19 +78,32 @@ t.test('runner image: yt-dlp pinned to the version the tests run, installed wher
   t.same(values.runners.command, command, "the chart's runners.command")
   t.same(loadOperatorConfig({}).job.runnerCommand, command, "the operator's default")
   t.match(dockerfile, new RegExp(`^ENTRYPOINT ${JSON.stringify(command).replace(/[[\]]/g, '\\$&').replace(/,/g, ', ')}$`, 'm'), "the image's entrypoint")
-  // The start gate: built from the source scripts/provision.sh builds, with the same flags, where the runner looks for it.
-  const compile = /cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "\$out\.tmp" "\$src"/
-  t.match(provision, compile, 'provision.sh compiles the gate')
-  t.match(dockerfile, /^RUN cc -O2 -Wall -Wextra -Werror -shared -fPIC -o \/src\/ffkube-start-gate\.so \/src\/start-gate\.c$/m, 'the image compiles it the same way')
-  t.match(dockerfile, /^COPY runner-image\/start-gate\/start-gate\.c \/src\/start-gate\.c$/m)
-  t.match(dockerfile, /^COPY --from=gate \/src\/ffkube-start-gate\.so \/usr\/local\/lib\/ffkube\/ffkube-start-gate\.so$/m)
-  t.match(dockerfile, /FFKUBE_START_GATE=\/usr\/local\/lib\/ffkube\/ffkube-start-gate\.so$/m, 'and tells the runner where it is')
   t.match(dockerfile, /^WORKDIR \/app$/m)
   t.match(dockerfile, /^COPY --from=build \/src\/dist\/runner-image \.\/dist\/runner-image$/m, 'the compiled runner lands in /app/dist/runner-image')
   t.equal(values.runners.uid, 65532)
   t.match(dockerfile, /TMPDIR=\/work\/\.tmp/, 'temporary files under the writable /work, as operator/job-builder.ts sets')
   t.match(dockerfile, /HOME=\/work\/\.home/)
 })
+
+for (const path of DOCKERFILES) {
+  t.test(`${path}: ffmpeg and ffprobe are the build scripts/provision.sh makes, by the same script`, async (t) => {
+    const dockerfile = await readFile(path, 'utf8')
+    const provision = await readFile('scripts/provision.sh', 'utf8')
+    t.match(provision, /bash "\$script" "\$dir\.tmp"/, 'provision.sh runs scripts/ffmpeg/build-ffmpeg.sh')
+    t.match(dockerfile, /^COPY scripts\/ffmpeg\/build-ffmpeg\.sh \/src\/build-ffmpeg\.sh$/m, 'the image copies the same script')
+    t.match(dockerfile, /bash \/src\/build-ffmpeg\.sh --build-packages \| xargs apt-get install/, 'installs the packages it names')
+    t.match(dockerfile, /&& bash \/src\/build-ffmpeg\.sh \/opt\/ffmpeg$/m, 'and runs it')
+    t.match(dockerfile, /^ARG FFMPEG_BUILD=ffmpeg-build$/m, 'its stage is the default; scripts/build-images.sh swaps in the folder provision.sh built')
+    t.match(dockerfile, /^FROM \$\{FFMPEG_BUILD\} AS ffmpeg$/m)
+    t.match(dockerfile, /^COPY --from=ffmpeg \/bin\/ffmpeg \/bin\/ffprobe \/usr\/local\/bin\/$/m)
+    t.match(dockerfile, /\$\(cat \/usr\/local\/share\/ffkube\/ffmpeg-runtime-packages\)/, 'the shared libraries and the font the build needs are installed')
+    t.match(dockerfile, /FFMPEG_PATH=\/usr\/local\/bin\/ffmpeg/)
+    t.match(dockerfile, /FFPROBE_PATH=\/usr\/local\/bin\/ffprobe/)
+    for (const run of parseDockerfile(dockerfile).filter((i) => i.keyword === 'RUN')) {
+      t.notMatch(run.args, /apt-get install[^&|;]*\sffmpeg(\s|$)/, `line ${run.line}: Debian's ffmpeg is not installed`)
+    }
+  })
+}
 
 t.test('service image: every entrypoint the chart runs is compiled into it', async (t) => {
   const dockerfile = await readFile('Dockerfile', 'utf8')

@@ -48,6 +48,11 @@ function envOf(config: ImageConfig): Map<string, string> {
 /** Where the build host keeps the CAs it added itself (this machine's TLS-intercepting egress proxy's among them). */
 const HOST_CAS = '/usr/local/share/ca-certificates'
 
+/** The FFmpeg version scripts/ffmpeg/build-ffmpeg.sh pins. */
+async function pinnedFfmpeg(): Promise<string> {
+  return /^FFMPEG_VERSION=(\S+)$/m.exec(await readFile('scripts/ffmpeg/build-ffmpeg.sh', 'utf8'))![1]!
+}
+
 const images = await builtImages()
 
 t.test("the archives in dist/images.json were built from this tree's build context", async (t) => {
@@ -129,7 +134,11 @@ t.test('the runner image runs node, ffmpeg, ffprobe and yt-dlp as 65532 on a rea
   const pinned = /^ARG YTDLP_VERSION=(\S+)$/m.exec(await readFile('runner-image/Dockerfile', 'utf8'))![1]
   t.equal(ytdlp.stdout.trim(), pinned, `yt-dlp ${pinned}, from its byte-compiled copy on the read-only root`)
 
-  t.ok(existsSync(join(rootfs, envOf(config).get('FFKUBE_START_GATE')!)), 'the start gate library is where FFKUBE_START_GATE says')
+  // ffkube's build (scripts/ffmpeg/build-ffmpeg.sh), and drawtext finds its font without a fontfile.
+  const version = await inRunner([envOf(config).get('FFMPEG_PATH')!, '-hide_banner', '-version'])
+  t.match(version.stdout, new RegExp(`^ffmpeg version ${(await pinnedFfmpeg()).replace(/\./g, '\\.')} `), 'the pinned FFmpeg')
+  const text = await inRunner(['ffmpeg', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=black:s=160x90:d=0.1', '-frames:v', '1', '-vf', 'drawtext=text=ffkube:fontcolor=white', '/work/text.png'])
+  t.equal(text.code, 0, `drawtext draws with the image's font: ${text.stderr}`)
   t.same(await readdir(join(rootfs, 'mnt')), [], '/mnt, where the build mounted the host CA bundle, is empty')
   const bundle = await readFile(join(rootfs, 'etc/ssl/certs/ca-certificates.crt'), 'utf8')
   for (const file of await readdir(HOST_CAS).catch(() => [])) {
@@ -161,7 +170,7 @@ t.test('the service image loads the API and the admin CLI as 65532 on a read-onl
 
   const ffprobe = await inService([envOf(config).get('FFPROBE_PATH')!, '-version'])
   t.equal(ffprobe.code, 0, ffprobe.stderr)
-  t.match(ffprobe.stdout, /^ffprobe version/)
+  t.match(ffprobe.stdout, new RegExp(`^ffprobe version ${(await pinnedFfmpeg()).replace(/\./g, '\\.')} `), 'the pinned FFmpeg')
   for (const gone of ['usr/local/bin/npm', 'usr/local/lib/node_modules/npm']) t.notOk(existsSync(join(rootfs, gone)), `no /${gone}`)
   t.notOk(existsSync(join(rootfs, 'app/dist/runner-image')), 'no runner modules: the service image runs no commands itself')
 })

@@ -122,6 +122,21 @@ t.test('every command endpoint runs to SUCCESS in local mode, through HTTP', asy
     t.equal(done.ffmpeg_command_run_seconds, null)
   })
 
+  t.test('drawtext without a fontfile draws with the font fontconfig finds, on a PNG thumbnail', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_video: clipUrl },
+      output_files: { out_plain: 'plain.png', out_text: 'text.png' },
+      ffmpeg_command: 'ffmpeg -ss 0.5 -i {{in_video}} -frames:v 1 {{out_plain}} -frames:v 1 -vf drawtext=text=ffkube:fontsize=64:fontcolor=white:x=20:y=20 {{out_text}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    t.match(done.output_files.out_text, { filename: 'text.png', width: 640, height: 360, codec: 'png', mime_type: 'image/png' })
+    const plain = await downloadAndProbe(done.output_files.out_plain.storage_url, dir, `${command_id}-plain.png`)
+    const text = await downloadAndProbe(done.output_files.out_text.storage_url, dir, `${command_id}-text.png`)
+    t.match(text, { codec: 'png', width: 640, height: 360 })
+    t.not(text.sha256, plain.sha256, 'the frame with text is not the frame without')
+  })
+
   t.test('a broken ffmpeg argument ends FAILED with error fields', async (t) => {
     const { command_id } = await api.post('/run-ffmpeg-command', {
       input_files: { in_video: clipUrl },

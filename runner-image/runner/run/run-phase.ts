@@ -14,26 +14,18 @@ import { runFfmpegCommands } from './ffmpeg.js'
 import type { PhaseContext } from '../phase-context.js'
 import type { Fetched, RunOutcome } from '../phase-state.js'
 import { assertWritten, producedFiles } from '../produced-files.js'
-import { startProbes } from './probes.js'
+import { probeFiles } from './probes.js'
 
 export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
   const argvs = deps.unsafeDisableFfmpegPolicyForTests && spec.commandType !== 'YTDLP_COMMAND' ? unpolicedArgvs(spec) : plannedArgvs(spec, fetched)
   const files = producedFiles(spec, fetched)
-  // Started before ffmpeg, so ffprobe's start (mostly linking its libraries) overlaps ffmpeg's run.
-  const probes = startProbes(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, startGate: deps.config.startGate, sandbox: deps.config.sandbox })
-  let runSeconds: number | null
-  try {
-    runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
-    progress.stage('PROBING')
-    // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
-    await assertWritten(deps.workDir, files)
-  } catch (error) {
-    probes.cancel()
-    throw error
-  }
-  const metas = probes.results()
+  const runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
+  progress.stage('PROBING')
+  // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
+  await assertWritten(deps.workDir, files)
+  const metas = probeFiles(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }
