@@ -27,6 +27,8 @@ export type ToolName =
   | 'coredns'
   | 'kube-router'
   | 'schemathesis'
+  // Debian's Chromium, for the console's browser test.
+  | 'chromium'
 
 /** Where scripts/provision.sh builds the start gate (runner-image/start-gate). */
 export function startGatePath(env: NodeJS.ProcessEnv = process.env): string {
