@@ -143,6 +143,21 @@ export class CommandRepository {
     return this.#commands.find(filter).sort({ created_at: -1, _id: -1 }).skip(page.offset).limit(page.limit).toArray()
   }
 
+  /**
+   * The account's commands submitted since `since`, counted by status, with
+   * their summed processing and FFmpeg seconds (the console's usage page).
+   * One $group over the account's index range.
+   */
+  async usageSince(accountId: string, since: Date): Promise<{ status: CommandStatus; count: number; processingSeconds: number; ffmpegSeconds: number }[]> {
+    const groups = await this.#commands
+      .aggregate<{ _id: CommandStatus; count: number; processing: number | null; ffmpeg: number | null }>([
+        { $match: { account_id: accountId, created_at: { $gte: since } } },
+        { $group: { _id: '$status', count: { $sum: 1 }, processing: { $sum: '$total_processing_seconds' }, ffmpeg: { $sum: '$ffmpeg_command_run_seconds' } } },
+      ])
+      .toArray()
+    return groups.map((group) => ({ status: group._id, count: group.count, processingSeconds: group.processing ?? 0, ffmpegSeconds: group.ffmpeg ?? 0 }))
+  }
+
   /** Marks one managed output deleted in the command's result; true when it changed. */
   async markOutputDeleted(commandId: string, alias: string, now: Date): Promise<boolean> {
     const result = await this.#commands.updateOne(

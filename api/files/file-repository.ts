@@ -127,6 +127,17 @@ export class FileRepository {
       .toArray()
   }
 
+  /** How many of the account's files created since `since` are in managed storage now, and their size in MB (the console's usage page). */
+  async storedSince(accountId: string, since: Date): Promise<{ files: number; megabytes: number }> {
+    const [total] = await this.#files
+      .aggregate<{ files: number; megabytes: number | null }>([
+        { $match: { account_id: accountId, is_deleted: false, created_at: { $gte: since }, status: 'STORED', storage_location: 'INTERNAL' } },
+        { $group: { _id: null, files: { $sum: 1 }, megabytes: { $sum: '$size_mbytes' } } },
+      ])
+      .toArray()
+    return { files: total?.files ?? 0, megabytes: total?.megabytes ?? 0 }
+  }
+
   /**
    * Deletes a managed file's bytes, then marks its record deleted and clears
    * storage_url (in its command's result too, for an output). Bytes first: a
