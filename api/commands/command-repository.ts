@@ -146,16 +146,23 @@ export class CommandRepository {
   /**
    * The account's commands submitted since `since`, counted by status, with
    * their summed processing and FFmpeg seconds (the console's usage page).
-   * One $group over the account's index range.
+   * Summed here, not in a $group: FerretDB's $sum of a field answers 0.
+   * Three fields a record, over the account's index range.
    */
-  async usageSince(accountId: string, since: Date): Promise<{ status: CommandStatus; count: number; processingSeconds: number; ffmpegSeconds: number }[]> {
-    const groups = await this.#commands
-      .aggregate<{ _id: CommandStatus; count: number; processing: number | null; ffmpeg: number | null }>([
-        { $match: { account_id: accountId, created_at: { $gte: since } } },
-        { $group: { _id: '$status', count: { $sum: 1 }, processing: { $sum: '$total_processing_seconds' }, ffmpeg: { $sum: '$ffmpeg_command_run_seconds' } } },
-      ])
-      .toArray()
-    return groups.map((group) => ({ status: group._id, count: group.count, processingSeconds: group.processing ?? 0, ffmpegSeconds: group.ffmpeg ?? 0 }))
+  async usageSince(accountId: string, since: Date): Promise<Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>> {
+    const usage = new Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>()
+    const cursor = this.#commands.find(
+      { account_id: accountId, created_at: { $gte: since } },
+      { projection: { _id: 0, status: 1, total_processing_seconds: 1, ffmpeg_command_run_seconds: 1 } },
+    )
+    for await (const doc of cursor) {
+      const entry = usage.get(doc.status) ?? { count: 0, processingSeconds: 0, ffmpegSeconds: 0 }
+      entry.count += 1
+      entry.processingSeconds += doc.total_processing_seconds ?? 0
+      entry.ffmpegSeconds += doc.ffmpeg_command_run_seconds ?? 0
+      usage.set(doc.status, entry)
+    }
+    return usage
   }
 
   /** Marks one managed output deleted in the command's result; true when it changed. */

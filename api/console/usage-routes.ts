@@ -25,8 +25,10 @@ export const consoleUsageRoutes: FastifyPluginAsyncTypebox<{ consoleAuth: Consol
       const byStatus = Object.fromEntries(COMMAND_STATUSES.map((status) => [status, 0])) as Record<(typeof COMMAND_STATUSES)[number], number>
       let processing = 0
       let ffmpeg = 0
-      for (const group of groups) {
-        byStatus[group.status] += group.count
+      let total = 0
+      for (const [status, group] of groups) {
+        byStatus[status] += group.count
+        total += group.count
         processing += group.processingSeconds
         ffmpeg += group.ffmpegSeconds
       }
@@ -34,7 +36,7 @@ export const consoleUsageRoutes: FastifyPluginAsyncTypebox<{ consoleAuth: Consol
         from: from.toISOString(),
         to: to.toISOString(),
         days: USAGE_DAYS,
-        commands: { total: groups.reduce((sum, group) => sum + group.count, 0), by_status: byStatus },
+        commands: { total, by_status: byStatus },
         processing_seconds: Math.round(processing * 1000) / 1000,
         ffmpeg_run_seconds: Math.round(ffmpeg * 1000) / 1000,
         bytes_stored: Math.round(stored.megabytes * BYTES_PER_MB),
