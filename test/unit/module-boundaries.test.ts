@@ -34,3 +34,7 @@ t.test('the runner imports nothing of api/ or the operator', async (t) => {
 t.test('contracts/ imports none of the programs', async (t) => {
   t.same(await crossings('contracts', ['api', 'operator', 'runner-image']), [])
 })
+
+t.test('client/ imports none of the programs: it is the typed client a browser console loads as is', async (t) => {
+  t.same(await crossings('client', ['api', 'operator', 'runner-image', 'contracts', 'cli', 'scripts']), [])
+})
