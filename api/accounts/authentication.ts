@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ConsoleAuth } from '../console/console-auth.js'
 import { UnauthorizedError } from '../errors/api-errors.js'
@@ -20,12 +20,13 @@ declare module 'fastify' {
  */
 export const authentication = fp(async (app: FastifyInstance, { accounts, consoleAuth }: { accounts: AccountRepository; consoleAuth?: ConsoleAuth | undefined }) => {
   app.decorateRequest('account', null as unknown as AuthenticatedAccount)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = request.headers['x-api-key']
     if ((presented === undefined || presented === '') && consoleAuth?.hasCookie(request)) {
       const caller = await consoleAuth.authenticate(request)
       if (!caller) throw new UnauthorizedError('the console session has ended; sign in again')
       request.account = caller.account
+      consoleAuth.renewCookie(request, reply, caller)
       return
     }
     if (typeof presented !== 'string' || presented === '') {

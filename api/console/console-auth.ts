@@ -1,9 +1,10 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountDocument, AccountRepository, AuthenticatedAccount } from '../accounts/account-repository.js'
 import type { Clock } from '../clock.js'
 import { ForbiddenError } from '../errors/api-errors.js'
 import { isCrossSite, isSafeMethod } from './request-origin.js'
 import type { SessionDocument, SessionRepository } from './session-repository.js'
+import { setSessionCookie } from './session-cookie.js'
 import { cookieValue, CSRF_HEADER, csrfTokenOf, sameSecret, SECRET_PATTERN, SESSION_COOKIE } from './session-tokens.js'
 
 /** Who a request with a live console session cookie acts for. */
@@ -28,6 +29,11 @@ export class ConsoleAuth {
     private readonly accounts: AccountRepository,
     private readonly now: Clock,
   ) {}
+
+  /** Renews the cookie to the session's new expiry (it slides with each use). */
+  renewCookie(request: FastifyRequest, reply: FastifyReply, caller: ConsoleCaller): void {
+    setSessionCookie(request, reply, caller.sessionId, caller.session, this.now)
+  }
 
   /** True when the request carries a session cookie at all (live or not). */
   hasCookie(request: FastifyRequest): boolean {

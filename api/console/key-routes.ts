@@ -16,7 +16,7 @@ const security = [{ consoleSession: [] }]
  * create, copy (the sealed key opened on each request), revoke.
  */
 export const consoleKeyRoutes: FastifyPluginAsyncTypebox<{ consoleAuth: ConsoleAuth; now: Clock }> = async (app, { consoleAuth, now }) => {
-  app.addHook('onRequest', requireConsoleSession(consoleAuth, now))
+  app.addHook('onRequest', requireConsoleSession(consoleAuth))
 
   app.get(
     '/keys',

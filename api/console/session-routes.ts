@@ -53,7 +53,7 @@ export function sessionResponse(account: AccountDocument, session: SessionDocume
  * session, or 401 (and the stale cookie cleared). An X-API-KEY is not enough:
  * keys are managed in the console only, as the spec has it.
  */
-export function requireConsoleSession(consoleAuth: ConsoleAuth, now: Clock) {
+export function requireConsoleSession(consoleAuth: ConsoleAuth) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = await consoleAuth.authenticate(request)
     if (!caller) {
@@ -61,7 +61,7 @@ export function requireConsoleSession(consoleAuth: ConsoleAuth, now: Clock) {
       throw new UnauthorizedError('sign in to the console first (POST /console/api/session)')
     }
     request.consoleCaller = caller
-    setSessionCookie(request, reply, caller.sessionId, caller.session, now)
+    consoleAuth.renewCookie(request, reply, caller)
   }
 }
 
@@ -122,7 +122,7 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions
   )
 
   await app.register(async (signedIn) => {
-    signedIn.addHook('onRequest', requireConsoleSession(consoleAuth, now))
+    signedIn.addHook('onRequest', requireConsoleSession(consoleAuth))
 
     signedIn.get(
       '/session',

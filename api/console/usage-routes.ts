@@ -12,7 +12,7 @@ const BYTES_PER_MB = 1024 * 1024
 
 /** GET /console/api/usage: the last 30 days of commands, processing seconds and managed bytes, from the records. */
 export const consoleUsageRoutes: FastifyPluginAsyncTypebox<{ consoleAuth: ConsoleAuth; now: Clock }> = async (app, { consoleAuth, now }) => {
-  app.addHook('onRequest', requireConsoleSession(consoleAuth, now))
+  app.addHook('onRequest', requireConsoleSession(consoleAuth))
 
   app.get(
     '/usage',

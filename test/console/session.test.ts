@@ -99,6 +99,7 @@ t.test('console sessions', async (t) => {
     const session = await ConsoleSession.signIn(api.app, account.api_key)
     const response = await session.request('GET', '/api/v1/commands')
     t.equal(response.statusCode, 200, response.body)
+    t.match(String(response.headers['set-cookie']), /^ffkube_console=.*; Max-Age=\d+; HttpOnly; SameSite=Strict/, 'the cookie is renewed as the session slides')
     const stale = await api.app.inject({ method: 'GET', url: '/api/v1/commands', headers: { cookie: `ffkube_console=${'a'.repeat(43)}` } })
     t.equal(stale.statusCode, 401)
     t.match(stale.json().message, /sign in again/)
