@@ -5,7 +5,8 @@
  * Screenshots of each page land in .tap/artefacts/console/; with
  * FFKUBE_CONSOLE_DOC_SCREENSHOTS=1 they are also copied to docs/api/console/.
  */
-import { copyFile, mkdir, stat } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
 import { chromium, type Page } from 'playwright-core'
@@ -166,6 +167,30 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     }
     t.match(await page.getByRole('row', { name: /^Commands/ }).getByRole('cell').textContent(), /^2 \(1 succeeded, 1 failed, 0 pending\)$/)
     t.equal(await page.getByLabel('Plan', { exact: true }).textContent(), 'business')
+  })
+
+  t.test('signs in with a one-time link from the admin CLI, which a visit alone does not use up', async (t) => {
+    const { account_id } = JSON.parse(await readFile(join(environment.dataDir, 'local-api-key.json'), 'utf8')) as { account_id: string }
+    const cli = spawn(process.execPath, ['dist/api/admin/cli.js', 'console-link', '--account', account_id, '--base-url', service.baseUrl], { env: environment.env, stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    cli.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    t.equal(await new Promise((resolve) => cli.once('exit', resolve)), 0, 'console-link exits 0')
+    const { url } = JSON.parse(out) as { url: string }
+    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    t.teardown(() => other.close())
+    const linkPage = await other.newPage()
+    linkPage.setDefaultTimeout(60_000)
+    // A prefetcher's visit: the page loads, nothing is sent.
+    await linkPage.goto(url)
+    await linkPage.getByRole('button', { name: 'Sign in with this link' }).waitFor()
+    await linkPage.reload()
+    await linkPage.getByRole('button', { name: 'Sign in with this link' }).click()
+    await linkPage.getByRole('heading', { name: 'Commands', level: 1 }).waitFor()
+    t.notOk(linkPage.url().includes(url.split('/').pop()!), 'the spent token is gone from the address bar')
+    t.match(await other.cookies(), [{ name: 'ffkube_console', httpOnly: true, sameSite: 'Strict' }])
+    await linkPage.goto(url)
+    await linkPage.getByRole('button', { name: 'Sign in with this link' }).click()
+    await linkPage.getByRole('alert').filter({ hasText: /used already or expired/ }).waitFor()
   })
 
   t.test('signs out: the cookie is gone and the session with it', async (t) => {

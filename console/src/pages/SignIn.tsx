@@ -51,9 +51,9 @@ export function SignInWithLink({ token, onSignedIn }: { token: string; onSignedI
     setBusy(true)
     try {
       const session = expectData(await api.POST('/console/api/session/link', { body: { token } }))
-      // The token is spent: take it out of the address bar and history.
-      history.replaceState(null, '', `${window.location.pathname}#/commands`)
       onSignedIn(session)
+      // The token is spent: replace it in the address bar and history (and move on to the commands).
+      window.location.replace(`${window.location.pathname}#/commands`)
     } catch (err) {
       setError(messageOf(err))
     } finally {
