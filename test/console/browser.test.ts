@@ -7,6 +7,8 @@
  */
 import { spawn } from 'node:child_process'
 import { copyFile, mkdir, readFile, stat } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { chromium, type Page } from 'playwright-core'
@@ -44,6 +46,11 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
   const [service, clip] = await Promise.all([startService(t, environment, UNPOLICED), makeClip(join(dir, 'clip.mp4'), { seconds: 8, width: 320, height: 180 })])
   const media = await serveFiles(t, [clip])
   const api = new Client(service)
+  // The account webhook's receiver: answers every delivery 200.
+  const receiver = createServer((request, response) => request.resume().on('end', () => response.writeHead(200).end()))
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
 
   // Chromium's sandbox refuses to run as root; as any other user it stays on.
   const browser = await chromium.launch({ executablePath: toolPath('chromium'), args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] })
@@ -100,6 +107,15 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     const refused = await fetch(`${service.baseUrl}/api/v1/commands`, { headers: { 'x-api-key': created } })
     t.equal(refused.status, 401)
     t.equal(await page.getByRole('button', { name: `Copy key ${masked}` }).count(), 0, 'a revoked key has no copy button')
+  })
+
+  t.test('configures the account webhook', async (t) => {
+    await page.getByRole('link', { name: 'Webhooks' }).click()
+    await page.getByLabel('Webhook URL').fill(receiverUrl)
+    await page.getByLabel('Signing secret (optional)').fill('console-secret')
+    await page.getByRole('button', { name: 'Save webhook' }).click()
+    await statusText(page).filter({ hasText: 'Webhook saved and active.' }).waitFor()
+    t.match((await api.request('GET', '/webhook-config')).body, { url: receiverUrl, is_active: true, has_secret: true })
   })
 
   t.test('watches a command go to SUCCESS with its progress, then shows its outputs and logs', async (t) => {
@@ -163,6 +179,39 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
       if (name === '06-files') await page.getByRole('link', { name: /^Download file_/ }).first().waitFor()
       if (name === '07-presets') await page.getByRole('button', { name: /^Run preset / }).first().waitFor()
       if (name === '10-plan-and-usage') await page.getByRole('table', { name: /^Usage from/ }).waitFor()
+      if (name === '08-webhooks') {
+        // The deliveries of the two finished commands, and one sent again.
+        const redeliver = page.getByRole('button', { name: /^Redeliver the webhook of / })
+        await eventually('the two completions in the delivery log', async () => {
+          if ((await redeliver.count()) >= 2) return true
+          await page.reload({ waitUntil: 'networkidle' })
+          return (await redeliver.count()) >= 2
+        }, 60_000)
+        await redeliver.first().click()
+        await statusText(page).filter({ hasText: /^Redelivery queued \(whd_/ }).waitFor()
+      }
+      if (name === '09-destinations') {
+        const bucket = await environment.s3.createBucket()
+        const fields: [string, string][] = [
+          ['Name', 'customer-bucket'],
+          // A host name, not an IP: raw IP endpoints are refused even with ALLOW_PRIVATE_NETWORKS.
+          ['Endpoint URL', environment.s3.endpoint.replace('127.0.0.1', 'localhost')],
+          ['Region', environment.s3.region],
+          ['Bucket', bucket],
+          ['Key prefix (optional)', 'ffkube'],
+          ['Access key id', environment.s3.accessKeyId],
+          ['Secret access key', environment.s3.secretAccessKey],
+        ]
+        for (const [label, value] of fields) await page.getByLabel(label, { exact: true }).fill(value)
+        // MinIO on loopback: the bucket in the path, as no bucket.localhost resolves.
+        await page.getByRole('checkbox', { name: /^Path-style addressing/ }).check()
+        await page.getByRole('button', { name: 'Create destination' }).click()
+        await statusText(page).filter({ hasText: /^Created sd_[0-9a-f]{32}\.$/ }).waitFor()
+        await page.getByRole('button', { name: 'Test the connection of customer-bucket' }).click()
+        const tested = statusText(page).filter({ hasText: /^customer-bucket: the connection test / })
+        await tested.waitFor()
+        t.equal(await tested.textContent(), 'customer-bucket: the connection test passed.')
+      }
       await screenshot(page, name)
     }
     t.match(await page.getByRole('row', { name: /^Commands/ }).getByRole('cell').textContent(), /^2 \(1 succeeded, 1 failed, 0 pending\)$/)

@@ -22,6 +22,7 @@ const FIELDS: { name: keyof Draft; label: string; required: boolean; type?: 'tex
 export function Destinations() {
   const destinations = useLoad(async () => expectData(await api.GET('/api/v1/storage-destinations', { params: { query: { limit: 100 } } })).storage_destinations)
   const [draft, setDraft] = useState<Draft>(EMPTY)
+  const [pathStyle, setPathStyle] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const [status, setStatus] = useState<string | null>(null)
   const act = async (action: () => Promise<string>) => {
@@ -39,10 +40,11 @@ export function Destinations() {
       const { access_key_id, secret_access_key, prefix, public_base_url, ...rest } = draft
       const created = expectData(
         await api.POST('/api/v1/storage-destinations', {
-          body: { ...rest, ...(prefix ? { prefix } : {}), ...(public_base_url ? { public_base_url } : {}), credentials: { access_key_id, secret_access_key } },
+          body: { ...rest, ...(prefix ? { prefix } : {}), ...(public_base_url ? { public_base_url } : {}), path_style: pathStyle, credentials: { access_key_id, secret_access_key } },
         }),
       )
       setDraft(EMPTY)
+      setPathStyle(false)
       return `Created ${created.storage_destination_id}.`
     })
   }
@@ -130,6 +132,11 @@ export function Destinations() {
             />
           </p>
         ))}
+        <p>
+          <label class="check">
+            <input type="checkbox" checked={pathStyle} onChange={(e) => setPathStyle(e.currentTarget.checked)} /> Path-style addressing (the bucket in the URL path, not the host name)
+          </label>
+        </p>
         <button type="submit">Create destination</button>
       </form>
     </section>

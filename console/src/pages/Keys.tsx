@@ -38,8 +38,9 @@ export function Keys() {
       const created = expectData(await api.POST('/console/api/keys'))
       setShown({ masked: created.masked, apiKey: created.api_key })
       const copied = await copyToClipboard(created.api_key)
-      setStatus(`Created key ${created.masked}${copied ? ' and copied it to the clipboard' : ''}.`)
+      // The list first, then the announcement: what it announces is on the page when it is read.
       await keys.reload()
+      setStatus(`Created key ${created.masked}${copied ? ' and copied it to the clipboard' : ''}.`)
     })
   const copy = (keyId: string, masked: string) =>
     act(async () => {
@@ -57,8 +58,8 @@ export function Keys() {
       expectData(await api.DELETE('/console/api/keys/{keyId}', { params: { path: { keyId } } }))
       setConfirming(null)
       if (shown?.masked === masked) setShown(null)
-      setStatus(`Revoked key ${masked}: it gets 401 from now on.`)
       await keys.reload()
+      setStatus(`Revoked key ${masked}: it gets 401 from now on.`)
     })
 
   return (
