@@ -25,7 +25,12 @@ COPY tsconfig.json ./
 COPY contracts ./contracts
 COPY api ./api
 COPY operator ./operator
+# The web console the api role serves at /console/: Preact and the typed client, bundled by esbuild.
+COPY client ./client
+COPY console ./console
+COPY scripts/build-console.sh ./scripts/build-console.sh
 RUN npx --no-install tsc -p tsconfig.json \
+ && bash scripts/build-console.sh \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 # 2: ffmpeg and ffprobe, built by scripts/ffmpeg/build-ffmpeg.sh (docs/adr/0004-ffmpeg-build.md).
@@ -55,6 +60,7 @@ COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/contracts ./dist/contracts
 COPY --from=build /src/dist/api ./dist/api
+COPY --from=build /src/dist/console ./dist/console
 COPY --from=build /src/dist/operator ./dist/operator
 # Read-only root filesystem in the chart: /tmp and /data are emptyDirs.
 ENV NODE_ENV=production \

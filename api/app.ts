@@ -6,6 +6,10 @@ import type { NatsConnection } from 'nats'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
+import { ConsoleAuth } from './console/console-auth.js'
+import { consolePlugin } from './console/console-plugin.js'
+import { SessionRepository } from './console/session-repository.js'
+import { SignInLinkRepository } from './console/sign-in-link-repository.js'
 import { errorHandler, routeNotFound } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
 import { RouteTable } from './errors/route-table.js'
@@ -65,10 +69,13 @@ export interface AppOptions {
   unsafeDisableFfmpegPolicyForTests?: boolean
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
+  /** The console's built bundle (scripts/build-console.sh); dist/console when unset. */
+  consoleDir?: string
 }
 
 /**
- * The HTTP API (`/api/v1`, `/openapi.json`, `/docs`) as a plugin: the
+ * The HTTP API (`/api/v1`, `/openapi.json`, `/docs`) and the web console
+ * (`/console/`, `/console/api`) as a plugin: the
  * repositories and cross-cutting plugins first, then one route plugin per
  * resource folder. server.ts registers it; fastify-plugin keeps its error
  * handler and decorators (`app.accounts`, …) on the server itself.
@@ -92,12 +99,19 @@ export const appPlugin = fp(
     await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
+    const sessions = new SessionRepository(deps.db)
+    const signInLinks = new SignInLinkRepository(deps.db)
+    await Promise.all([sessions.ensureIndexes(), signInLinks.ensureIndexes()])
+    const consoleAuth = new ConsoleAuth(sessions, accounts, clock)
+    const rateLimits = deps.rateLimits ?? DEFAULT_RATE_LIMITS
+    await app.register(consolePlugin, { consoleAuth, sessions, signInLinks, rateLimits, now: clock, dir: deps.consoleDir })
 
     await app.register(
       async (v1) => {
-        await v1.register(authentication, { accounts })
+        // X-API-KEY, or the console's session cookie (with its CSRF token on a change).
+        await v1.register(authentication, { accounts, consoleAuth })
         // After authentication: limits count per API key.
-        await v1.register(rateLimiting, { nats: deps.nats, limits: deps.rateLimits ?? DEFAULT_RATE_LIMITS, now: clock })
+        await v1.register(rateLimiting, { nats: deps.nats, limits: rateLimits, now: clock })
         await v1.register(finiteNumbers)
         // Every route below documents the statuses any route can answer with, and is recorded for 405s.
         const routeTable = new RouteTable()

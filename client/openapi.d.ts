@@ -5,6 +5,753 @@
  */
 
 export interface paths {
+    "/console/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in account, its plan and rate limit, and the CSRF token */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account_id: string;
+                            account_name: string | null;
+                            /** @enum {unknown} */
+                            plan: "free" | "trial" | "growth" | "business";
+                            features: {
+                                video_downloads: boolean;
+                                business_features: boolean;
+                            };
+                            /** @description requests per minute per API key on this plan; 0 = unlimited */
+                            rate_limit_per_minute: number;
+                            signed_in_with: "api_key" | "sign_in_link";
+                            key_id: string | null;
+                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE made with the session cookie */
+                            csrf_token: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Sign in to the console with an API key: sets the session cookie (HttpOnly, SameSite=Strict, 30 minutes idle, 8 hours at most) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description one of the account's API keys: ffsk_ followed by 64 lowercase hex characters */
+                        api_key: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account_id: string;
+                            account_name: string | null;
+                            /** @enum {unknown} */
+                            plan: "free" | "trial" | "growth" | "business";
+                            features: {
+                                video_downloads: boolean;
+                                business_features: boolean;
+                            };
+                            /** @description requests per minute per API key on this plan; 0 = unlimited */
+                            rate_limit_per_minute: number;
+                            signed_in_with: "api_key" | "sign_in_link";
+                            key_id: string | null;
+                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE made with the session cookie */
+                            csrf_token: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        /** Sign out: ends the session and clears its cookie */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            signed_out: true;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/session/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to the console with the token of a one-time sign-in link (`npm run -s admin -- console-link --account ID`)
+         * @description A POST, so that a link prefetcher or scanner that fetches the link cannot use it up; the link's page asks before it sends this.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the token of a sign-in link from `npm run -s admin -- console-link` */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account_id: string;
+                            account_name: string | null;
+                            /** @enum {unknown} */
+                            plan: "free" | "trial" | "growth" | "business";
+                            features: {
+                                video_downloads: boolean;
+                                business_features: boolean;
+                            };
+                            /** @description requests per minute per API key on this plan; 0 = unlimited */
+                            rate_limit_per_minute: number;
+                            signed_in_with: "api_key" | "sign_in_link";
+                            key_id: string | null;
+                            /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE made with the session cookie */
+                            csrf_token: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's API keys, masked, newest first; revoked ones too */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                key_id: string;
+                                /** @description ffsk_… and the last four characters */
+                                masked: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                revoked_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an API key: it works at once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key_id: string;
+                            api_key: string;
+                            masked: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The key in clear, to copy: opened from its sealed copy on each call (a POST, so it is never cached or prefetched) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    keyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key_id: string;
+                            api_key: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key: its next request gets 401, and a console session opened with it ends */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    keyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key_id: string;
+                            /** @enum {boolean} */
+                            revoked: true;
+                            /** Format: date-time */
+                            revoked_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's usage over the last 30 days */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                            days: number;
+                            commands: {
+                                total: number;
+                                by_status: {
+                                    QUEUED: number;
+                                    PROCESSING: number;
+                                    SUCCESS: number;
+                                    FAILED: number;
+                                };
+                            };
+                            /** @description sum of total_processing_seconds of the commands submitted in the window */
+                            processing_seconds: number;
+                            /** @description sum of ffmpeg_command_run_seconds of the same commands */
+                            ffmpeg_run_seconds: number;
+                            /** @description bytes in managed storage now, of files stored in the window (deleted ones excluded) */
+                            bytes_stored: number;
+                            files_stored: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/storage-destinations": {
         parameters: {
             query?: never;

@@ -226,7 +226,7 @@ provision_base() {
 # Everything the build context lets in, plus the Dockerfiles: an edit to any of it
 # rebuilds. test/harness/image.ts computes the same hash to know the archives
 # in dist/images.json are this tree's.
-CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image scripts/ffmpeg)
+CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image client console scripts/build-console.sh scripts/ffmpeg)
 context_hash() {
   (cd "$root" && find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | short_hash)
 }

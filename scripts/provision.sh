@@ -7,7 +7,8 @@
 #     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, a real
 #            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
 #            containerd, CoreDNS, kube-router and the images they run, and the two images
-#            built from our Dockerfiles (scripts/build-images.sh) (default)
+#            built from our Dockerfiles (scripts/build-images.sh), and Debian's Chromium for
+#            the console's browser test (test/console/browser.test.ts) (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
@@ -107,6 +108,16 @@ provision_ffmpeg() {
   fi
   ln -sfn "$dir/bin/ffmpeg" "$bin/ffmpeg"
   ln -sfn "$dir/bin/ffprobe" "$bin/ffprobe"
+}
+
+# Debian's Chromium, which test/console/browser.test.ts drives through playwright-core
+# (no browser download: the driver is pointed at bin/chromium). bin/chromium is the
+# binary itself, not Debian's /usr/bin/chromium launcher script, which reads
+# /etc/chromium.d and adds flags of its own. Run as root, Chromium needs --no-sandbox
+# (its setuid/namespace sandbox refuses root); the test passes it only then.
+provision_chromium() {
+  apt_install chromium fonts-dejavu-core
+  link_system chromium /usr/lib/chromium/chromium
 }
 
 # yt-dlp from PyPI: Debian's build is years old and its extractors with it.
@@ -338,5 +349,6 @@ if [[ "$profile" == test ]]; then
   provision_helm_docs
   provision_dockerfile_lint
   provision_schemathesis
+  provision_chromium
   provision_images
 fi

@@ -5,4 +5,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/ensure-deps.sh
 bash scripts/provision.sh start
 npx --no-install tsc -p tsconfig.json
+# The web console the API serves at /console/ (cached: rebuilt when its sources change).
+bash scripts/build-console.sh
 exec node --enable-source-maps dist/api/main.js

@@ -7,6 +7,8 @@ bash scripts/ensure-deps.sh
 bash scripts/provision.sh test
 echo "ffkube: type-check and build (tsc)" >&2
 npx --no-install tsc -p tsconfig.json
+# The web console (dist/console), which test/console/browser.test.ts drives in Chromium.
+bash scripts/build-console.sh
 echo "ffkube: lint (eslint)" >&2
 npx --no-install eslint --max-warnings 0 .
 echo "ffkube: tests (tap)" >&2

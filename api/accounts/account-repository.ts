@@ -18,6 +18,16 @@ export interface ApiKeyDocument {
   hash: string
   /** The key itself, sealed, so an administrator can show it again. */
   sealed: SealedValue
+  /** The key's last four characters, for the console's masked list; absent on keys made before it. */
+  last_four?: string
+  created_at: Date
+  revoked_at: Date | null
+}
+
+/** A key as the console lists it. */
+export interface KeySummary {
+  key_id: string
+  last_four: string
   created_at: Date
   revoked_at: Date | null
 }
@@ -50,22 +60,23 @@ export class AccountRepository {
     const account: AccountDocument = { _id: newId('acc'), name, plan, created_at: new Date() }
     await this.#accounts.insertOne(account)
     const key = await this.createKey(account._id)
-    return { account_id: account._id, ...key }
+    return { account_id: account._id, api_key: key.api_key, key_id: key.key_id }
   }
 
   /** A new key for an existing account; null when there is no such account. */
-  async createKey(accountId: string): Promise<{ api_key: string; key_id: string }> {
+  async createKey(accountId: string): Promise<{ api_key: string; key_id: string; created_at: Date }> {
     const apiKey = generateApiKey()
     const doc: ApiKeyDocument = {
       _id: newId('key'),
       account_id: accountId,
       hash: hashApiKey(apiKey),
       sealed: this.#box.seal(apiKey),
+      last_four: apiKey.slice(-4),
       created_at: new Date(),
       revoked_at: null,
     }
     await this.#keys.insertOne(doc)
-    return { api_key: apiKey, key_id: doc._id }
+    return { api_key: apiKey, key_id: doc._id, created_at: doc.created_at }
   }
 
   async findAccount(accountId: string): Promise<AccountDocument | null> {
@@ -97,6 +108,37 @@ export class AccountRepository {
   async revealKey(keyId: string): Promise<string | null> {
     const key = await this.#keys.findOne({ _id: keyId })
     return key ? this.#box.open(key.sealed) : null
+  }
+
+  /** The account's keys, revoked ones too, newest first; each with its last four characters, never the key. */
+  async listKeys(accountId: string): Promise<KeySummary[]> {
+    const keys = await this.#keys.find({ account_id: accountId }).sort({ created_at: -1, _id: -1 }).toArray()
+    return keys.map((key) => ({
+      key_id: key._id,
+      // Keys made before last_four was recorded: opened here, only the four characters leave.
+      last_four: key.last_four ?? this.#box.open(key.sealed).slice(-4),
+      created_at: key.created_at,
+      revoked_at: key.revoked_at,
+    }))
+  }
+
+  /** One of the account's keys in clear (the console's copy button); null when it is not the account's, 'revoked' when revoked. */
+  async revealAccountKey(accountId: string, keyId: string): Promise<string | 'revoked' | null> {
+    const key = await this.#keys.findOne({ _id: keyId, account_id: accountId })
+    if (!key) return null
+    return key.revoked_at ? 'revoked' : this.#box.open(key.sealed)
+  }
+
+  /** Revokes one of the account's keys; its revoked_at, null when the account has no such key. Revoking twice keeps the first time. */
+  async revokeAccountKey(accountId: string, keyId: string, now: Date): Promise<Date | null> {
+    await this.#keys.updateOne({ _id: keyId, account_id: accountId, revoked_at: null }, { $set: { revoked_at: now } })
+    const key = await this.#keys.findOne({ _id: keyId, account_id: accountId }, { projection: { revoked_at: 1 } })
+    return key?.revoked_at ?? null
+  }
+
+  /** Whether a key exists and is not revoked: a console session opened with a key lives only as long as it. */
+  async isKeyActive(keyId: string): Promise<boolean> {
+    return (await this.#keys.countDocuments({ _id: keyId, revoked_at: null }, { limit: 1 })) === 1
   }
 
   async setPlan(accountId: string, plan: Plan): Promise<boolean> {

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ConsoleAuth } from '../console/console-auth.js'
 import { UnauthorizedError } from '../errors/api-errors.js'
 import type { AccountRepository, AuthenticatedAccount } from './account-repository.js'
 import { API_KEY_PATTERN } from './api-keys.js'
@@ -13,13 +14,21 @@ declare module 'fastify' {
 
 /**
  * Authenticates every request of the scope it is registered in by its
- * `X-API-KEY` header. Registered inside the /api/v1 scope only, so health
- * endpoints and docs stay open.
+ * `X-API-KEY` header or, when there is none, by the console's session cookie
+ * (plus its CSRF token on a request that changes state: console-auth.ts).
+ * Registered inside the /api/v1 scope only, so health endpoints and docs stay open.
  */
-export const authentication = fp(async (app: FastifyInstance, { accounts }: { accounts: AccountRepository }) => {
+export const authentication = fp(async (app: FastifyInstance, { accounts, consoleAuth }: { accounts: AccountRepository; consoleAuth?: ConsoleAuth | undefined }) => {
   app.decorateRequest('account', null as unknown as AuthenticatedAccount)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = request.headers['x-api-key']
+    if ((presented === undefined || presented === '') && consoleAuth?.hasCookie(request)) {
+      const caller = await consoleAuth.authenticate(request)
+      if (!caller) throw new UnauthorizedError('the console session has ended; sign in again')
+      request.account = caller.account
+      consoleAuth.renewCookie(request, reply, caller)
+      return
+    }
     if (typeof presented !== 'string' || presented === '') {
       throw new UnauthorizedError('missing X-API-KEY header')
     }

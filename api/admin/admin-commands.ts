@@ -1,6 +1,7 @@
 import type { AccountRepository } from '../accounts/account-repository.js'
 import { API_KEY_PATTERN } from '../accounts/api-keys.js'
 import { isPlan, PLANS, type Plan } from '../accounts/plans.js'
+import type { SignInLinkRepository } from '../console/sign-in-link-repository.js'
 
 /** A command line that names no command, or a command with missing or bad options: exit 2. */
 export class UsageError extends Error {
@@ -14,10 +15,19 @@ export class AdminError extends Error {
 
 export type AdminOptions = Record<string, string | undefined>
 
+/** What the commands work on. */
+export interface AdminContext {
+  accounts: AccountRepository
+  signInLinks: SignInLinkRepository
+  /** Where the console is served when --base-url is not given: http://127.0.0.1:PORT. */
+  defaultBaseUrl: string
+  now(): Date
+}
+
 export interface AdminCommand {
   /** The options it takes, for the usage text; `?` marks optional ones. */
   usage: string
-  run(accounts: AccountRepository, options: AdminOptions): Promise<Record<string, unknown>>
+  run(context: AdminContext, options: AdminOptions): Promise<Record<string, unknown>>
 }
 
 function required(options: AdminOptions, name: string): string {
@@ -40,14 +50,14 @@ async function existingAccount(accounts: AccountRepository, accountId: string): 
 export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
   'create-account': {
     usage: '--plan free|trial|growth|business [--name NAME]',
-    async run(accounts, options) {
+    async run({ accounts }, options) {
       const created = await accounts.createAccount(plan(options), options.name ?? null)
       return { account_id: created.account_id, api_key: created.api_key, key_id: created.key_id }
     },
   },
   'create-key': {
     usage: '--account ACCOUNT_ID',
-    async run(accounts, options) {
+    async run({ accounts }, options) {
       const accountId = required(options, 'account')
       await existingAccount(accounts, accountId)
       const created = await accounts.createKey(accountId)
@@ -56,7 +66,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
   },
   'revoke-key': {
     usage: '--key KEY_ID|API_KEY',
-    async run(accounts, options) {
+    async run({ accounts }, options) {
       const given = required(options, 'key')
       // The key itself also works, for whoever has it but not its id.
       const keyId = API_KEY_PATTERN.test(given) ? await accounts.keyIdOf(given) : given
@@ -66,13 +76,36 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
   },
   'set-plan': {
     usage: '--account ACCOUNT_ID --plan free|trial|growth|business',
-    async run(accounts, options) {
+    async run({ accounts }, options) {
       const accountId = required(options, 'account')
       const next = plan(options)
       if (!(await accounts.setPlan(accountId, next))) throw new AdminError(`no account ${accountId}`)
       return { account_id: accountId, plan: next }
     },
   },
+  'console-link': {
+    usage: '--account ACCOUNT_ID [--base-url URL]',
+    async run({ accounts, signInLinks, defaultBaseUrl, now }, options) {
+      const accountId = required(options, 'account')
+      const baseUrl = baseUrlOf(options['base-url'] ?? defaultBaseUrl)
+      await existingAccount(accounts, accountId)
+      const link = await signInLinks.issue(accountId, now())
+      // In the fragment: it never reaches a server, a log or a Referer; the page POSTs it when the user confirms.
+      return { account_id: accountId, url: `${baseUrl}/console/#/sign-in/link/${link.token}`, expires_at: link.expires_at.toISOString() }
+    },
+  },
+}
+
+/** An http(s) base URL without a trailing slash. */
+function baseUrlOf(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`--base-url must be an http(s) URL, got "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--base-url must be an http(s) URL, got "${raw}"`)
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
 
 /** The usage text the CLI prints on a usage error. */

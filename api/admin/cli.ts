@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util'
 import { AccountRepository } from '../accounts/account-repository.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { parseEncryptionKeys, SecretBox } from '../crypto/secret-box.js'
+import { SignInLinkRepository } from '../console/sign-in-link-repository.js'
 import { ADMIN_COMMANDS, AdminError, usage, UsageError, type AdminOptions } from './admin-commands.js'
 import { openAdminDatabase } from './admin-database.js'
 
@@ -16,7 +17,7 @@ function parseCommandLine(argv: string[]): { name: string; options: AdminOptions
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, key: { type: 'string' } },
+      options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, key: { type: 'string' }, 'base-url': { type: 'string' } },
     })
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err))
@@ -36,8 +37,10 @@ async function main(argv: string[]): Promise<number> {
     database = await openAdminDatabase(config)
     const db = database.client.db(config.mongodbDatabase)
     const accounts = new AccountRepository(db, new SecretBox(parseEncryptionKeys(database.encryptionKeys)))
-    await accounts.ensureIndexes()
-    const result = await ADMIN_COMMANDS[name]!.run(accounts, options)
+    const signInLinks = new SignInLinkRepository(db)
+    await Promise.all([accounts.ensureIndexes(), signInLinks.ensureIndexes()])
+    const defaultBaseUrl = `http://127.0.0.1:${config.port || 8080}`
+    const result = await ADMIN_COMMANDS[name]!.run({ accounts, signInLinks, defaultBaseUrl, now: () => new Date() }, options)
     process.stdout.write(`${JSON.stringify(result)}\n`)
     return 0
   } catch (err) {

@@ -128,6 +128,25 @@ export class FileRepository {
   }
 
   /**
+   * How many of the account's files created since `since` are in managed
+   * storage now, and their size in MB (the console's usage page). Summed
+   * here, not in a $group: FerretDB's $sum of a field answers 0.
+   */
+  async storedSince(accountId: string, since: Date): Promise<{ files: number; megabytes: number }> {
+    const cursor = this.#files.find(
+      { account_id: accountId, is_deleted: false, created_at: { $gte: since }, status: 'STORED', storage_location: 'INTERNAL' },
+      { projection: { _id: 0, size_mbytes: 1 } },
+    )
+    let files = 0
+    let megabytes = 0
+    for await (const doc of cursor) {
+      files += 1
+      megabytes += doc.size_mbytes ?? 0
+    }
+    return { files, megabytes }
+  }
+
+  /**
    * Deletes a managed file's bytes, then marks its record deleted and clears
    * storage_url (in its command's result too, for an output). Bytes first: a
    * crash in between leaves a record a retried DELETE finishes. True when this

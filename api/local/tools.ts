@@ -27,6 +27,8 @@ export type ToolName =
   | 'coredns'
   | 'kube-router'
   | 'schemathesis'
+  // Debian's Chromium, for the console's browser test.
+  | 'chromium'
 
 /** Absolute path of a provisioned tool. */
 export function toolPath(name: ToolName, env: NodeJS.ProcessEnv = process.env): string {

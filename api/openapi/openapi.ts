@@ -31,7 +31,13 @@ export const openApi = fp(
           description: 'FFmpeg and yt-dlp commands over HTTP/JSON. Every /api/v1 route needs the X-API-KEY header.',
           version: '1.0.0',
         },
-        components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } } },
+        components: {
+          securitySchemes: {
+            apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+            // The web console's session (/console/api/session); with it, every POST, PUT, PATCH and DELETE also needs X-CSRF-Token.
+            consoleSession: { type: 'apiKey', in: 'cookie', name: 'ffkube_console' },
+          },
+        },
         security: [{ apiKey: [] }],
       },
       transform: ({ schema, url, route }) => {

@@ -56,6 +56,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
     announce(baseUrl) {
       process.stdout.write(`ffkube is listening on ${baseUrl}\n`)
       if (localKey) process.stdout.write(`API key (business plan): ${localKey}\n`)
+      process.stdout.write(`Console: ${baseUrl}/console/ (sign in with an API key, or: npm run -s admin -- console-link --account ID)\n`)
     },
   }
 }

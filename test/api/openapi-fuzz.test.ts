@@ -39,6 +39,9 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
       '--checks', 'all',
       // Replaced by fuzz_hooks.py's use_after_free_of_removed_resources: see schemathesis.toml.
       '--exclude-checks', 'use_after_free',
+      // The console's endpoints take a session cookie the fuzzer has no way to get (its sign-in
+      // answers 401 to any generated key): test/console/*.test.ts covers them over HTTP instead.
+      '--exclude-path-regex', '^/console/',
       '--seed', String(SEED),
       '--max-examples', String(MAX_EXAMPLES),
       '--generation-database', 'none',

@@ -39,7 +39,7 @@ export async function builtImages(root = process.cwd()): Promise<BuiltImages> {
 }
 
 /** What scripts/build-images.sh hashes as the build context (its CONTEXT_PATHS). */
-const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image', 'scripts/ffmpeg']
+const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image', 'client', 'console', 'scripts/build-console.sh', 'scripts/ffmpeg']
 
 /**
  * scripts/build-images.sh's context_hash, recomputed: `find PATHS -type f |
