@@ -45,7 +45,7 @@ import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService, type RunningService } from '../test/e2e/service.js'
 import { submitAndPoll, submitAndStream, type ClientView } from './client-view.js'
 import { operationCountingOptions, operationsPerCommand, type OperationCounts } from './mongo-operation-count.js'
-import { accountAll, cpuPerCommand, readCpu, stopAccounting } from './process-cpu.js'
+import { accountAll, cpuPerCommand, stopAccounting, watchCpu } from './process-cpu.js'
 import { percentile as nearestRank, printTable } from './table.js'
 
 const run = promisify(execFile)
@@ -258,7 +258,7 @@ async function main(): Promise<void> {
 
   // 2: sustained remux throughput, and where its CPU goes.
   const operationsBefore = await operationCounts(service, operationsFile)
-  const cpuBefore = await readCpu(process.pid)
+  const cpuWatch = watchCpu(process.pid)
   const started = performance.now()
   const ids: string[] = []
   for (let i = 0; i < BURST; i += 10) {
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
   }
   await Promise.all(ids.map((id) => completions.at(id)))
   const seconds = (performance.now() - started) / 1000
-  const cpuAfter = await readCpu(process.pid)
+  const cpuUsed = await cpuWatch.stop()
   // Settled: the completion event is published after the last write of the command.
   const operations = operationsPerCommand(operationsBefore, await operationCounts(service, operationsFile), ids.length)
   const ceilingOld = await toolsCeiling(dir, clip, OLD_TOOLS, CEILING_COMMANDS)
@@ -290,8 +290,8 @@ async function main(): Promise<void> {
   table.push([`tools alone, new (${NEW_TOOLS.ffmpeg})`, `${Math.round(ceilingNew * 10) / 10}/s`, ''])
   table.push([`tools alone, old (${OLD_TOOLS.ffmpeg})`, `${Math.round(ceilingOld * 10) / 10}/s`, ''])
   table.push(['sustained remux / tools alone (new)', `${Math.round((perSecond / ceilingNew) * 100)} %`, '>= 50 %'])
-  const cpu = cpuPerCommand(cpuBefore, cpuAfter, ids.length)
-  print({ phase: 'CPU ms per remux command during the burst', tools_counted: accounted, total: cpu.reduce((sum, [, ms]) => sum + ms, 0), ...Object.fromEntries(cpu) })
+  const cpu = cpuPerCommand(cpuUsed, ids.length)
+  print({ phase: 'CPU ms per remux command during the burst', tools_counted: accounted, total: Math.round(cpu.reduce((sum, [, ms]) => sum + ms, 0)), ...Object.fromEntries(cpu) })
   const total = Math.round(operations.reduce((sum, [, n]) => sum + n, 0) * 10) / 10
   print({ phase: 'mongodb operations per remux command', total, ...Object.fromEntries(operations) })
 

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
-import { accountAll, cpuPerCommand, readCpu, stopAccounting } from './process-cpu.js'
+import { accountAll, cpuPerCommand, stopAccounting, watchCpu } from './process-cpu.js'
 
 const GETS = Number(process.env.BENCH_GETS ?? 1000)
 const teardowns: Array<() => unknown> = []
@@ -27,13 +27,11 @@ async function main(): Promise<void> {
   const api = new Client(service)
   const { command_id } = await api.post('/run-ffmpeg-command', { input_files: { in_v: media.url(clip) }, output_files: { out_x: 'o.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_v}} -c copy {{out_x}}' })
   await api.waitForCommand(command_id)
-  const before = await readCpu(process.pid)
+  const cpuWatch = watchCpu(process.pid)
   const started = performance.now()
   for (let i = 0; i < GETS; i++) await api.request('GET', `/commands/${command_id}`)
   const seconds = (performance.now() - started) / 1000
-  const cpu = cpuPerCommand(before, await readCpu(process.pid), GETS / 100)
-  // cpuPerCommand rounds per unit: per 100 GETs here, printed per GET.
-  const perGet = Object.fromEntries(cpu.map(([group, ms]) => [group, ms / 100]))
+  const perGet = Object.fromEntries(cpuPerCommand(await cpuWatch.stop(), GETS))
   process.stdout.write(`${JSON.stringify({ phase: 'CPU ms per GET /commands/:id', gets: GETS, gets_per_second: Math.round(GETS / seconds), ...perGet, load_average: loadavg()[0] })}\n`)
 }
 

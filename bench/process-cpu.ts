@@ -1,8 +1,8 @@
 /**
  * CPU time by process, for benchmarks that ask where a command's cost goes:
- * reads utime + stime from /proc/<pid>/stat of a root and the processes
- * under it, groups them by what they run, and gives the difference between
- * two readings. The tools (ffmpeg, ffprobe, and the prlimit and bwrap around
+ * samples utime + stime from /proc/<pid>/stat of a root and the processes
+ * under it, groups them by what they run, and gives what each group used
+ * between start and stop. The tools (ffmpeg, ffprobe, and the prlimit and bwrap around
  * them) live too short to be sampled, and bwrap does not wait for its child,
  * so their time never reaches the runner's reaped-children time either: it
  * is counted as what is left of a cgroup v1 `cpuacct` group that the root
@@ -66,30 +66,61 @@ export function stopAccounting(root = '/sys/fs/cgroup/cpuacct'): void {
   accounting = null
 }
 
-/** One reading of `root` and every process under it, by group (`bench` for the root). */
-export async function readCpu(root: number): Promise<CpuByGroup> {
-  const totals: CpuByGroup = {}
+/** Own CPU ms and group of every process under `root` (itself included, as `bench`) now. */
+async function sample(root: number): Promise<Map<number, { group: string; ms: number }>> {
+  const seen = new Map<number, { group: string; ms: number }>()
   const pending = [root]
-  const usage = accounting ? Number(readFileSync(join(accounting, 'cpuacct.usage'), 'utf8')) / 1e6 : null
   for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
     const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')])
     if (!stat) continue
-    // Fields after the command name (which may hold spaces), from field 3: utime is 14, stime 15, cutime 16, cstime 17.
+    // Fields after the command name (which may hold spaces), from field 3: utime is 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const own = (Number(fields[11]) + Number(fields[12])) * TICK_MS
     const group = pid === root ? 'bench' : groupOf(cmdline.replaceAll('\0', ' '))
-    totals[group] = (totals[group] ?? 0) + own
+    seen.set(pid, { group, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS })
     // The servers start nothing; the service starts runners, and they start tools.
     if (pid === root || group === 'service' || group === 'runner') pending.push(...(await children(pid)))
   }
-  // What the group used beyond the live processes: the tools, and whatever else came and went (the live tools' own time is in both).
-  if (usage !== null) totals.tools = usage - Object.entries(totals).reduce((sum, [group, ms]) => sum + (group === 'tools' ? 0 : ms), 0)
-  return totals
+  return seen
 }
 
-/** CPU ms per command by group between two readings, busiest first; the bench's own process is `bench`. */
-export function cpuPerCommand(before: CpuByGroup, after: CpuByGroup, commands: number): Array<[string, number]> {
-  return Object.entries(after)
-    .map(([group, ms]): [string, number] => [group, Math.round((ms - (before[group] ?? 0)) / commands)])
+/**
+ * Watches the CPU of `root` and every process under it until stop(), which
+ * gives what each group used meanwhile. Sampled every `intervalMs`, so a
+ * process that exits in between (a runner retired after its jobs) keeps what
+ * it had used at its last sample; the tools are the cpuacct group's
+ * remainder (accountAll), which also holds the little those exited
+ * processes used after their last sample.
+ */
+export function watchCpu(root: number, intervalMs = 500): { stop(): Promise<CpuByGroup> } {
+  const first = new Map<number, number>()
+  const last = new Map<number, { group: string; ms: number }>()
+  const usage = () => (accounting ? Number(readFileSync(join(accounting, 'cpuacct.usage'), 'utf8')) / 1e6 : null)
+  const usageBefore = usage()
+  const take = async (initial: boolean) => {
+    for (const [pid, reading] of await sample(root)) {
+      if (initial) first.set(pid, reading.ms)
+      last.set(pid, reading)
+    }
+  }
+  const started = take(true)
+  const timer = setInterval(() => void started.then(() => take(false)), intervalMs)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await started
+      await take(false)
+      const totals: CpuByGroup = {}
+      for (const [pid, { group, ms }] of last) totals[group] = (totals[group] ?? 0) + ms - (first.get(pid) ?? 0)
+      const after = usage()
+      if (usageBefore !== null && after !== null) totals.tools = after - usageBefore - Object.values(totals).reduce((sum, ms) => sum + ms, 0)
+      return totals
+    },
+  }
+}
+
+/** CPU ms per command by group, busiest first; the bench's own process is `bench`. */
+export function cpuPerCommand(used: CpuByGroup, commands: number): Array<[string, number]> {
+  return Object.entries(used)
+    .map(([group, ms]): [string, number] => [group, Math.round((ms / commands) * 10) / 10])
     .sort((a, b) => b[1] - a[1])
 }
