@@ -29,7 +29,7 @@
  *      private memory (RssAnon, sampled): RSS counts the pages of node's
  *      binary too, which every node process on the host shares.
  * Knobs: BENCH_SAMPLES, BENCH_BURST, BENCH_POLL_MS, BENCH_CLIP_SECONDS,
- * BENCH_CEILING_COMMANDS, LOCAL_RUNNER_CONCURRENCY, BENCH_MONGODB_OPTIONS
+ * BENCH_CEILING_COMMANDS, LOCAL_RUNNER_CONCURRENCY, FFKUBE_START_GATE ('' turns it off), BENCH_MONGODB_OPTIONS
  * (driver options appended to the service's MONGODB_URL).
  */
 import { execFile } from 'node:child_process'
@@ -228,6 +228,8 @@ async function main(): Promise<void> {
     NODE_OPTIONS: operationCountingOptions(),
     FFKUBE_BENCH_MONGODB_OPERATIONS: operationsFile,
     ...(process.env.LOCAL_RUNNER_CONCURRENCY ? { LOCAL_RUNNER_CONCURRENCY: process.env.LOCAL_RUNNER_CONCURRENCY } : {}),
+    // Empty turns the start gate off (api/executors/tool-paths.ts), to compare.
+    ...(process.env.FFKUBE_START_GATE !== undefined ? { FFKUBE_START_GATE: process.env.FFKUBE_START_GATE } : {}),
   })
   // Driver options for the service's MongoDB connection (e.g. maxPoolSize=1), to compare.
   const options = process.env.BENCH_MONGODB_OPTIONS
