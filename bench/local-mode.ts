@@ -2,32 +2,39 @@
  * Local-mode benchmark (run after `npx tsc`: `node dist/bench/local-mode.js`).
  * The whole service runs as `npm start` runs it (child process, local
  * executor, projector, dispatcher) against harness FerretDB, NATS and MinIO;
- * inputs come from a loopback HTTP server.
- *   1. overhead: submit → SUCCESS (the CompletionEvent the projector publishes
- *      right after writing SUCCESS, as a webhook client would learn it; polling
- *      GET every few ms would itself load FerretDB, which scans per query), minus
- *      the bare ffmpeg time of the same arguments on a local copy, measured
- *      alternately in the same run; for a stream-copy remux and a 720p → 360p
- *      transcode. Targets: median < 150 ms, p99 < 300 ms. Also printed, for
- *      comparison: a bare ffprobe of the output, started when needed (the
- *      runner starts its own before ffmpeg, held by the start gate, so only
- *      its last ~25 ms are overhead).
- *   2. throughput: a burst of remux commands, submitted ten per request;
- *      commands/s from the first submit to the last SUCCESS. Target ≥ 20/s.
- *      Beside it, the ceiling the tools alone allow on this machine: the same
- *      remux and its ffprobe, back to back, in one loop per core, nothing else.
- *      Also printed: the MongoDB operations the service sent per command
- *      during the burst, by command and collection.
+ * inputs come from a loopback HTTP server; a 10 s 1280x720 H.264/AAC clip.
+ *   1. overhead, the client's view: this process submits over HTTP and learns
+ *      the end through the API, two ways, each in its own row: (a) polling
+ *      GET /commands/:id every BENCH_POLL_MS (50 ms, like an outside probe),
+ *      (b) the SSE stream GET /commands/:id/events. Overhead = that time
+ *      minus a bare ffmpeg of the same arguments on a local copy, run right
+ *      after each command in this same process (interleaved). For a stream-
+ *      copy remux and a 720p -> 360p transcode. Targets: remux median <= 80 ms,
+ *      p99 <= 200 ms. Beside each row: when the projector's CompletionEvent
+ *      came (NATS, right after SUCCESS is written), which shows how much of
+ *      the client's figure is the poll's quantisation; and the in-service
+ *      ffmpeg time (ffmpeg_command_run_seconds) against the bare run's
+ *      (target for the transcode: within 5 %).
+ *   2. throughput: a burst of BENCH_BURST remux commands, submitted ten per
+ *      request; commands/s from the first submit to the last CompletionEvent.
+ *      Beside it, the ceiling the tools alone allow on this machine (the same
+ *      remux and its ffprobe, back to back, one loop per core, nothing else)
+ *      for two builds: the old one (BENCH_OLD_FFMPEG / BENCH_OLD_FFPROBE,
+ *      default Debian's /usr/bin ones) and the one the service runs
+ *      (toolPath). Targets: >= 30/s and >= 50 % of the service's tools' ceiling.
+ *      Also: CPU ms per command by process during the burst (bench/process-cpu.ts)
+ *      and the MongoDB operations the service sent per command.
  *   3. runner wrapper memory: peak RSS (VmHWM) of the node runner processes,
- *      which excludes ffmpeg (its own process). Target < 60 MiB. Also the
- *      peak of their private memory (RssAnon, sampled): RSS counts the pages
- *      of node's binary too, which every node process on the host shares.
- * Knobs for comparisons: BENCH_SAMPLES, BENCH_BURST, LOCAL_RUNNER_CONCURRENCY,
- * BENCH_MONGODB_OPTIONS (driver options appended to the service's MONGODB_URL).
+ *      which excludes ffmpeg (its own process). Also the peak of their
+ *      private memory (RssAnon, sampled): RSS counts the pages of node's
+ *      binary too, which every node process on the host shares.
+ * Knobs: BENCH_SAMPLES, BENCH_BURST, BENCH_POLL_MS, BENCH_CLIP_SECONDS,
+ * BENCH_CEILING_COMMANDS, LOCAL_RUNNER_CONCURRENCY, BENCH_MONGODB_OPTIONS
+ * (driver options appended to the service's MONGODB_URL).
  */
 import { execFile } from 'node:child_process'
 import { readFile, rm, stat } from 'node:fs/promises'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
@@ -36,42 +43,59 @@ import { COMPLETION_SUBJECT_PREFIX, type CompletionEvent } from '../contracts/co
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService, type RunningService } from '../test/e2e/service.js'
+import { submitAndPoll, submitAndStream, type ClientView } from './client-view.js'
 import { operationCountingOptions, operationsPerCommand, type OperationCounts } from './mongo-operation-count.js'
+import { accountAll, cpuPerCommand, stopAccounting, watchCpu } from './process-cpu.js'
+import { percentile as nearestRank, printTable } from './table.js'
 
 const run = promisify(execFile)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30)
-const BURST = Number(process.env.BENCH_BURST ?? 100)
+const BURST = Number(process.env.BENCH_BURST ?? 200)
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 50)
+const CLIP_SECONDS = Number(process.env.BENCH_CLIP_SECONDS ?? 10)
+const CEILING_COMMANDS = Number(process.env.BENCH_CEILING_COMMANDS ?? 60)
+const OLD_TOOLS = { ffmpeg: process.env.BENCH_OLD_FFMPEG ?? '/usr/bin/ffmpeg', ffprobe: process.env.BENCH_OLD_FFPROBE ?? '/usr/bin/ffprobe' }
+const NEW_TOOLS = { ffmpeg: toolPath('ffmpeg'), ffprobe: toolPath('ffprobe') }
 
 const teardowns: Array<() => unknown> = []
 const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const table: Array<[string, string, string]> = []
 
 function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+  return nearestRank([...values].sort((a, b) => a - b), p)
 }
 
-/** Completion events by command id: resolved when the projector announces the command's end. */
+function print(row: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(row)}\n`)
+}
+
+/** Completion events by command id: when the projector announced each command's end (performance.now()). */
 class Completions {
-  readonly #waiting = new Map<string, (event: CompletionEvent) => void>()
-  readonly #early = new Map<string, CompletionEvent>()
+  readonly #waiting = new Map<string, (at: number) => void>()
+  readonly #early = new Map<string, number>()
 
   constructor(nc: NatsConnection) {
     const codec = JSONCodec<CompletionEvent>()
     nc.subscribe(`${COMPLETION_SUBJECT_PREFIX}.>`, {
       callback: (_err, msg) => {
+        const at = performance.now()
         const event = codec.decode(msg.data)
+        if (event.status !== 'SUCCESS') process.stderr.write(`command ${event.command_id} ended ${event.status}\n`)
         const waiter = this.#waiting.get(event.command_id)
-        if (waiter) waiter(event)
-        else this.#early.set(event.command_id, event)
+        if (waiter) waiter(at)
+        else this.#early.set(event.command_id, at)
       },
     })
   }
 
-  async wait(id: string): Promise<number> {
-    const event = this.#early.get(id) ?? (await new Promise<CompletionEvent>((resolve) => this.#waiting.set(id, resolve)))
-    const at = performance.now()
-    if (event.status !== 'SUCCESS') throw new Error(`command ${id} ended ${event.status}`)
-    return at
+  /** When the command's CompletionEvent arrived. */
+  async at(id: string): Promise<number> {
+    const early = this.#early.get(id)
+    if (early !== undefined) {
+      this.#early.delete(id)
+      return early
+    }
+    return new Promise<number>((resolve) => this.#waiting.set(id, resolve))
   }
 }
 
@@ -97,18 +121,17 @@ function watchRunnerMemory(servicePid: number): { stop(): Array<{ rss: number; p
 /**
  * Remux commands/s the tools alone allow here: ffmpeg's stream copy then
  * ffprobe of its output (as the runner probes), back to back, in one loop per
- * core. Each ffmpeg or ffprobe start links ~200 shared libraries (Debian's
- * build), which is most of their cost on a 4 s clip.
+ * core, with the given binaries.
  */
-async function toolsCeiling(dir: string, clipPath: string, commands: number): Promise<number> {
+async function toolsCeiling(dir: string, clipPath: string, tools: { ffmpeg: string; ffprobe: string }, commands: number): Promise<number> {
   const loops = availableParallelism()
   const started = performance.now()
   await Promise.all(
     Array.from({ length: loops }, async (_, loop) => {
       const out = join(dir, `ceiling-${loop}.mp4`)
       for (let i = loop; i < commands; i += loops) {
-        await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-loglevel', 'error', '-i', clipPath, '-c', 'copy', out])
-        await run(toolPath('ffprobe'), ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', out])
+        await run(tools.ffmpeg, ['-y', '-nostdin', '-loglevel', 'error', '-i', clipPath, '-c', 'copy', out])
+        await run(tools.ffprobe, ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', out])
       }
     }),
   )
@@ -127,43 +150,76 @@ async function operationCounts(service: RunningService, file: string): Promise<O
   throw new Error('the service did not write its MongoDB operation counts')
 }
 
-async function phase(api: Client, completions: Completions, dir: string, name: string, clipPath: string, clipUrl: string, args: string[], outName: string) {
-  const overheads: number[] = []
-  const bare: number[] = []
-  const probes: number[] = []
+interface Workload {
+  name: string
+  /** The remux has the latency target; the transcode, the in-service-vs-bare one. */
+  remux: boolean
+  args: string[]
+  outName: string
+}
+
+/** One way of learning the end: the client's view of a command, and the workload's samples so far. */
+interface Samples {
+  overhead: number[]
+  bare: number[]
+  inService: number[]
+  /** Client's view minus the CompletionEvent: what learning the end through the API adds. */
+  seenAfterEvent: number[]
+}
+
+const emptySamples = (): Samples => ({ overhead: [], bare: [], inService: [], seenAfterEvent: [] })
+
+/**
+ * SAMPLES rounds (after 3 of warm-up): a command learnt by polling, a bare
+ * ffmpeg, a command learnt by SSE, a bare ffmpeg; each command's overhead is
+ * taken against the bare run right after it.
+ */
+async function overheadPhase(service: RunningService, api: Client, completions: Completions, dir: string, clip: string, clipUrl: string, workload: Workload): Promise<void> {
+  const body = { input_files: { in_v: clipUrl }, output_files: { out_x: workload.outName }, ffmpeg_command: ['ffmpeg', '-i', '{{in_v}}', ...workload.args, '{{out_x}}'].join(' ') }
+  const ways: Array<[string, () => Promise<ClientView>]> = [
+    [`poll ${POLL_MS} ms`, () => submitAndPoll(api, body, POLL_MS)],
+    ['SSE', () => submitAndStream(service, api, body)],
+  ]
+  const samples = new Map(ways.map(([name]) => [name, emptySamples()]))
   for (let i = 0; i < SAMPLES + 3; i++) {
-    const started = performance.now()
-    const { command_id } = await api.post('/run-ffmpeg-command', {
-      input_files: { in_v: clipUrl },
-      output_files: { out_x: outName },
-      ffmpeg_command: ['ffmpeg', '-i', '{{in_v}}', ...args, '{{out_x}}'].join(' '),
-    })
-    const total = (await completions.wait(command_id)) - started
-    const bareStarted = performance.now()
-    await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clipPath, ...args, join(dir, outName)])
-    const bareMs = performance.now() - bareStarted
-    // An ordinary probe of the output (runner-image/runner/run/probes.ts's arguments, near enough), to show what the start gate saves.
-    const probeStarted = performance.now()
-    await run(toolPath('ffprobe'), ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', join(dir, outName)])
-    const probeMs = performance.now() - probeStarted
-    if (i < 3) continue // warm-up: page cache, JIT, first connections
-    bare.push(bareMs)
-    probes.push(probeMs)
-    overheads.push(total - bareMs)
+    for (const [name, submit] of ways) {
+      const view = await submit()
+      const eventAt = await completions.at(view.command.command_id)
+      const bareStarted = performance.now()
+      await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clip, ...workload.args, join(dir, workload.outName)])
+      const bareMs = performance.now() - bareStarted
+      if (i < 3) continue // warm-up: page cache, JIT, first connections
+      const s = samples.get(name)!
+      s.bare.push(bareMs)
+      s.overhead.push(view.ms - bareMs)
+      s.inService.push((view.command.ffmpeg_command_run_seconds ?? 0) * 1000)
+      s.seenAfterEvent.push(view.startedAt + view.ms - eventAt)
+    }
   }
-  await rm(join(dir, outName), { force: true })
-  const row = {
-    phase: name,
-    samples: overheads.length,
-    bare_ffmpeg_median_ms: Math.round(percentile(bare, 50)),
-    overhead_median_ms: Math.round(percentile(overheads, 50)),
-    overhead_p99_ms: Math.round(percentile(overheads, 99)),
-    bare_ffprobe_median_ms: Math.round(percentile(probes, 50)),
+  await rm(join(dir, workload.outName), { force: true })
+  for (const [name, s] of samples) {
+    const bare = percentile(s.bare, 50)
+    const inService = percentile(s.inService, 50)
+    const row = {
+      phase: `${workload.name}, ${name}`,
+      samples: s.overhead.length,
+      bare_ffmpeg_median_ms: Math.round(bare),
+      overhead_median_ms: Math.round(percentile(s.overhead, 50)),
+      overhead_p99_ms: Math.round(percentile(s.overhead, 99)),
+      seen_after_completion_event_median_ms: Math.round(percentile(s.seenAfterEvent, 50)),
+      in_service_ffmpeg_median_ms: Math.round(inService),
+      in_service_over_bare_pct: Math.round((inService / bare - 1) * 1000) / 10,
+    }
+    print(row)
+    const target = workload.remux ? '<= 80 / 200 ms' : ''
+    table.push([`${workload.name}, ${name}: overhead median / p99`, `${row.overhead_median_ms} / ${row.overhead_p99_ms}`, target])
+    table.push([`${workload.name}, ${name}: in-service ffmpeg vs bare`, `${row.in_service_over_bare_pct > 0 ? '+' : ''}${row.in_service_over_bare_pct} %`, workload.remux ? '' : '<= +5 %'])
   }
-  process.stdout.write(`${JSON.stringify(row)}\n`)
 }
 
 async function main(): Promise<void> {
+  // Before anything starts, so the tools' CPU can be told apart (process-cpu.ts).
+  const accounted = accountAll()
   const dir = await scratchDir(t, 'ffkube-bench-')
   // LOCAL_RUNNER_CONCURRENCY passes through, to compare runner counts.
   const operationsFile = join(dir, 'mongodb-operations.json')
@@ -181,8 +237,9 @@ async function main(): Promise<void> {
   }
   const [service, clip] = await Promise.all([
     startService(t, environment),
-    makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 }),
+    makeClip(join(dir, 'clip720.mp4'), { seconds: CLIP_SECONDS, width: 1280, height: 720, fps: 25 }),
   ])
+  print({ phase: 'machine', cores: availableParallelism(), load_average: loadavg().map((n) => Math.round(n * 100) / 100), clip_seconds: CLIP_SECONDS, old_tools: OLD_TOOLS.ffmpeg, new_tools: NEW_TOOLS.ffmpeg })
   const media = await serveFiles(t, [clip])
   const api = new Client(service)
   const nc = await connect({ servers: environment.env.NATS_URL as string })
@@ -190,11 +247,18 @@ async function main(): Promise<void> {
   const completions = new Completions(nc)
   const memory = watchRunnerMemory(service.child.pid as number)
 
-  await phase(api, completions, dir, 'remux (stream copy)', clip, media.url(clip), ['-c', 'copy'], 'remux.mp4')
-  await phase(api, completions, dir, 'transcode 720p -> 360p', clip, media.url(clip), ['-vf', 'scale=-2:360', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'copy'], 'small.mp4')
+  // 1: the client's view of one command at a time.
+  await overheadPhase(service, api, completions, dir, clip, media.url(clip), { name: 'remux', remux: true, args: ['-c', 'copy'], outName: 'remux.mp4' })
+  await overheadPhase(service, api, completions, dir, clip, media.url(clip), {
+    name: 'transcode 360p',
+    remux: false,
+    args: ['-vf', 'scale=-2:360', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'copy'],
+    outName: 'small.mp4',
+  })
 
-  // 2: sustained remux throughput.
+  // 2: sustained remux throughput, and where its CPU goes.
   const operationsBefore = await operationCounts(service, operationsFile)
+  const cpuWatch = watchCpu(process.pid)
   const started = performance.now()
   const ids: string[] = []
   for (let i = 0; i < BURST; i += 10) {
@@ -205,35 +269,46 @@ async function main(): Promise<void> {
     }))
     ids.push(...(await api.post('/run-multiple-ffmpeg-commands', { commands })).command_ids)
   }
-  await Promise.all(ids.map((id) => completions.wait(id)))
+  await Promise.all(ids.map((id) => completions.at(id)))
   const seconds = (performance.now() - started) / 1000
-  const ceiling = await toolsCeiling(dir, clip, 40)
-  process.stdout.write(
-    `${JSON.stringify({
-      phase: 'remux throughput',
-      commands: ids.length,
-      seconds: Math.round(seconds * 10) / 10,
-      commands_per_second: Math.round((ids.length / seconds) * 10) / 10,
-      tools_alone_per_second: Math.round(ceiling * 10) / 10,
-    })}\n`,
-  )
+  const cpuUsed = await cpuWatch.stop()
   // Settled: the completion event is published after the last write of the command.
   const operations = operationsPerCommand(operationsBefore, await operationCounts(service, operationsFile), ids.length)
+  const ceilingOld = await toolsCeiling(dir, clip, OLD_TOOLS, CEILING_COMMANDS)
+  const ceilingNew = await toolsCeiling(dir, clip, NEW_TOOLS, CEILING_COMMANDS)
+  const perSecond = ids.length / seconds
+  print({
+    phase: 'remux throughput',
+    commands: ids.length,
+    seconds: Math.round(seconds * 10) / 10,
+    commands_per_second: Math.round(perSecond * 10) / 10,
+    tools_alone_per_second_new: Math.round(ceilingNew * 10) / 10,
+    tools_alone_per_second_old: Math.round(ceilingOld * 10) / 10,
+    share_of_new_ceiling_pct: Math.round((perSecond / ceilingNew) * 100),
+  })
+  table.push(['sustained remux, commands/s', (Math.round(perSecond * 10) / 10).toString(), '>= 30/s'])
+  table.push([`tools alone, new (${NEW_TOOLS.ffmpeg})`, `${Math.round(ceilingNew * 10) / 10}/s`, ''])
+  table.push([`tools alone, old (${OLD_TOOLS.ffmpeg})`, `${Math.round(ceilingOld * 10) / 10}/s`, ''])
+  table.push(['sustained remux / tools alone (new)', `${Math.round((perSecond / ceilingNew) * 100)} %`, '>= 50 %'])
+  const cpu = cpuPerCommand(cpuUsed, ids.length)
+  print({ phase: 'CPU ms per remux command during the burst', tools_counted: accounted, total: Math.round(cpu.reduce((sum, [, ms]) => sum + ms, 0)), ...Object.fromEntries(cpu) })
   const total = Math.round(operations.reduce((sum, [, n]) => sum + n, 0) * 10) / 10
-  process.stdout.write(`${JSON.stringify({ phase: 'mongodb operations per remux command', total, ...Object.fromEntries(operations) })}\n`)
+  print({ phase: 'mongodb operations per remux command', total, ...Object.fromEntries(operations) })
 
   const peaks = memory.stop()
   const rss = peaks.map((peak) => peak.rss)
   const own = peaks.map((peak) => peak.private)
-  process.stdout.write(
-    `${JSON.stringify({
-      phase: 'runner wrapper memory (node only)',
-      runners_sampled: peaks.length,
-      peak_rss_median_mib: Math.round(percentile(rss, 50)),
-      peak_rss_max_mib: Math.round(Math.max(...rss)),
-      peak_private_max_mib: Math.round(Math.max(...own)),
-    })}\n`,
-  )
+  const memoryRow = {
+    phase: 'runner wrapper memory (node only)',
+    runners_sampled: peaks.length,
+    peak_rss_median_mib: Math.round(percentile(rss, 50)),
+    peak_rss_max_mib: Math.round(Math.max(...rss)),
+    peak_private_max_mib: Math.round(Math.max(...own)),
+  }
+  print(memoryRow)
+  table.push(['runner peak RSS max / private max', `${memoryRow.peak_rss_max_mib} / ${memoryRow.peak_private_max_mib} MiB`, 'no worse than 64 / 27 MiB'])
+  print({ phase: 'machine, at the end', load_average: loadavg().map((n) => Math.round(n * 100) / 100) })
+  printTable(table)
 }
 
 main()
@@ -243,4 +318,5 @@ main()
   })
   .finally(async () => {
     for (const fn of teardowns.reverse()) await fn()
+    stopAccounting()
   })

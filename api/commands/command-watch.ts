@@ -10,7 +10,9 @@
  *   (core NATS is at most once) and the record, not the nudge, is the truth;
  *
  * never two reads of one command less than `intervalMs` (250 ms) apart, so a
- * stream gets at most one event per 250 ms. The last listener to leave stops
+ * stream gets at most one event per 250 ms; except for the nudge of the
+ * write that ended the command, which is read at once (once per command), so
+ * the end is not held back by the spacing. The last listener to leave stops
  * it all. Without a change feed (no NATS) the fallback poll runs every
  * `intervalMs`. The record is where every change lands, whichever worker
  * replica projected it, so any number of API and worker replicas work; the
@@ -23,8 +25,8 @@ import type { CommandDocument } from './command-document.js'
 /** Reads a command's record; null when it is gone. */
 export type RecordReader = (commandId: string) => Promise<CommandDocument | null>
 
-/** Calls `fn` on each nudge that the command changed until the returned unsubscribe is called. */
-export type ChangeFeed = (commandId: string, fn: () => void) => () => void
+/** Calls `fn` on each nudge that the command changed (`ended`: the change ended it) until the returned unsubscribe is called. */
+export type ChangeFeed = (commandId: string, fn: (ended?: boolean) => void) => () => void
 
 export interface WatchTimers {
   /** Calls `fn` every `ms` until the returned stop is called. */
@@ -54,6 +56,8 @@ interface Watched {
   reading: boolean
   /** A read was asked for while one ran: another follows it. */
   again: boolean
+  /** That read is for the command's end: it follows at once, not after the spacing. */
+  againAtOnce: boolean
   lastReadAt: number
   /** A read waiting for the spacing to pass; its cancel. */
   delayed: (() => void) | null
@@ -90,9 +94,9 @@ export class CommandWatch {
   watch(commandId: string, listener: Listener): () => void {
     let watched = this.#watched.get(commandId)
     if (!watched) {
-      const fresh: Watched = { listeners: new Set(), stop: () => undefined, reading: false, again: false, lastReadAt: -Infinity, delayed: null }
+      const fresh: Watched = { listeners: new Set(), stop: () => undefined, reading: false, again: false, againAtOnce: false, lastReadAt: -Infinity, delayed: null }
       const stopPoll = this.#timers.every(this.#fallbackMs, () => this.#request(commandId, fresh))
-      const unsubscribe = this.options.changes?.(commandId, () => this.#request(commandId, fresh)) ?? (() => undefined)
+      const unsubscribe = this.options.changes?.(commandId, (ended) => this.#request(commandId, fresh, ended === true)) ?? (() => undefined)
       fresh.stop = () => {
         stopPoll()
         unsubscribe()
@@ -123,15 +127,22 @@ export class CommandWatch {
     this.#watched.clear()
   }
 
-  /** A read now, or once the spacing allows; one that is running or waiting already covers it. */
-  #request(commandId: string, watched: Watched): void {
+  /**
+   * A read now, or once the spacing allows; one that is running or waiting
+   * already covers it. `atOnce` (the command ended) skips the spacing: a
+   * waiting read is brought forward, a running one is followed at once.
+   */
+  #request(commandId: string, watched: Watched, atOnce = false): void {
     if (this.#watched.get(commandId) !== watched) return
     if (watched.reading) {
       watched.again = true
+      watched.againAtOnce ||= atOnce
       return
     }
-    if (watched.delayed) return
-    const wait = watched.lastReadAt + this.#intervalMs - this.#timers.now()
+    if (watched.delayed && !atOnce) return
+    watched.delayed?.()
+    watched.delayed = null
+    const wait = atOnce ? 0 : watched.lastReadAt + this.#intervalMs - this.#timers.now()
     if (wait > 0) {
       watched.delayed = this.#timers.after(wait, () => {
         watched.delayed = null
@@ -154,8 +165,10 @@ export class CommandWatch {
       watched.reading = false
     }
     if (watched.again) {
+      const atOnce = watched.againAtOnce
       watched.again = false
-      this.#request(commandId, watched)
+      watched.againAtOnce = false
+      this.#request(commandId, watched, atOnce)
     }
   }
 }

@@ -12,7 +12,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServerResponse } from 'node:http'
 import type { NatsConnection } from 'nats'
-import { commandChangedSubject } from '../../contracts/command-changes.js'
+import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
 import { Type } from 'typebox'
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { EventStreamRecorder } from '../metrics/service-metrics.js'
@@ -55,7 +55,7 @@ const EventStreamDescription =
 /** The status projector's nudges (contracts/command-changes.ts), one core-NATS subscription per watched command. */
 function natsChangeFeed(nats: NatsConnection): ChangeFeed {
   return (commandId, fn) => {
-    const subscription = nats.subscribe(commandChangedSubject(commandId), { callback: (err) => (err ? undefined : fn()) })
+    const subscription = nats.subscribe(commandChangedSubject(commandId), { callback: (err, msg) => (err ? undefined : fn(msg.string() === COMMAND_ENDED_NUDGE)) })
     return () => subscription.unsubscribe()
   }
 }

@@ -8,12 +8,35 @@
  * without it, detect() says why and vcpu_count is recorded but not enforced
  * in local mode. cgroup v2 (cpu.max) is not handled here. Kubernetes mode
  * needs none of this: the run container's CPU limit is the same quota.
+ *
+ * A cgroup is more than its quota: the scheduler weighs a group against the
+ * host's other tasks as one entity of `cpu.shares`, however many threads run
+ * in it. With the default 1024 (one task's weight) a multi-threaded ffmpeg
+ * in its group lost CPU to the service and the store beside it that the
+ * same ffmpeg outside a group kept, so the in-service transcode ran slower
+ * than a bare one of the same arguments even with a quota it never reached.
+ * So a group's shares are its vcpu_count's (1024 per core, as the kubelet
+ * derives them from a CPU request), and a run whose vcpu_count covers every
+ * core of the host gets no group at all (capNeeded): its quota could never
+ * bind, and outside a group it shares the CPU exactly as a bare ffmpeg does.
  */
 import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** The CFS period; the quota is vcpu millicores × 100 µs. */
 const PERIOD_US = 100_000
+/** cpu.shares per core (the kernel's default for one task); the kernel's floor is 2. */
+const SHARES_PER_CORE = 1024
+
+/** Whether `millis` millicores would cap anything on a host of `cores` cores: less than all of them. Pure. */
+export function capNeeded(millis: number, cores: number): boolean {
+  return millis < cores * 1000
+}
+
+/** The cpu.shares of a group of `millis` millicores: its cores' weight, never below the kernel's floor. Pure. */
+export function sharesOf(millis: number): number {
+  return Math.max(2, Math.floor((millis * SHARES_PER_CORE) / 1000))
+}
 
 export interface CpuCap {
   /** Puts a process (and what it starts from now on) under the cap. */
@@ -54,6 +77,7 @@ export class CpuCaps {
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US))
     writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round((millis * PERIOD_US) / 1000))))
+    writeFileSync(join(dir, 'cpu.shares'), String(sharesOf(millis)))
     this.#left.add(dir)
     return {
       add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),

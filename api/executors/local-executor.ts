@@ -35,7 +35,7 @@ import { removeDestinationCredentials, withDestinationCredentials } from './dest
 import type { DestinationCredentialSource, Executor } from './executor.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
-import { CpuCaps, type CpuCap } from './cpu-caps.js'
+import { capNeeded, CpuCaps, type CpuCap } from './cpu-caps.js'
 import { Slots } from './slots.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 
@@ -349,9 +349,12 @@ export class LocalExecutor implements Executor {
     }
   }
 
-  /** The run's CPU cgroup, when it has a vcpu_count and this host lets us cap it (cpu-caps.ts); null otherwise. */
+  /**
+   * The run's CPU cgroup, when it has a vcpu_count below this host's cores and this host lets us cap it
+   * (cpu-caps.ts); null otherwise: a vcpu_count of every core or more caps nothing here.
+   */
   #cpuCap(spec: CommandSpec, run: Run, log: Logger): CpuCap | null {
-    if (!spec.limits || !this.#cpuCaps) return null
+    if (!spec.limits || !this.#cpuCaps || !capNeeded(spec.limits.vcpuMillis, availableParallelism())) return null
     try {
       return this.#cpuCaps.create(run.key, spec.limits.vcpuMillis)
     } catch (err) {

@@ -19,6 +19,8 @@ const codec = JSONCodec<LogChunk>()
 
 /** A round that keeps losing its write gives up and naks (the chunks come back shortly). */
 const MAX_WRITE_ATTEMPTS = 20
+/** How many commands' "log already written" this process remembers; one it forgot costs a failed insert, then the read. */
+const WRITTEN_MEMORY = 4096
 
 export interface LogProjectorOptions {
   nats: NatsConnection
@@ -36,6 +38,8 @@ export class LogProjector {
   readonly #logs: CommandLogRepository
   readonly #log: Logger
   readonly #queues: CoalescingQueues<Delivery>
+  /** Commands whose log this process wrote lately (the last WRITTEN_MEMORY), oldest first. */
+  readonly #written = new Set<string>()
   #messages: ConsumerMessages | null = null
   #loop: Promise<void> | null = null
 
@@ -97,12 +101,30 @@ export class LogProjector {
     for (const { msg } of batch) msg.ack()
   }
 
+  /**
+   * Folds the chunks into the command's log. A command this process has not
+   * written a log for yet most likely has none: its first round tries the
+   * insert without reading (one operation instead of two per command), and
+   * reads only when the insert finds a record there (another round, replica
+   * or start came first).
+   */
   async #apply(commandId: string, chunks: readonly IncomingChunk[]): Promise<void> {
+    let assumeAbsent = !this.#written.has(commandId)
     for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-      const read = await this.#logs.find(commandId)
+      const read = assumeAbsent ? null : await this.#logs.find(commandId)
+      assumeAbsent = false
       const next = foldChunks(read, chunks)
-      if (!next || (await this.#logs.write(commandId, read, next))) return
+      if (!next || (await this.#logs.write(commandId, read, next))) {
+        this.#remember(commandId)
+        return
+      }
     }
     throw new Error(`the log changed under ${MAX_WRITE_ATTEMPTS} writes in a row`)
+  }
+
+  #remember(commandId: string): void {
+    this.#written.delete(commandId)
+    this.#written.add(commandId)
+    if (this.#written.size > WRITTEN_MEMORY) this.#written.delete(this.#written.values().next().value as string)
   }
 }

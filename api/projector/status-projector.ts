@@ -25,7 +25,7 @@ import type { Db } from 'mongodb'
 import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
-import { commandChangedSubject } from '../../contracts/command-changes.js'
+import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
@@ -202,7 +202,7 @@ export class StatusProjector {
           doc = await this.#read(commandId)
           continue
         }
-        this.#nudgeWatchers(commandId)
+        this.#nudgeWatchers(commandId, isTerminalStatus(after.status))
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
@@ -222,11 +222,12 @@ export class StatusProjector {
   /**
    * Tells event streams watching the command to read it now
    * (api/commands/command-watch.ts). At most once and never awaited: a lost
-   * nudge only delays an event to the watchers' fallback read.
+   * nudge only delays an event to the watchers' fallback read. The write
+   * that ended the command says so, and is read at once.
    */
-  #nudgeWatchers(commandId: string): void {
+  #nudgeWatchers(commandId: string, ended: boolean): void {
     try {
-      this.options.nats.publish(commandChangedSubject(commandId))
+      this.options.nats.publish(commandChangedSubject(commandId), ended ? COMMAND_ENDED_NUDGE : undefined)
     } catch (err) {
       this.#log.debug({ err, command_id: commandId }, 'change nudge not published')
     }

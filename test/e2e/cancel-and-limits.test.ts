@@ -159,6 +159,7 @@ t.test('cancel and per-command limits in local mode, through HTTP', async (t) =>
     t.match(await readFile(`/proc/${pid}/cgroup`, 'utf8'), new RegExp(`:cpu:/ffkube/${command_id}-1\n`), 'ffmpeg runs in the run\'s cgroup')
     t.equal((await readFile(join(cgroup, 'cpu.cfs_quota_us'), 'utf8')).trim(), '50000', 'half of the 100 ms period')
     t.equal((await readFile(join(cgroup, 'cpu.cfs_period_us'), 'utf8')).trim(), '100000')
+    t.equal((await readFile(join(cgroup, 'cpu.shares'), 'utf8')).trim(), '512', "weighed as half a core, not as one task's 1024")
     t.equal((await api.request('POST', `/commands/${command_id}/cancel`)).status, 200)
     t.match(await api.waitForCommand(command_id), { status: 'FAILED', error_status: 'CANCELLED' })
     await eventually('the run\'s cgroup to be removed', async () => !(await exists(cgroup)), 10_000)

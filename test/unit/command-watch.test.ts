@@ -40,8 +40,12 @@ function manualTimers() {
 
 /** A change feed the test nudges by hand. */
 function manualFeed() {
-  const subscribers = new Map<string, () => void>()
-  return { changes: (id: string, fn: () => void) => (subscribers.set(id, fn), () => void subscribers.delete(id)), subscribers, nudge: (id: string) => subscribers.get(id)?.() }
+  const subscribers = new Map<string, (ended?: boolean) => void>()
+  return {
+    changes: (id: string, fn: (ended?: boolean) => void) => (subscribers.set(id, fn), () => void subscribers.delete(id)),
+    subscribers,
+    nudge: (id: string, ended = false) => subscribers.get(id)?.(ended),
+  }
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve))
@@ -92,6 +96,52 @@ t.test('a nudge reads at once, but never sooner than 250 ms after the last read'
   t.equal(reads, 2, 'and are one read when it has passed')
   leave()
   t.equal(clock.once.size, 0, 'a waiting read is cancelled with the watch')
+})
+
+t.test('the nudge of the end reads at once, even within the spacing, and only once', async (t) => {
+  let reads = 0
+  const clock = manualTimers()
+  const feed = manualFeed()
+  const watch = new CommandWatch({ read: async () => (reads++, null), onError: () => undefined, changes: feed.changes, timers: clock.timers })
+  const leave = watch.watch('c1', () => undefined)
+  feed.nudge('c1')
+  await settle()
+  t.equal(reads, 1)
+  clock.advance(50)
+  feed.nudge('c1')
+  await settle()
+  t.equal(reads, 1, 'an ordinary nudge waits for the spacing')
+  feed.nudge('c1', true)
+  await settle()
+  t.equal(reads, 2, 'the end does not')
+  t.equal(clock.once.size, 0, 'and the waiting read it overtook is dropped')
+  leave()
+})
+
+t.test('the end nudged during a read is read right after it', async (t) => {
+  let release: () => void = () => undefined
+  let reads = 0
+  const clock = manualTimers()
+  const feed = manualFeed()
+  const watch = new CommandWatch({
+    read: async () => {
+      reads++
+      await new Promise<void>((resolve) => (release = resolve))
+      return null
+    },
+    onError: () => undefined,
+    changes: feed.changes,
+    timers: clock.timers,
+  })
+  watch.watch('c1', () => undefined)
+  feed.nudge('c1')
+  feed.nudge('c1', true)
+  t.equal(reads, 1)
+  release()
+  await settle()
+  t.equal(reads, 2, 'without waiting out the spacing')
+  release()
+  watch.close()
 })
 
 t.test('a slow read is not overtaken, and a nudge during it is one more read after it', async (t) => {
