@@ -13,6 +13,11 @@ import { scratchDir } from '../harness/scratch.js'
  * after it); commands it accepts are recorded, not run.
  */
 const SEED = 20261124
+
+// The run is bounded by examples, not by time: ~130 operations × MAX_EXAMPLES requests, each
+// a real FerretDB round trip. It takes 2-4 min on a quiet 2-core machine and went past the
+// suite's default 300 s under a load of 10-15, so this file gets room for that much work.
+t.setTimeout(15 * 60_000)
 const MAX_EXAMPLES = Number(process.env.FFKUBE_FUZZ_EXAMPLES ?? 15)
 
 function run(file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<{ code: number; output: string }> {
