@@ -14,7 +14,7 @@ import { scratchDir } from '../harness/scratch.js'
  */
 const SEED = 20261124
 
-// The run is bounded by examples, not by time: ~130 operations × MAX_EXAMPLES requests, each
+// The run is bounded by examples, not by time: ~30 operations × MAX_EXAMPLES requests and more, each
 // a real FerretDB round trip. It takes 2-4 min on a quiet 2-core machine and went past the
 // suite's default 300 s under a load of 10-15, so this file gets room for that much work.
 t.setTimeout(15 * 60_000)
