@@ -42,5 +42,5 @@ main()
   })
   .finally(async () => {
     for (const fn of teardowns.reverse()) await fn()
-    stopAccounting()
+    await stopAccounting()
   })

@@ -54,16 +54,28 @@ export function accountAll(root = '/sys/fs/cgroup/cpuacct'): boolean {
   }
 }
 
-/** Leaves the group made by accountAll and removes it (the processes started in it must have exited). */
-export function stopAccounting(root = '/sys/fs/cgroup/cpuacct'): void {
+/**
+ * Leaves the group made by accountAll and removes it; a process started in it
+ * that is still exiting keeps it a moment, so this tries for a second.
+ */
+export async function stopAccounting(root = '/sys/fs/cgroup/cpuacct'): Promise<void> {
   if (!accounting) return
+  const dir = accounting
+  accounting = null
   try {
     writeFileSync(join(root, 'cgroup.procs'), String(process.pid))
-    rmdirSync(accounting)
   } catch {
-    // Left behind: an empty group, harmless.
+    return
   }
-  accounting = null
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      rmdirSync(dir)
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  // Left behind: an empty group, harmless.
 }
 
 /** Own CPU ms and group of every process under `root` (itself included, as `bench`) now. */
