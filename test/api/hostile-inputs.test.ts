@@ -7,6 +7,7 @@
  */
 import t, { type Test } from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import { ConsoleSession } from '../console/console-client.js'
 import { startApi } from '../harness/api.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
@@ -143,6 +144,9 @@ function baseBodies(): Record<string, Json> {
     },
     'PATCH /api/v1/storage-destinations/:storageDestinationId': { name: 'e', prefix: 'c', public_base_url: 'https://cdn.example.com/y' },
     'PUT /api/v1/webhook-config': { url: 'https://hooks.example.com/x', secret: 's' },
+    // The console's sign-in bodies: well-formed, unknown (a 401 once the shape passes).
+    'POST /console/api/session': { api_key: `ffsk_${'0'.repeat(64)}` },
+    'POST /console/api/session/link': { token: 'A'.repeat(43) },
   }
 }
 
@@ -212,12 +216,12 @@ t.test('no hostile input reaches the 5xx path, on any route', async (t) => {
   const routes = await documentedRoutes(api.app)
   t.ok(routes.length >= 25, `the document lists the API's routes (${routes.length})`)
 
-  const realParams: Record<string, string> = { presetId, fileId: 'file_00000000000000000000000000000000', commandId: 'cmd_0', storageDestinationId: 'sd_00000000000000000000000000000000' }
+  const realParams: Record<string, string> = { presetId, fileId: 'file_00000000000000000000000000000000', commandId: 'cmd_0', storageDestinationId: 'sd_00000000000000000000000000000000', keyId: 'key_00000000000000000000000000000000' }
   const urlOf = (route: Route, segment?: string) => route.path.replace(/:(\w+)/g, (_, name: string) => segment ?? realParams[name] ?? 'x')
 
   /** Sends one request; a 5xx or a refusal without `{error, message}` fails the test. */
-  const expectHandled = async (t: Test, what: string, options: InjectOptions) => {
-    const res = await api.app.inject({ ...options, headers: { ...headers, ...(options.headers ?? {}) } })
+  const expectHandledAs = async (t: Test, what: string, options: InjectOptions, as: Record<string, string>) => {
+    const res = await api.app.inject({ ...options, headers: { ...as, ...(options.headers ?? {}) } })
     if (res.statusCode >= 500) {
       t.fail(`${what}: ${res.statusCode} ${res.body.slice(0, 300)}`)
       return
@@ -237,6 +241,10 @@ t.test('no hostile input reaches the 5xx path, on any route', async (t) => {
     t.test(`${route.method} ${route.path}`, async (t) => {
       const key = `${route.method} ${route.path}`
       const base = bodies[key]
+      // The console's routes take a session, not a key: a fresh one per route (one of them signs out),
+      // so hostile input reaches their validation and handlers rather than stopping at 401.
+      const as = route.path.startsWith('/console/api/') ? await consoleHeaders(api.app, api_key) : headers
+      const expectHandled = (t: Test, what: string, options: InjectOptions) => expectHandledAs(t, what, options, as)
       if (route.hasJsonBody && base === undefined) t.fail(`${key} takes a JSON body: add a base body to this test`)
       const payload = route.hasJsonBody && base !== undefined ? { payload: JSON.stringify(base), headers: { 'content-type': 'application/json' } } : {}
       for (const segment of route.params.length > 0 ? HOSTILE_SEGMENTS : []) {
@@ -264,6 +272,12 @@ t.test('no hostile input reaches the 5xx path, on any route', async (t) => {
     })
   }
 })
+
+/** A console session's headers as the page sends them: the cookie, same-origin, and the CSRF token. */
+async function consoleHeaders(app: FastifyInstance, apiKey: string): Promise<Record<string, string>> {
+  const session = await ConsoleSession.signIn(app, apiKey)
+  return { cookie: session.cookie, 'sec-fetch-site': 'same-origin', 'x-csrf-token': session.csrfToken }
+}
 
 const BOUNDARY = 'ffkubeboundary'
 const part = (headers: string, content: string) => `--${BOUNDARY}\r\n${headers}\r\n\r\n${content}\r\n`
