@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
-import { api, expectData, messageOf } from '../api.js'
+import { api, expectData } from '../api.js'
 import { ErrorNotice, StatusNotice } from '../components/Notice.js'
+import { useAction } from '../components/useAction.js'
 import { useLoad } from '../components/useLoad.js'
 import { formatDate } from '../format.js'
 
@@ -23,17 +24,7 @@ export function Destinations() {
   const destinations = useLoad(async () => expectData(await api.GET('/api/v1/storage-destinations', { params: { query: { limit: 100 } } })).storage_destinations)
   const [draft, setDraft] = useState<Draft>(EMPTY)
   const [pathStyle, setPathStyle] = useState(false)
-  const [error, setError] = useState<string | null>(null)
-  const [status, setStatus] = useState<string | null>(null)
-  const act = async (action: () => Promise<string>) => {
-    setError(null)
-    try {
-      setStatus(await action())
-      await destinations.reload()
-    } catch (err) {
-      setError(messageOf(err))
-    }
-  }
+  const { act, error, status } = useAction(() => destinations.reload())
   const create = (event: Event) => {
     event.preventDefault()
     void act(async () => {

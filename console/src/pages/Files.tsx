@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks'
-import { api, expectData, messageOf } from '../api.js'
+import { api, expectData } from '../api.js'
 import { ErrorNotice, StatusNotice } from '../components/Notice.js'
 import { StatusBadge } from '../components/StatusBadge.js'
+import { useAction } from '../components/useAction.js'
 import { useLoad } from '../components/useLoad.js'
 import { formatDate, formatMegabytes, formatSeconds } from '../format.js'
 
@@ -9,17 +10,7 @@ import { formatDate, formatMegabytes, formatSeconds } from '../format.js'
 export function Files() {
   const files = useLoad(async () => expectData(await api.GET('/api/v1/files', { params: { query: { limit: 100 } } })).files)
   const [url, setUrl] = useState('')
-  const [error, setError] = useState<string | null>(null)
-  const [status, setStatus] = useState<string | null>(null)
-  const act = async (action: () => Promise<string>) => {
-    setError(null)
-    try {
-      setStatus(await action())
-      await files.reload()
-    } catch (err) {
-      setError(messageOf(err))
-    }
-  }
+  const { act, error, status } = useAction(() => files.reload())
   const store = (event: Event) => {
     event.preventDefault()
     void act(async () => {

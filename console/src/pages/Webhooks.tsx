@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, ApiError, expectData, messageOf } from '../api.js'
 import { ErrorNotice, StatusNotice } from '../components/Notice.js'
+import { useAction } from '../components/useAction.js'
 import { useLoad } from '../components/useLoad.js'
 import { formatDate } from '../format.js'
 import { href } from '../router.js'
@@ -16,17 +17,7 @@ export function Webhooks() {
   const deliveries = useLoad(async () => expectData(await api.GET('/api/v1/webhook-deliveries', { params: { query: { limit: 50 } } })).deliveries)
   const [url, setUrl] = useState('')
   const [secret, setSecret] = useState('')
-  const [error, setError] = useState<string | null>(null)
-  const [status, setStatus] = useState<string | null>(null)
-  const act = async (action: () => Promise<string>) => {
-    setError(null)
-    try {
-      setStatus(await action())
-      await Promise.all([config.reload(), deliveries.reload()])
-    } catch (err) {
-      setError(err instanceof ApiError && err.status === 409 ? err.message : messageOf(err))
-    }
-  }
+  const { act, error, status } = useAction(() => Promise.all([config.reload(), deliveries.reload()]), (err) => (err instanceof ApiError && err.status === 409 ? err.message : messageOf(err)))
   const save = (event: Event) => {
     event.preventDefault()
     void act(async () => {
