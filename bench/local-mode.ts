@@ -40,6 +40,7 @@ import { promisify } from 'node:util'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { toolPath } from '../api/local/tools.js'
 import { COMPLETION_SUBJECT_PREFIX, type CompletionEvent } from '../contracts/completion-events.js'
+import { RunnerStages, spansOf } from './runner-stages.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService, type RunningService } from '../test/e2e/service.js'
@@ -165,16 +166,18 @@ interface Samples {
   inService: number[]
   /** Client's view minus the CompletionEvent: what learning the end through the API adds. */
   seenAfterEvent: number[]
+  /** Where each command's time went, span by span (runner-stages.ts). */
+  spans: Map<string, number[]>
 }
 
-const emptySamples = (): Samples => ({ overhead: [], bare: [], inService: [], seenAfterEvent: [] })
+const emptySamples = (): Samples => ({ overhead: [], bare: [], inService: [], seenAfterEvent: [], spans: new Map() })
 
 /**
  * SAMPLES rounds (after 3 of warm-up): a command learnt by polling, a bare
  * ffmpeg, a command learnt by SSE, a bare ffmpeg; each command's overhead is
  * taken against the bare run right after it.
  */
-async function overheadPhase(service: RunningService, api: Client, completions: Completions, dir: string, clip: string, clipUrl: string, workload: Workload): Promise<void> {
+async function overheadPhase(service: RunningService, api: Client, completions: Completions, stages: RunnerStages, dir: string, clip: string, clipUrl: string, workload: Workload): Promise<void> {
   const body = { input_files: { in_v: clipUrl }, output_files: { out_x: workload.outName }, ffmpeg_command: ['ffmpeg', '-i', '{{in_v}}', ...workload.args, '{{out_x}}'].join(' ') }
   const ways: Array<[string, () => Promise<ClientView>]> = [
     [`poll ${POLL_MS} ms`, () => submitAndPoll(api, body, POLL_MS)],
@@ -185,6 +188,7 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
     for (const [name, submit] of ways) {
       const view = await submit()
       const eventAt = await completions.at(view.command.command_id)
+      const steps = stages.take(view.command.command_id)
       const bareStarted = performance.now()
       await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clip, ...workload.args, join(dir, workload.outName)])
       const bareMs = performance.now() - bareStarted
@@ -194,6 +198,7 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
       s.overhead.push(view.ms - bareMs)
       s.inService.push((view.command.ffmpeg_command_run_seconds ?? 0) * 1000)
       s.seenAfterEvent.push(view.startedAt + view.ms - eventAt)
+      for (const [span, ms] of spansOf(view.startedAt, steps, eventAt, view.startedAt + view.ms)) s.spans.set(span, [...(s.spans.get(span) ?? []), ms])
     }
   }
   await rm(join(dir, workload.outName), { force: true })
@@ -211,6 +216,9 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
       in_service_over_bare_pct: Math.round((inService / bare - 1) * 1000) / 10,
     }
     print(row)
+    // Spans seen in every sample only: a step some commands skip would mix unlike commands.
+    const spans = [...s.spans].filter(([, values]) => values.length === s.overhead.length)
+    print({ phase: `${workload.name}, ${name}: where the time goes (median ms)`, ...Object.fromEntries(spans.map(([span, values]) => [span, Math.round(percentile(values, 50))])) })
     const target = workload.remux ? '<= 80 / 200 ms' : ''
     table.push([`${workload.name}, ${name}: overhead median / p99`, `${row.overhead_median_ms} / ${row.overhead_p99_ms}`, target])
     table.push([`${workload.name}, ${name}: in-service ffmpeg vs bare`, `${row.in_service_over_bare_pct > 0 ? '+' : ''}${row.in_service_over_bare_pct} %`, workload.remux ? '' : '<= +5 %'])
@@ -245,11 +253,12 @@ async function main(): Promise<void> {
   const nc = await connect({ servers: environment.env.NATS_URL as string })
   t.teardown(() => nc.close())
   const completions = new Completions(nc)
+  const stages = new RunnerStages(nc)
   const memory = watchRunnerMemory(service.child.pid as number)
 
   // 1: the client's view of one command at a time.
-  await overheadPhase(service, api, completions, dir, clip, media.url(clip), { name: 'remux', remux: true, args: ['-c', 'copy'], outName: 'remux.mp4' })
-  await overheadPhase(service, api, completions, dir, clip, media.url(clip), {
+  await overheadPhase(service, api, completions, stages, dir, clip, media.url(clip), { name: 'remux', remux: true, args: ['-c', 'copy'], outName: 'remux.mp4' })
+  await overheadPhase(service, api, completions, stages, dir, clip, media.url(clip), {
     name: 'transcode 360p',
     remux: false,
     args: ['-vf', 'scale=-2:360', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'copy'],
