@@ -14,7 +14,8 @@
  *      came (NATS, right after SUCCESS is written), which shows how much of
  *      the client's figure is the poll's quantisation; and the in-service
  *      ffmpeg time (ffmpeg_command_run_seconds) against the bare run's
- *      (target for the transcode: within 5 %).
+ *      (target for the transcode: within 5 %). Then where the time went: the
+ *      runner's part, the projection and the client's read (runner-stages.ts).
  *   2. throughput: a burst of BENCH_BURST remux commands, submitted ten per
  *      request; commands/s from the first submit to the last CompletionEvent.
  *      Beside it, the ceiling the tools alone allow on this machine (the same
