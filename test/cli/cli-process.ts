@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (dist/cli/main.js, what package.json's bin points at)
+ * Runs the CLI through package.json's bin (cli/ffkube.mjs, the launcher of the built dist/cli/main.js)
  * as a child process, the way a user's shell does: with pipes, or under a
  * real pseudo-terminal made by util-linux `script` (no native module).
  */
@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-export const CLI = join(REPO, 'dist/cli/main.js')
+export const CLI = join(REPO, 'cli/ffkube.mjs')
 
 export interface CliRun {
   code: number
