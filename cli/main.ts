@@ -34,4 +34,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// `ffkube list | head`: once the reader has gone there is nobody left to tell; stop quietly, as Unix tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error
+  process.exit(process.exitCode ?? EXIT.OK)
+})
+
 process.exitCode = await main(process.argv.slice(2))

@@ -5,8 +5,8 @@ import { Client, serviceEnvironment, startService } from '../e2e/service.js'
 import { eventually } from '../harness/eventually.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
-import { cliEnvironment, REPO, runCli, startCli } from './cli-process.js'
-import { execFile } from 'node:child_process'
+import { CLI, cliEnvironment, REPO, runCli, startCli } from './cli-process.js'
+import { execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -30,7 +30,11 @@ t.test('every ffkube subcommand against the service as npm start runs it', async
   await api.waitForCommand(done)
 
   t.test('npx ffkube runs the package bin from the repository', async (t) => {
-    const { stdout } = await run('npx', ['--no-install', 'ffkube', '--help'], { cwd: REPO, env: { ...process.env, FFKUBE_URL: '' } })
+    // npx installs the checkout into its cache (~/.npm/_npx) once per path and keeps the bin path it
+    // saw then; an npm cache of this test's own makes the run that of a user's first npx, whatever
+    // an earlier checkout at the same path left there.
+    const env = { ...process.env, FFKUBE_URL: '', npm_config_cache: join(dir, '.npm') }
+    const { stdout } = await run('npx', ['--no-install', 'ffkube', '--help'], { cwd: REPO, env })
     t.match(stdout, /Usage: ffkube/)
     t.match(stdout, /Exit codes: 0 success; 1 the command ended FAILED; 2 usage/)
   })
@@ -163,6 +167,17 @@ t.test('every ffkube subcommand against the service as npm start runs it', async
     t.notMatch(shown.stdout, service.apiKey, 'the key is masked')
     const overridden = await runCli(bare, ['list'], { env: { FFKUBE_API_KEY: `ffsk_${'1'.repeat(64)}` } })
     t.equal(overridden.code, 3, 'FFKUBE_API_KEY replaces the file key')
+  })
+
+  t.test('a reader that has gone (ffkube … | head) ends the CLI quietly, not with a stack trace', async (t) => {
+    const child = spawn(process.execPath, [CLI, '--help'], { cwd: user.cwd, env: user.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // Closed before the CLI has loaded, so its first write meets EPIPE.
+    child.stdout.destroy()
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    t.equal(code, 0)
+    t.notMatch(stderr, /EPIPE|Error/, 'nothing on stderr about the pipe')
   })
 
   t.test('usage errors exit 2 before anything is sent', async (t) => {
