@@ -16,6 +16,9 @@
  *      ffmpeg time (ffmpeg_command_run_seconds) against the bare run's
  *      (target for the transcode: within 5 %). Then where the time went: the
  *      runner's part, the projection and the client's read (runner-stages.ts).
+ *      Beside each, the same work done bare (bare-pipeline.ts: curl GET,
+ *      ffmpeg, ffprobe beside a curl PUT to the same MinIO) over the same bare
+ *      ffmpeg: what moving the bytes costs before ffkube adds anything.
  *   2. throughput: a burst of BENCH_BURST remux commands, submitted ten per
  *      request; commands/s from the first submit to the last CompletionEvent.
  *      Beside it, the ceiling the tools alone allow on this machine (the same
@@ -23,6 +26,8 @@
  *      for two builds: the old one (BENCH_OLD_FFMPEG / BENCH_OLD_FFPROBE,
  *      default Debian's /usr/bin ones) and the one the service runs
  *      (toolPath). Targets: >= 30/s and >= 50 % of the service's tools' ceiling.
+ *      And the ceiling of the same work done bare (bare-pipeline.ts), one
+ *      pipeline loop per core: what the bytes moved allow whoever moves them.
  *      Also: CPU ms per command by process during the burst (bench/process-cpu.ts)
  *      and the MongoDB operations the service sent per command.
  *   3. runner wrapper memory: peak RSS (VmHWM) of the node runner processes,
@@ -41,6 +46,7 @@ import { promisify } from 'node:util'
 import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { toolPath } from '../api/local/tools.js'
 import { COMPLETION_SUBJECT_PREFIX, type CompletionEvent } from '../contracts/completion-events.js'
+import { barePipeline, type BarePipeline } from './bare-pipeline.js'
 import { RunnerStages, spansOf } from './runner-stages.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
@@ -164,6 +170,8 @@ interface Workload {
 interface Samples {
   overhead: number[]
   bare: number[]
+  /** The same work done bare (bare-pipeline.ts: curl GET, ffmpeg, ffprobe beside a curl PUT) minus the bare ffmpeg. */
+  pipelineOverhead: number[]
   inService: number[]
   /** Client's view minus the CompletionEvent: what learning the end through the API adds. */
   seenAfterEvent: number[]
@@ -171,14 +179,14 @@ interface Samples {
   spans: Map<string, number[]>
 }
 
-const emptySamples = (): Samples => ({ overhead: [], bare: [], inService: [], seenAfterEvent: [], spans: new Map() })
+const emptySamples = (): Samples => ({ overhead: [], bare: [], pipelineOverhead: [], inService: [], seenAfterEvent: [], spans: new Map() })
 
 /**
  * SAMPLES rounds (after 3 of warm-up): a command learnt by polling, a bare
  * ffmpeg, a command learnt by SSE, a bare ffmpeg; each command's overhead is
  * taken against the bare run right after it.
  */
-async function overheadPhase(service: RunningService, api: Client, completions: Completions, stages: RunnerStages, dir: string, clip: string, clipUrl: string, workload: Workload): Promise<void> {
+async function overheadPhase(service: RunningService, api: Client, completions: Completions, stages: RunnerStages, pipeline: BarePipeline, dir: string, clip: string, clipUrl: string, workload: Workload): Promise<void> {
   const body = { input_files: { in_v: clipUrl }, output_files: { out_x: workload.outName }, ffmpeg_command: ['ffmpeg', '-i', '{{in_v}}', ...workload.args, '{{out_x}}'].join(' ') }
   const ways: Array<[string, () => Promise<ClientView>]> = [
     [`poll ${POLL_MS} ms`, () => submitAndPoll(api, body, POLL_MS)],
@@ -193,9 +201,11 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
       const bareStarted = performance.now()
       await run(toolPath('ffmpeg'), ['-y', '-nostdin', '-i', clip, ...workload.args, join(dir, workload.outName)])
       const bareMs = performance.now() - bareStarted
+      const pipelineMs = await pipeline.once(workload.args, workload.outName)
       if (i < 3) continue // warm-up: page cache, JIT, first connections
       const s = samples.get(name)!
       s.bare.push(bareMs)
+      s.pipelineOverhead.push(pipelineMs - bareMs)
       s.overhead.push(view.ms - bareMs)
       s.inService.push((view.command.ffmpeg_command_run_seconds ?? 0) * 1000)
       s.seenAfterEvent.push(view.startedAt + view.ms - eventAt)
@@ -212,6 +222,8 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
       bare_ffmpeg_median_ms: Math.round(bare),
       overhead_median_ms: Math.round(percentile(s.overhead, 50)),
       overhead_p99_ms: Math.round(percentile(s.overhead, 99)),
+      bare_pipeline_overhead_median_ms: Math.round(percentile(s.pipelineOverhead, 50)),
+      bare_pipeline_overhead_p99_ms: Math.round(percentile(s.pipelineOverhead, 99)),
       seen_after_completion_event_median_ms: Math.round(percentile(s.seenAfterEvent, 50)),
       in_service_ffmpeg_median_ms: Math.round(inService),
       in_service_over_bare_pct: Math.round((inService / bare - 1) * 1000) / 10,
@@ -222,6 +234,7 @@ async function overheadPhase(service: RunningService, api: Client, completions: 
     print({ phase: `${workload.name}, ${name}: where the time goes (median ms)`, ...Object.fromEntries(spans.map(([span, values]) => [span, Math.round(percentile(values, 50))])) })
     const target = workload.remux ? '<= 80 / 200 ms' : ''
     table.push([`${workload.name}, ${name}: overhead median / p99`, `${row.overhead_median_ms} / ${row.overhead_p99_ms}`, target])
+    table.push([`${workload.name}, the same work bare: overhead median / p99`, `${row.bare_pipeline_overhead_median_ms} / ${row.bare_pipeline_overhead_p99_ms}`, ''])
     table.push([`${workload.name}, ${name}: in-service ffmpeg vs bare`, `${row.in_service_over_bare_pct > 0 ? '+' : ''}${row.in_service_over_bare_pct} %`, workload.remux ? '' : '<= +5 %'])
   }
 }
@@ -256,10 +269,12 @@ async function main(): Promise<void> {
   const completions = new Completions(nc)
   const stages = new RunnerStages(nc)
   const memory = watchRunnerMemory(service.child.pid as number)
+  const pipeline = barePipeline(dir, media.url(clip), environment.s3, NEW_TOOLS)
+  t.teardown(() => pipeline.close())
 
   // 1: the client's view of one command at a time.
-  await overheadPhase(service, api, completions, stages, dir, clip, media.url(clip), { name: 'remux', remux: true, args: ['-c', 'copy'], outName: 'remux.mp4' })
-  await overheadPhase(service, api, completions, stages, dir, clip, media.url(clip), {
+  await overheadPhase(service, api, completions, stages, pipeline, dir, clip, media.url(clip), { name: 'remux', remux: true, args: ['-c', 'copy'], outName: 'remux.mp4' })
+  await overheadPhase(service, api, completions, stages, pipeline, dir, clip, media.url(clip), {
     name: 'transcode 360p',
     remux: false,
     args: ['-vf', 'scale=-2:360', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'copy'],
@@ -286,6 +301,7 @@ async function main(): Promise<void> {
   const operations = operationsPerCommand(operationsBefore, await operationCounts(service, operationsFile), ids.length)
   const ceilingOld = await toolsCeiling(dir, clip, OLD_TOOLS, CEILING_COMMANDS)
   const ceilingNew = await toolsCeiling(dir, clip, NEW_TOOLS, CEILING_COMMANDS)
+  const ceilingPipeline = await pipeline.ceiling(CEILING_COMMANDS)
   const perSecond = ids.length / seconds
   print({
     phase: 'remux throughput',
@@ -295,11 +311,15 @@ async function main(): Promise<void> {
     tools_alone_per_second_new: Math.round(ceilingNew * 10) / 10,
     tools_alone_per_second_old: Math.round(ceilingOld * 10) / 10,
     share_of_new_ceiling_pct: Math.round((perSecond / ceilingNew) * 100),
+    bare_pipeline_per_second: Math.round(ceilingPipeline * 10) / 10,
+    share_of_bare_pipeline_pct: Math.round((perSecond / ceilingPipeline) * 100),
   })
   table.push(['sustained remux, commands/s', (Math.round(perSecond * 10) / 10).toString(), '>= 30/s'])
   table.push([`tools alone, new (${NEW_TOOLS.ffmpeg})`, `${Math.round(ceilingNew * 10) / 10}/s`, ''])
   table.push([`tools alone, old (${OLD_TOOLS.ffmpeg})`, `${Math.round(ceilingOld * 10) / 10}/s`, ''])
   table.push(['sustained remux / tools alone (new)', `${Math.round((perSecond / ceilingNew) * 100)} %`, '>= 50 %'])
+  table.push(['the same work bare (curl GET, tools, curl PUT)', `${Math.round(ceilingPipeline * 10) / 10}/s`, ''])
+  table.push(['sustained remux / the same work bare', `${Math.round((perSecond / ceilingPipeline) * 100)} %`, ''])
   const cpu = cpuPerCommand(cpuUsed, ids.length)
   print({ phase: 'CPU ms per remux command during the burst', tools_counted: accounted, total: Math.round(cpu.reduce((sum, [, ms]) => sum + ms, 0)), ...Object.fromEntries(cpu) })
   const total = Math.round(operations.reduce((sum, [, n]) => sum + n, 0) * 10) / 10
