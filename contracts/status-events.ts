@@ -48,12 +48,27 @@ export interface ProcessingEvent extends EventBase {
   progress: number | null
 }
 
+/**
+ * Where a runner's time went, in seconds, when one process ran every phase
+ * (local mode; a Job's containers time nothing across containers): `fetch`
+ * (the policy check and the inputs, or the downloads), `run` (ffmpeg, the
+ * output checks, the probes started) and `deliver` (the probes' end and the
+ * uploads, side by side). For the runner's log and the benchmarks; nothing
+ * projects it onto the record.
+ */
+export interface RunnerPhaseSeconds {
+  fetch: number
+  run: number
+  deliver: number
+}
+
 export interface SuccessEvent extends EventBase {
   type: 'SUCCESS'
   output_files: Record<string, OutputFileResult>
   ffmpeg_command_run_seconds: number | null
   /** Download-only batches: URLs that failed while at least one succeeded. */
   failed_files: Record<string, FailedFile> | null
+  runner_phase_seconds?: RunnerPhaseSeconds
 }
 
 export interface FailedEvent extends EventBase {

@@ -31,9 +31,14 @@ export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUC
   const outcome = await reportOutcome(spec, deps, async (context) => {
     // The storage SDK loads while inputs arrive (network-bound), not while ffmpeg is timed.
     preloadUploader()
+    const started = performance.now()
     const fetched = await fetchPhase(spec, context)
+    const fetchedAt = performance.now()
     const ran = await runPhase(spec, fetched, context)
-    return uploadPhase(spec, fetched, ran, context)
+    const ranAt = performance.now()
+    const success = await uploadPhase(spec, fetched, ran, context)
+    const seconds = (from: number, to: number) => Math.round(to - from) / 1000
+    return { ...success, runner_phase_seconds: { fetch: seconds(started, fetchedAt), run: seconds(fetchedAt, ranAt), deliver: seconds(ranAt, performance.now()) } }
   })
   return outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILED'
 }

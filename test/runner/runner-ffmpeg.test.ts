@@ -22,11 +22,19 @@ t.test('the runner, end to end on real ffmpeg and MinIO', async (t) => {
       outputFiles: { out_video: 'remux.mkv' },
       ffmpegCommands: ['ffmpeg -i {{in_video}} -c copy {{out_video}}'],
     })
+    const started = performance.now()
     const run = await runRunner(dir, spec, s3, PRIVATE_OK)
+    const wallSeconds = (performance.now() - started) / 1000
     t.equal(run.exitCode, 0)
     t.equal(run.terminal.type, 'SUCCESS', JSON.stringify(run.terminal))
     if (run.terminal.type !== 'SUCCESS') return
     t.equal(run.events.at(-1)?.type, 'SUCCESS', 'the terminal event comes last')
+    const phases = run.terminal.runner_phase_seconds
+    t.ok(phases && [phases.fetch, phases.run, phases.deliver].every((s) => typeof s === 'number' && s >= 0), `the SUCCESS event says where the runner's time went: ${JSON.stringify(phases)}`)
+    if (phases) {
+      t.ok(phases.run + 0.001 >= (run.terminal.ffmpeg_command_run_seconds ?? Infinity), 'the run phase holds the ffmpeg run it timed')
+      t.ok(phases.fetch + phases.run + phases.deliver <= wallSeconds, 'the phases fit inside the runner process as the test timed it')
+    }
     t.ok(run.events.slice(0, -1).every((e) => e.type === 'PROCESSING'), 'anything before it is progress (none when the remux ends within 250 ms)')
     t.ok(run.events.every((e) => e.command_id === spec.commandId && e.event_id.startsWith(spec.commandId)))
     t.equal(new Set(run.events.map((e) => e.event_id)).size, run.events.length, 'event ids are unique')

@@ -89,6 +89,7 @@ t.test('the runner split into phases, each its own run sharing only the work dir
       type: 'SUCCESS', command_id: spec.commandId, ffmpeg_command_run_seconds: Number,
       output_files: { out_thumb: { filename: 'thumb.jpg', width: 320, height: 240, object_key: `outputs/${spec.commandId}/thumb.jpg` } },
     })
+    t.notOk(upload.events.at(-1) && 'runner_phase_seconds' in upload.events.at(-1)!, 'a Job container times only its own phase, so it claims no split of the others')
     const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `outputs/${spec.commandId}/thumb.jpg` }))
     t.equal(object.ContentType, 'image/jpeg')
   })

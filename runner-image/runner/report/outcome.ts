@@ -32,7 +32,7 @@ export async function reportOutcome(
   let terminal: StatusEventBody | null
   try {
     terminal = await work({ deps, progress, logs, log })
-    if (terminal) log.info({ ffmpeg_command_run_seconds: terminal.ffmpeg_command_run_seconds }, 'command succeeded')
+    if (terminal) log.info({ ffmpeg_command_run_seconds: terminal.ffmpeg_command_run_seconds, runner_phase_seconds: terminal.runner_phase_seconds }, 'command succeeded')
   } catch (error) {
     if (error instanceof RunnerFailure) {
       terminal = { type: 'FAILED', error_status: error.errorStatus, error_message: error.message, ffmpeg_command_run_seconds: null, failed_files: error.failedFiles }
