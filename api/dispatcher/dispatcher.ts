@@ -304,6 +304,9 @@ export class Dispatcher {
       // The slot is given back: a command waiting for its retry holds none.
       const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null }))
       if (!kept) log.warn('the hand-off outlived its lease: another dispatcher has the command now')
+      // Announced again, as an acceptance is: a turn of the account that read the command while this
+      // hand-off held it (due when the lease ends) must not put the account off until then.
+      else await this.#interleave('put-off', () => this.#schedule.enqueue(doc.account_id, this.#now()))
       return false
     }
     if (!(await this.#interleave('finish', () => this.#outbox.finish(claim, { dispatch_queue: null })))) {

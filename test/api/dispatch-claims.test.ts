@@ -195,6 +195,31 @@ t.test('dispatch claims', async (t) => {
     t.notOk(stored && 'dispatch_last_error' in stored, 'nor its error')
   })
 
+  t.test('a turn that read the command while its failing hand-off held it does not put the account off until the lease ends', async (t) => {
+    const { commands, clock, dispatcher, records } = await world()
+    const [commandId] = await accept(commands, 'held', 1, clock.now)
+    const executor: SharedExecutor = new SharedExecutor(() => (executor.calls.get(commandId!) ?? 0) <= 1)
+    // The first hand-off's put-off waits until a second worker of the same round has served the account's turn:
+    // that turn read the command while the hand-off held it, due only when its lease ends.
+    let releases = 0
+    let otherTurnServed = () => {}
+    const served = new Promise<void>((resolve) => (otherTurnServed = resolve))
+    const interleave: Interleave = async (step, work) => {
+      if (step === 'put-off') await served
+      const result = await work()
+      if (step === 'release' && ++releases === 2) otherTurnServed()
+      return result
+    }
+    const d = dispatcher(executor, { interleave, backoffMs: () => 1_000 })
+    t.equal(await d.drain(), 0, 'the first hand-off fails')
+    const [stored] = await records([commandId!])
+    t.match(stored, { dispatch_state: 'waiting', dispatch_attempts: 1 })
+    t.equal(stored!.dispatch_due_at.getTime(), clock.now.getTime() + 1_000, 'the command is due again after its backoff')
+    clock.now = stored!.dispatch_due_at
+    t.equal(await d.drain(), 1, 'the retry is handed over when its backoff ends, not when the first lease would have')
+    t.match((await records([commandId!]))[0], { dispatch_state: 'done', dispatch_attempts: 2 })
+  })
+
   t.test('a command whose hand-off keeps failing is retried with growing backoff and is never dropped', async (t) => {
     const { commands, clock, dispatcher, records } = await world()
     const [commandId] = await accept(commands, 'flaky', 1, clock.now)
