@@ -75,9 +75,23 @@ export class WorkList<T extends Document & { _id: string }> {
     return this.#claim({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, true, set)
   }
 
-  /** Takes one known record if it is waiting and due (a nudge names it); null otherwise. */
-  async claimOne(id: string, now: Date, leaseMs: number): Promise<Claim<T> | null> {
-    return this.#claim({ _id: id, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, false)
+  /**
+   * Takes one known record if it is waiting and due (and matches `filter`),
+   * with `set` applied; null otherwise. A lookup by `_id`, so it costs the
+   * same however many records wait.
+   */
+  async claimOne(id: string, now: Date, leaseMs: number, filter: Filter<T> = {}, set: Record<string, unknown> = {}): Promise<Claim<T> | null> {
+    return this.#claim({ ...filter, _id: id, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, false, set)
+  }
+
+  /** The ids of the records (matching `filter` too) due at `now`, earliest due first, at most `limit`. */
+  async dueIds(now: Date, limit: number, filter: Filter<T> = {}): Promise<string[]> {
+    const docs = await this.#collection
+      .find({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, { projection: { _id: 1 } })
+      .sort({ [this.#fields.dueAt]: 1, _id: 1 })
+      .limit(limit)
+      .toArray()
+    return docs.map((doc) => doc._id as string)
   }
 
   /**

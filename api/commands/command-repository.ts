@@ -86,6 +86,16 @@ export class CommandRepository {
     return this.dispatch.claimNext(now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: accountId })
   }
 
+  /** Takes one of the account's commands by id if it is waiting and due, as claimForAccount would. */
+  async claimOneForAccount(commandId: string, accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
+    return this.dispatch.claimOne(commandId, now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: accountId })
+  }
+
+  /** The ids of the account's commands due at `now`, in the order claimForAccount takes them; at most `limit`. */
+  async dueForAccount(accountId: string, now: Date, limit: number): Promise<string[]> {
+    return this.dispatch.dueIds(now, limit, { dispatch_queue: accountId })
+  }
+
   /** When the account's earliest waiting command is due; null when it has none waiting. */
   async nextDueForAccount(accountId: string): Promise<Date | null> {
     return this.dispatch.nextDueAt({ dispatch_queue: accountId })

@@ -11,6 +11,7 @@ import { PollingLoop } from '../polling-loop.js'
 import type { Claim, WorkList } from '../work-list.js'
 import type { AccountSchedule, AccountTurn } from './account-schedule.js'
 import { dispatchBackoffMs } from './backoff.js'
+import { DueCommands } from './due-commands.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
 
 /** How many accounts one claim looks at before it ends the round (each one full or with nothing due). */
@@ -76,6 +77,8 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   readonly #commands: CommandRepository
+  /** Which of an account's commands are due, from one read per burst rather than one per claim. */
+  readonly #due: DueCommands
   readonly #outbox: WorkList<CommandDocument>
   readonly #executor: Executor
   readonly #log: Logger
@@ -96,6 +99,7 @@ export class Dispatcher {
 
   constructor(options: DispatcherOptions) {
     this.#commands = new CommandRepository(options.db)
+    this.#due = new DueCommands(this.#commands)
     this.#outbox = this.#commands.dispatch
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
@@ -263,7 +267,7 @@ export class Dispatcher {
         return null
       }
     }
-    const claim = await this.#interleave('claim', () => this.#commands.claimForAccount(accountId, this.#now(), this.#leaseMs))
+    const claim = await this.#interleave('claim', () => this.#due.claim(accountId, this.#now(), this.#leaseMs))
     if (claim) {
       // Served: to the end of the line.
       await this.#interleave('release', () => this.#schedule.release(turn, this.#now()))

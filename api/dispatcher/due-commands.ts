@@ -1,0 +1,60 @@
+/**
+ * The commands of each account this dispatcher last read as due, in the
+ * order it takes them: an account's claims then go by id, one write found by
+ * `_id` each, instead of each claim finding the account's earliest due
+ * command again. On MongoDB that finding walks an index; on the embedded store
+ * it reads every waiting command of the account, since FerretDB compares dates
+ * and sorts in Go (docs/adr/0001): a burst of n commands from one account cost
+ * ~n²/2 record reads, 66 ms a claim at 200 waiting and 0.3–0.6 s at 1,000
+ * (docs/benchmarks/fair-dispatch.md).
+ *
+ * What it holds is a hint, never the truth. Each claim is the conditional
+ * write it always was (this account's, waiting, due), so an id another
+ * dispatcher took, or that was put off or cancelled meanwhile, is passed
+ * over. The account is read again when its known ids run out, or after
+ * MAX_MISSES ids in a row were gone (another dispatcher is serving it), so
+ * a stale hint costs a few writes, not one per id. Commands accepted after
+ * the read are due after every id it returned, so the account's commands are
+ * still taken first come, first served.
+ */
+import type { Claim } from '../work-list.js'
+import type { CommandDocument } from '../commands/command-document.js'
+import type { CommandRepository } from '../commands/command-repository.js'
+
+/** Ids read at once per account: bounds the hint's memory; the rest are read when these run out. */
+const READ_AT_MOST = 1_000
+/** Known ids found gone in a row before the account is read again. */
+const MAX_MISSES = 2
+
+export class DueCommands {
+  readonly #known = new Map<string, string[]>()
+
+  constructor(
+    private readonly commands: Pick<CommandRepository, 'claimOneForAccount' | 'dueForAccount'>,
+    private readonly readAtMost = READ_AT_MOST,
+  ) {}
+
+  /** The account's earliest due command, claimed for `leaseMs`; null when none is due. */
+  async claim(accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
+    const known = await this.#claimKnown(accountId, now, leaseMs)
+    if (known !== 'read again') return known
+    this.#known.set(accountId, await this.commands.dueForAccount(accountId, now, this.readAtMost))
+    const read = await this.#claimKnown(accountId, now, leaseMs, Infinity)
+    return read === 'read again' ? null : read
+  }
+
+  async #claimKnown(accountId: string, now: Date, leaseMs: number, maxMisses = MAX_MISSES): Promise<Claim<CommandDocument> | null | 'read again'> {
+    const ids = this.#known.get(accountId) ?? []
+    let misses = 0
+    while (ids.length > 0 && misses < maxMisses) {
+      const claim = await this.commands.claimOneForAccount(ids.shift() as string, accountId, now, leaseMs)
+      if (claim) {
+        if (ids.length === 0) this.#known.delete(accountId)
+        return claim
+      }
+      misses += 1
+    }
+    this.#known.delete(accountId)
+    return 'read again'
+  }
+}

@@ -1,0 +1,98 @@
+import { MongoClient } from 'mongodb'
+import t from 'tap'
+import { newCommandDocument } from '../../api/commands/command-document.js'
+import { CommandRepository } from '../../api/commands/command-repository.js'
+import { DueCommands } from '../../api/dispatcher/due-commands.js'
+import { startMongo } from '../harness/mongo.js'
+import { COMMAND_DRAFT } from './dispatch-fixtures.js'
+
+/*
+ * The dispatcher's hint of an account's due commands, on the real store: one
+ * read serves a burst, the order stays first come first served, and whatever
+ * the hint says, only a waiting, due command of the account is ever claimed.
+ */
+
+const T0 = new Date('2026-01-01T00:00:00Z')
+const LEASE_MS = 60_000
+const at = (ms: number) => new Date(T0.getTime() + ms)
+
+t.test('due commands', async (t) => {
+  const mongo = await startMongo(t)
+  const client = await MongoClient.connect(mongo.url)
+  t.teardown(() => client.close())
+  let databases = 0
+
+  /** A fresh database; `reads` counts the hint's reads of a queue, through the real repository. */
+  const world = async () => {
+    const commands = new CommandRepository(client.db(`${mongo.dbName}_${databases++}`))
+    await commands.ensureIndexes()
+    const reads: string[] = []
+    const counted = {
+      claimOneForAccount: commands.claimOneForAccount.bind(commands),
+      dueForAccount: (accountId: string, now: Date, limit: number) => {
+        reads.push(accountId)
+        return commands.dueForAccount(accountId, now, limit)
+      },
+    }
+    /** Records `count` commands of the account accepted at `now`, ids in acceptance order. */
+    const accept = async (accountId: string, prefix: string, count: number, now: Date) => {
+      const docs = Array.from({ length: count }, (_, i) => newCommandDocument(COMMAND_DRAFT, { commandId: `${prefix}_${String(i).padStart(3, '0')}`, accountId }, now))
+      await commands.insert(docs)
+      return docs.map((doc) => doc._id)
+    }
+    return { commands, reads, counted, accept }
+  }
+
+  t.test("an account's burst is claimed in acceptance order with one read of its queue", async (t) => {
+    const { reads, counted, accept } = await world()
+    const ids = await accept('acc_a', 'a', 12, T0)
+    const due = new DueCommands(counted)
+    const claimed: string[] = []
+    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
+    t.same(claimed, ids)
+    t.same(reads, ['acc_a'], 'the queue was read once for the whole burst')
+    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS), null, 'nothing is left to claim')
+    t.same(reads, ['acc_a', 'acc_a'], 'an exhausted hint reads again before it answers none')
+  })
+
+  t.test("a claim takes only the account's own waiting and due commands, whatever the hint held", async (t) => {
+    const { commands, reads, counted, accept } = await world()
+    const ids = await accept('acc_a', 'a', 6, T0)
+    await accept('acc_b', 'b', 2, T0)
+    const due = new DueCommands(counted)
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, ids[0])
+    // Meanwhile another dispatcher takes the next one, and a third is put off past now.
+    const taken = await commands.claimOneForAccount(ids[1]!, 'acc_a', at(1_000), LEASE_MS)
+    t.equal(taken?.doc._id, ids[1])
+    const third = await commands.claimOneForAccount(ids[2]!, 'acc_a', at(1_000), LEASE_MS)
+    t.ok(third && (await commands.dispatch.putOff(third, at(90_000))))
+    const next = await due.claim('acc_a', at(2_000), LEASE_MS)
+    t.equal(next?.doc._id, ids[3], 'the taken and the put-off commands are passed over')
+    t.equal(next?.doc.dispatch_slot, 'acc_a', 'the claim marks the slot it holds, as the scan did')
+    t.equal(next?.doc.account_id, 'acc_a')
+    t.same(reads, ['acc_a', 'acc_a'], 'two gone in a row: the queue is read again rather than trusting the hint further')
+    t.equal(await commands.claimOneForAccount(ids[4]!, 'acc_b', at(2_000), LEASE_MS), null, "a claim for another account never takes this one's command")
+  })
+
+  t.test('commands accepted after the read come after every id it returned', async (t) => {
+    const { reads, counted, accept } = await world()
+    const first = await accept('acc_a', 'early', 3, T0)
+    const due = new DueCommands(counted)
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, first[0])
+    const later = await accept('acc_a', 'late', 2, at(1_500))
+    const order: string[] = []
+    for (let i = 0; i < 4; i++) order.push((await due.claim('acc_a', at(2_000), LEASE_MS))!.doc._id)
+    t.same(order, [first[1], first[2], later[0], later[1]])
+    t.same(reads, ['acc_a', 'acc_a'], 'the late ones were found when the known ids ran out')
+  })
+
+  t.test('a read of at most N ids serves N claims, then reads the rest', async (t) => {
+    const { reads, counted, accept } = await world()
+    const ids = await accept('acc_a', 'a', 7, T0)
+    const due = new DueCommands(counted, 3)
+    const claimed: string[] = []
+    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
+    t.same(claimed, ids)
+    t.equal(reads.length, 3, 'seven commands, three per read')
+  })
+})
