@@ -9,7 +9,8 @@
  *     the count of an account's commands in flight, and the claim of that
  *     account's earliest due command, for B (one waiting) and for A (all of them);
  *   - A's claims as the dispatcher makes them (api/dispatcher/due-commands.ts):
- *     the first of a burst reads A's due commands once, the next ones claim by id.
+ *     the first of a burst is the claim above, the second reads A's due ids
+ *     once, the next ones claim by id.
  */
 import { parseArgs } from 'node:util'
 import { MongoClient } from 'mongodb'
@@ -37,7 +38,7 @@ async function median(work: () => Promise<unknown>): Promise<number> {
   return Math.round(percentile(times.sort((a, b) => a - b), 50) * 100) / 100
 }
 
-/** A's claims through the dispatcher's hint, each put back: the first (which reads the queue) and the median of the rest. */
+/** A's claims through the dispatcher's hint, each put back: the second (which reads the queue) and the median of those after it. */
 async function hintedClaims(commands: CommandRepository, putBack: (claim: Awaited<ReturnType<DueCommands['claim']>>) => Promise<void>, later: () => Date) {
   const due = new DueCommands(commands)
   const times: number[] = []
@@ -46,8 +47,8 @@ async function hintedClaims(commands: CommandRepository, putBack: (claim: Awaite
     await putBack(await due.claim('acc_a', later(), 60_000))
     times.push(performance.now() - started)
   }
-  const rest = times.slice(1).sort((a, b) => a - b)
-  return { claim_a_hinted_first_ms: Math.round(times[0]! * 100) / 100, claim_a_hinted_next_ms: Math.round(percentile(rest, 50) * 100) / 100 }
+  const rest = times.slice(2).sort((a, b) => a - b)
+  return { claim_a_hinted_read_ms: Math.round(times[1]! * 100) / 100, claim_a_hinted_next_ms: Math.round(percentile(rest, 50) * 100) / 100 }
 }
 
 async function main(): Promise<void> {

@@ -5,8 +5,13 @@
  * command again. On MongoDB that finding walks an index; on the embedded store
  * it reads every waiting command of the account, since FerretDB compares dates
  * and sorts in Go (docs/adr/0001): a burst of n commands from one account cost
- * ~n²/2 record reads, 66 ms a claim at 200 waiting and 0.3–0.6 s at 1,000
+ * ~n²/2 record reads, 33 ms a claim at 200 waiting and 149 ms at 1,000
  * (docs/benchmarks/fair-dispatch.md).
+ *
+ * Most accounts have one command due at a time, so a hint is read only for an
+ * account claimed twice in a row: its first claim is the one conditional
+ * "earliest due" write it always was, and a second claim, before one has come
+ * back empty, reads the backlog's ids. A lone command costs what it did.
  *
  * What it holds is a hint, never the truth. Each claim is the conditional
  * write it always was (this account's, waiting, due), so an id another
@@ -28,9 +33,11 @@ const MAX_MISSES = 2
 
 export class DueCommands {
   readonly #known = new Map<string, string[]>()
+  /** Accounts whose last claim found a command: another claim of them means a backlog. */
+  readonly #claimedLast = new Set<string>()
 
   constructor(
-    private readonly commands: Pick<CommandRepository, 'claimOneForAccount' | 'dueForAccount'>,
+    private readonly commands: Pick<CommandRepository, 'claimForAccount' | 'claimOneForAccount' | 'dueForAccount'>,
     private readonly readAtMost = READ_AT_MOST,
   ) {}
 
@@ -38,9 +45,16 @@ export class DueCommands {
   async claim(accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
     const known = await this.#claimKnown(accountId, now, leaseMs)
     if (known !== 'read again') return known
+    if (!this.#claimedLast.has(accountId)) {
+      const claim = await this.commands.claimForAccount(accountId, now, leaseMs)
+      if (claim) this.#claimedLast.add(accountId)
+      return claim
+    }
     this.#known.set(accountId, await this.commands.dueForAccount(accountId, now, this.readAtMost))
     const read = await this.#claimKnown(accountId, now, leaseMs, Infinity)
-    return read === 'read again' ? null : read
+    if (read !== 'read again') return read
+    this.#claimedLast.delete(accountId)
+    return null
   }
 
   async #claimKnown(accountId: string, now: Date, leaseMs: number, maxMisses = MAX_MISSES): Promise<Claim<CommandDocument> | null | 'read again'> {

@@ -27,8 +27,13 @@ t.test('due commands', async (t) => {
     const commands = new CommandRepository(client.db(`${mongo.dbName}_${databases++}`))
     await commands.ensureIndexes()
     const reads: string[] = []
+    const scans: string[] = []
     const counted = {
       claimOneForAccount: commands.claimOneForAccount.bind(commands),
+      claimForAccount: (accountId: string, now: Date, leaseMs: number) => {
+        scans.push(accountId)
+        return commands.claimForAccount(accountId, now, leaseMs)
+      },
       dueForAccount: (accountId: string, now: Date, limit: number) => {
         reads.push(accountId)
         return commands.dueForAccount(accountId, now, limit)
@@ -40,38 +45,53 @@ t.test('due commands', async (t) => {
       await commands.insert(docs)
       return docs.map((doc) => doc._id)
     }
-    return { commands, reads, counted, accept }
+    return { commands, reads, scans, counted, accept }
   }
 
+  t.test('a lone command is claimed with the one "earliest due" write, as before, and no read', async (t) => {
+    const { reads, scans, counted, accept } = await world()
+    const [id] = await accept('acc_a', 'a', 1, T0)
+    const due = new DueCommands(counted)
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, id)
+    t.same(scans, ['acc_a'])
+    t.same(reads, [], 'no hint is read for an account claimed once')
+    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS), null, 'the round looks again and finds nothing')
+    const [next] = await accept('acc_a', 'b', 1, at(2_000))
+    t.equal((await due.claim('acc_a', at(3_000), LEASE_MS))?.doc._id, next, 'after an empty claim the next lone command is claimed the plain way again')
+    t.same(scans, ['acc_a', 'acc_a'])
+  })
+
   t.test("an account's burst is claimed in acceptance order with one read of its queue", async (t) => {
-    const { reads, counted, accept } = await world()
+    const { reads, scans, counted, accept } = await world()
     const ids = await accept('acc_a', 'a', 12, T0)
     const due = new DueCommands(counted)
     const claimed: string[] = []
     for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
     t.same(claimed, ids)
-    t.same(reads, ['acc_a'], 'the queue was read once for the whole burst')
+    t.same(scans, ['acc_a'], 'the first claim is the plain one')
+    t.same(reads, ['acc_a'], 'the second read the queue, once for the rest of the burst')
     t.equal(await due.claim('acc_a', at(1_000), LEASE_MS), null, 'nothing is left to claim')
     t.same(reads, ['acc_a', 'acc_a'], 'an exhausted hint reads again before it answers none')
   })
 
   t.test("a claim takes only the account's own waiting and due commands, whatever the hint held", async (t) => {
     const { commands, reads, counted, accept } = await world()
-    const ids = await accept('acc_a', 'a', 6, T0)
+    const ids = await accept('acc_a', 'a', 7, T0)
     await accept('acc_b', 'b', 2, T0)
     const due = new DueCommands(counted)
     t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, ids[0])
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, ids[1], 'the second claim reads the hint')
     // Meanwhile another dispatcher takes the next one, and a third is put off past now.
-    const taken = await commands.claimOneForAccount(ids[1]!, 'acc_a', at(1_000), LEASE_MS)
-    t.equal(taken?.doc._id, ids[1])
-    const third = await commands.claimOneForAccount(ids[2]!, 'acc_a', at(1_000), LEASE_MS)
+    const taken = await commands.claimOneForAccount(ids[2]!, 'acc_a', at(1_000), LEASE_MS)
+    t.equal(taken?.doc._id, ids[2])
+    const third = await commands.claimOneForAccount(ids[3]!, 'acc_a', at(1_000), LEASE_MS)
     t.ok(third && (await commands.dispatch.putOff(third, at(90_000))))
     const next = await due.claim('acc_a', at(2_000), LEASE_MS)
-    t.equal(next?.doc._id, ids[3], 'the taken and the put-off commands are passed over')
+    t.equal(next?.doc._id, ids[4], 'the taken and the put-off commands are passed over')
     t.equal(next?.doc.dispatch_slot, 'acc_a', 'the claim marks the slot it holds, as the scan did')
     t.equal(next?.doc.account_id, 'acc_a')
     t.same(reads, ['acc_a', 'acc_a'], 'two gone in a row: the queue is read again rather than trusting the hint further')
-    t.equal(await commands.claimOneForAccount(ids[4]!, 'acc_b', at(2_000), LEASE_MS), null, "a claim for another account never takes this one's command")
+    t.equal(await commands.claimOneForAccount(ids[5]!, 'acc_b', at(2_000), LEASE_MS), null, "a claim for another account never takes this one's command")
   })
 
   t.test('commands accepted after the read come after every id it returned', async (t) => {
@@ -79,10 +99,11 @@ t.test('due commands', async (t) => {
     const first = await accept('acc_a', 'early', 3, T0)
     const due = new DueCommands(counted)
     t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, first[0])
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, first[1])
     const later = await accept('acc_a', 'late', 2, at(1_500))
     const order: string[] = []
-    for (let i = 0; i < 4; i++) order.push((await due.claim('acc_a', at(2_000), LEASE_MS))!.doc._id)
-    t.same(order, [first[1], first[2], later[0], later[1]])
+    for (let i = 0; i < 3; i++) order.push((await due.claim('acc_a', at(2_000), LEASE_MS))!.doc._id)
+    t.same(order, [first[2], later[0], later[1]])
     t.same(reads, ['acc_a', 'acc_a'], 'the late ones were found when the known ids ran out')
   })
 
@@ -93,6 +114,6 @@ t.test('due commands', async (t) => {
     const claimed: string[] = []
     for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
     t.same(claimed, ids)
-    t.equal(reads.length, 3, 'seven commands, three per read')
+    t.equal(reads.length, 2, 'seven commands: the first alone, then three per read')
   })
 })
