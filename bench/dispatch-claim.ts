@@ -20,13 +20,13 @@ import { DueCommands } from '../api/dispatcher/due-commands.js'
 import { startMongo } from '../test/harness/mongo.js'
 import { percentile } from './table.js'
 import { COMMAND_DRAFT } from '../test/api/dispatch-fixtures.js'
+import { benchRun } from './bench-run.js'
 
 const { values } = parseArgs({ options: { waiting: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '20' } } })
 const WAITING = Number(values.waiting)
 const ROUNDS = Number(values.rounds)
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 async function median(work: () => Promise<unknown>): Promise<number> {
   const times: number[] = []
@@ -81,11 +81,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ phase: 'one dispatch claim', store: process.env.MONGODB_URL ? 'MONGODB_URL' : 'embedded FerretDB', ...rows })}\n`)
 }
 
-main()
-  .catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-    process.exitCode = 1
-  })
-  .finally(async () => {
-    for (const fn of teardowns.reverse()) await fn()
-  })
+void runBench(main)

@@ -30,13 +30,13 @@ import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService, type ServiceEnvironment } from '../test/e2e/service.js'
 import { percentile } from './table.js'
+import { benchRun } from './bench-run.js'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5)
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 200)
 const PROBES = Number(process.env.BENCH_PROBES ?? 5)
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 /** A second account, made with the admin CLI against the service's database and keys. */
 async function createAccount(environment: ServiceEnvironment): Promise<string> {
@@ -145,11 +145,4 @@ async function main(): Promise<void> {
   )
 }
 
-main()
-  .catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-    process.exitCode = 1
-  })
-  .finally(async () => {
-    for (const fn of teardowns.reverse()) await fn()
-  })
+void runBench(main)

@@ -55,6 +55,7 @@ import { submitAndPoll, submitAndStream, type ClientView } from './client-view.j
 import { operationCountingOptions, operationsPerCommand, type OperationCounts } from './mongo-operation-count.js'
 import { accountAll, cpuPerCommand, stopAccounting, watchCpu } from './process-cpu.js'
 import { percentile as nearestRank, printTable } from './table.js'
+import { benchRun } from './bench-run.js'
 
 const run = promisify(execFile)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30)
@@ -65,8 +66,7 @@ const CEILING_COMMANDS = Number(process.env.BENCH_CEILING_COMMANDS ?? 60)
 const OLD_TOOLS = { ffmpeg: process.env.BENCH_OLD_FFMPEG ?? '/usr/bin/ffmpeg', ffprobe: process.env.BENCH_OLD_FFPROBE ?? '/usr/bin/ffprobe' }
 const NEW_TOOLS = { ffmpeg: toolPath('ffmpeg'), ffprobe: toolPath('ffprobe') }
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 const table: Array<[string, string, string]> = []
 
 function percentile(values: number[], p: number): number {
@@ -341,12 +341,4 @@ async function main(): Promise<void> {
   printTable(table)
 }
 
-main()
-  .catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-    process.exitCode = 1
-  })
-  .finally(async () => {
-    for (const fn of teardowns.reverse()) await fn()
-    await stopAccounting()
-  })
+void runBench(main, stopAccounting)

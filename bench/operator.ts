@@ -15,13 +15,13 @@ import { commandSpec } from '../test/operator/fixtures.js'
 import { installCrd, newNamespace, settings, startOperator } from '../test/operator/kube-setup.js'
 import { NodeAgent } from '../test/operator/node-agent.js'
 import { percentile, printTable } from './table.js'
+import { benchRun } from './bench-run.js'
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200)
 const BURST = Number(process.env.BENCH_BURST ?? 500)
 const CONCURRENCY = 16
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 /** Calls back with the time each object is first seen, per command id (the object's name or its command-id label). */
 async function watchTimes<T extends { metadata?: { name?: string; labels?: Record<string, string> } }>(
@@ -112,8 +112,4 @@ async function main(): Promise<void> {
   printTable(rows)
 }
 
-try {
-  await main()
-} finally {
-  for (const fn of teardowns.reverse()) await fn()
-}
+await runBench(main)

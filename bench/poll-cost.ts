@@ -13,10 +13,10 @@ import { makeClip, serveFiles } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
 import { accountAll, cpuPerCommand, stopAccounting, watchCpu } from './process-cpu.js'
+import { benchRun } from './bench-run.js'
 
 const GETS = Number(process.env.BENCH_GETS ?? 1000)
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 async function main(): Promise<void> {
   accountAll()
@@ -35,12 +35,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ phase: 'CPU ms per GET /commands/:id', gets: GETS, gets_per_second: Math.round(GETS / seconds), ...perGet, load_average: loadavg()[0] })}\n`)
 }
 
-main()
-  .catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-    process.exitCode = 1
-  })
-  .finally(async () => {
-    for (const fn of teardowns.reverse()) await fn()
-    await stopAccounting()
-  })
+void runBench(main, stopAccounting)

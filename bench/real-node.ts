@@ -26,13 +26,13 @@ import { installRelease, PUBLIC_IP, RUNNER_NAMESPACE } from '../test/cluster/rel
 import { makeClip } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { percentile, printTable } from './table.js'
+import { benchRun } from './bench-run.js'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 20)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const run = promisify(execFile)
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 /** Wall-clock milliseconds (performance.timeOrigin + now) so they compare with the runner's emitted_at. */
 const now = () => performance.timeOrigin + performance.now()
@@ -186,8 +186,4 @@ async function main(): Promise<void> {
   console.log(`${'sum of the p50s'.padEnd(width)} | ${sum.toFixed(0).padStart(6)}`)
 }
 
-try {
-  await main()
-} finally {
-  for (const fn of teardowns.reverse()) await fn()
-}
+await runBench(main)

@@ -19,9 +19,9 @@ import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
 import { scratchDir } from '../test/harness/scratch.js'
+import { benchRun } from './bench-run.js'
 
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 
 /**
@@ -111,11 +111,4 @@ async function main(): Promise<void> {
   }
 }
 
-main()
-  .catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    process.exitCode = 1
-  })
-  .finally(async () => {
-    for (const fn of teardowns.reverse()) await fn()
-  })
+void runBench(main)

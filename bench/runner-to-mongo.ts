@@ -29,11 +29,11 @@ import { NatsReporter } from '../runner-image/runner/report/nats-reporter.js'
 import { startApi } from '../test/harness/api.js'
 import { startNats } from '../test/harness/nats.js'
 import { percentile, printTable } from './table.js'
+import { benchRun } from './bench-run.js'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200)
 const WARMUP = 10
-const teardowns: Array<() => unknown> = []
-const t = { teardown: (fn: () => unknown) => teardowns.push(fn) }
+const { t, run: runBench } = benchRun()
 
 const output: OutputFileResult = {
   filename: 'thumb.jpg', storage_location: 'INTERNAL', bucket: 'ffkube-test', object_key: '', size_mbytes: 0.01, duration: null,
@@ -99,8 +99,4 @@ async function main(): Promise<void> {
   printTable(rows)
 }
 
-try {
-  await main()
-} finally {
-  for (const fn of teardowns.reverse()) await fn()
-}
+await runBench(main)
