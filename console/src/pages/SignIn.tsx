@@ -3,23 +3,34 @@ import { api, expectData, messageOf } from '../api.js'
 import { ErrorNotice } from '../components/Notice.js'
 import type { ConsoleSession } from '../session.js'
 
-/** Sign-in with one of the account's API keys: sent in a POST body, kept nowhere in the page afterwards. */
-export function SignIn({ onSignedIn }: { onSignedIn: (session: ConsoleSession) => void }) {
-  const [apiKey, setApiKey] = useState('')
+/** A sign-in attempt: busy while it runs, its failure told. */
+function useSignInAttempt() {
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
+  const attempt = async (work: () => Promise<void>) => {
     setBusy(true)
     try {
-      const session = expectData(await api.POST('/console/api/session', { body: { api_key: apiKey.trim() } }))
-      setApiKey('')
-      onSignedIn(session)
+      await work()
     } catch (err) {
       setError(messageOf(err))
     } finally {
       setBusy(false)
     }
+  }
+  return { error, busy, attempt }
+}
+
+/** Sign-in with one of the account's API keys: sent in a POST body, kept nowhere in the page afterwards. */
+export function SignIn({ onSignedIn }: { onSignedIn: (session: ConsoleSession) => void }) {
+  const [apiKey, setApiKey] = useState('')
+  const { error, busy, attempt } = useSignInAttempt()
+  const submit = (event: Event) => {
+    event.preventDefault()
+    return attempt(async () => {
+      const session = expectData(await api.POST('/console/api/session', { body: { api_key: apiKey.trim() } }))
+      setApiKey('')
+      onSignedIn(session)
+    })
   }
   return (
     <main class="sign-in">
@@ -45,21 +56,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: ConsoleSession) =
  * button: a link prefetcher or scanner that opens the link cannot use it up.
  */
 export function SignInWithLink({ token, onSignedIn }: { token: string; onSignedIn: (session: ConsoleSession) => void }) {
-  const [error, setError] = useState<string | null>(null)
-  const [busy, setBusy] = useState(false)
-  const use = async () => {
-    setBusy(true)
-    try {
+  const { error, busy, attempt } = useSignInAttempt()
+  const use = () =>
+    attempt(async () => {
       const session = expectData(await api.POST('/console/api/session/link', { body: { token } }))
       onSignedIn(session)
       // The token is spent: replace it in the address bar and history (and move on to the commands).
       window.location.replace(`${window.location.pathname}#/commands`)
-    } catch (err) {
-      setError(messageOf(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   return (
     <main class="sign-in">
       <h1>ffkube console</h1>
