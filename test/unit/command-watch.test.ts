@@ -118,57 +118,49 @@ t.test('the nudge of the end reads at once, even within the spacing, and only on
   leave()
 })
 
-t.test('the end nudged during a read is read right after it', async (t) => {
-  let release: () => void = () => undefined
-  let reads = 0
+/** A watch whose every read waits until the test releases it; counts the reads. */
+function gatedWatch() {
+  const gate = { reads: 0, release: (): void => undefined }
   const clock = manualTimers()
   const feed = manualFeed()
   const watch = new CommandWatch({
     read: async () => {
-      reads++
-      await new Promise<void>((resolve) => (release = resolve))
+      gate.reads++
+      await new Promise<void>((resolve) => (gate.release = resolve))
       return null
     },
     onError: () => undefined,
     changes: feed.changes,
     timers: clock.timers,
   })
+  return { gate, clock, feed, watch }
+}
+
+t.test('the end nudged during a read is read right after it', async (t) => {
+  const { gate, feed, watch } = gatedWatch()
   watch.watch('c1', () => undefined)
   feed.nudge('c1')
   feed.nudge('c1', true)
-  t.equal(reads, 1)
-  release()
+  t.equal(gate.reads, 1)
+  gate.release()
   await settle()
-  t.equal(reads, 2, 'without waiting out the spacing')
-  release()
+  t.equal(gate.reads, 2, 'without waiting out the spacing')
+  gate.release()
   watch.close()
 })
 
 t.test('a slow read is not overtaken, and a nudge during it is one more read after it', async (t) => {
-  let release: () => void = () => undefined
-  let reads = 0
-  const clock = manualTimers()
-  const feed = manualFeed()
-  const watch = new CommandWatch({
-    read: async () => {
-      reads++
-      await new Promise<void>((resolve) => (release = resolve))
-      return null
-    },
-    onError: () => undefined,
-    changes: feed.changes,
-    timers: clock.timers,
-  })
+  const { gate, clock, feed, watch } = gatedWatch()
   watch.watch('c1', () => undefined)
   clock.tick()
   clock.tick()
   feed.nudge('c1')
-  t.equal(reads, 1)
+  t.equal(gate.reads, 1)
   clock.advance(300)
-  release()
+  gate.release()
   await settle()
-  t.equal(reads, 2, 'the nudge that came during the read')
-  release()
+  t.equal(gate.reads, 2, 'the nudge that came during the read')
+  gate.release()
   watch.close()
 })
 
