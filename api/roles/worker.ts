@@ -1,4 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node'
+import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
 import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
@@ -101,7 +102,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
     logger,
     metrics,
     concurrencyLimits: config.concurrencyLimits,
-    accountPlan: planOf,
+    accountPlan: cachedPlans(planOf),
   })
   const commands = new CommandRepository(connections.db)
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
