@@ -1,6 +1,6 @@
 /**
  * The one place ffkube's API-side processes read their environment. Every
- * variable is listed here with its default; README.md's configuration table
+ * variable is listed here with its default; docs/operations/configuration.md's table
  * mirrors this file.
  */
 import { availableParallelism } from 'node:os'
