@@ -69,6 +69,10 @@ export interface AppOptions {
   unsafeDisableFfmpegPolicyForTests?: boolean
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
+  /** Event streams one account may hold open on this process at once (config.eventStreamsPerAccount); 32 when unset. */
+  eventStreamsPerAccount?: number
+  /** How long an event stream lives before it is ended with a reconnect hint (config.eventStreamMaxSeconds, in ms); 1 h when unset. */
+  eventStreamLifetimeMs?: number
   /** The console's built bundle (scripts/build-console.sh); dist/console when unset. */
   consoleDir?: string
 }
@@ -125,7 +129,7 @@ export const appPlugin = fp(
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true, now: clock, onCancelRequested: deps.onCancelRequested })
-        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats })
+        await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)

@@ -1,12 +1,13 @@
 /**
  * The one place ffkube's API-side processes read their environment. Every
- * variable is listed here with its default; README.md's configuration table
+ * variable is listed here with its default; docs/operations/configuration.md's table
  * mirrors this file.
  */
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
 import { DEFAULT_CONCURRENCY_LIMITS, type ConcurrencyLimits } from './dispatcher/concurrency-limits.js'
+import { DEFAULT_STREAMS_PER_ACCOUNT } from './commands/stream-slots.js'
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 
@@ -86,6 +87,17 @@ export interface Config {
   kubeNamespace: string
   /** WEBHOOK_TIMEOUT_MS: a webhook POST must answer 2xx within this (default 15000). */
   webhookTimeoutMs: number
+  /**
+   * EVENT_STREAMS_PER_ACCOUNT: event streams (GET /commands/:id/events) one
+   * account may hold open on one API process at once; one more is 429.
+   * Default 32: each holds a socket, a subscription and a share of record reads.
+   */
+  eventStreamsPerAccount: number
+  /**
+   * EVENT_STREAM_MAX_SECONDS: an event stream is ended after this with a
+   * `retry:` hint, and its client resumes with Last-Event-ID. Default 3600.
+   */
+  eventStreamMaxSeconds: number
   /**
    * Per plan, the default and maximum of a command's max_command_run_seconds
    * and vcpu_count, and its memory limit on Kubernetes:
@@ -185,6 +197,13 @@ function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
   return byPlan
 }
 
+/** EVENT_STREAM_MAX_SECONDS: a day at most, far inside what a Node timer can hold (a longer one would fire at once). */
+function parseStreamLifetime(env: NodeJS.ProcessEnv): number {
+  const seconds = parseCount('EVENT_STREAM_MAX_SECONDS', env.EVENT_STREAM_MAX_SECONDS, 3600)
+  if (seconds > 86_400) throw new ConfigError(`EVENT_STREAM_MAX_SECONDS must be at most 86400 (a day), got ${seconds}`)
+  return seconds
+}
+
 function optional(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw
 }
@@ -245,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commandWorkDirMaxBytes: parseCount('COMMAND_WORK_DIR_MAX_BYTES', env.COMMAND_WORK_DIR_MAX_BYTES, 8 * 1024 ** 3),
     kubeNamespace: optional(env.KUBE_NAMESPACE) ?? 'ffkube',
     webhookTimeoutMs: parseCount('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15_000),
+    eventStreamsPerAccount: parseCount('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, DEFAULT_STREAMS_PER_ACCOUNT),
+    eventStreamMaxSeconds: parseStreamLifetime(env),
     commandLimits: parseCommandLimits(env),
   }
 }

@@ -24,8 +24,10 @@ export interface CommandEventsOptions {
 }
 
 /**
- * The command's events until the server ends the stream (after the terminal
- * event). A 204 (the command ended and `lastEventId` is its last event)
+ * The command's events until the server ends the stream: after the terminal
+ * event, or earlier when the stream reached its lifetime on the server
+ * (EVENT_STREAM_MAX_SECONDS), which a caller resumes by calling again with
+ * the last event's id as `lastEventId`. A 204 (the command ended and `lastEventId` is its last event)
  * yields nothing. An error answer throws ApiError; a dropped connection
  * throws what fetch threw, and the caller may resume with the last id.
  */

@@ -3531,7 +3531,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s. */
+        /** @description Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s. A stream lives at most EVENT_STREAM_MAX_SECONDS (default 1 h), then ends after a `retry:` line: reconnect with `Last-Event-ID`. An account may hold EVENT_STREAMS_PER_ACCOUNT streams (default 32) on one server at once; one more is 429 RATE_LIMITED with Retry-After. */
         get: {
             parameters: {
                 query?: never;
@@ -3546,7 +3546,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s. */
+                /** @description Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s. A stream lives at most EVENT_STREAM_MAX_SECONDS (default 1 h), then ends after a `retry:` line: reconnect with `Last-Event-ID`. An account may hold EVENT_STREAMS_PER_ACCOUNT streams (default 32) on one server at once; one more is 429 RATE_LIMITED with Retry-After. */
                 200: {
                     headers: {
                         [name: string]: unknown;

@@ -8,6 +8,11 @@
  * it is newer than what it saw. The stream ends after the terminal event; a
  * reconnect after that (what EventSource does when a stream ends) is 204 No
  * Content, which tells a standard client to stop.
+ *
+ * Two limits keep a client from holding this server's streams: an account may
+ * have `streamsPerAccount` open here at once (stream-slots.ts; one more is
+ * 429), and a stream lives at most `lifetimeMs`, then ends with a `retry:`
+ * hint, so EventSource reconnects with Last-Event-ID and misses nothing.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServerResponse } from 'node:http'
@@ -22,9 +27,14 @@ import { stringifyBySchema } from '../webhook-delivery/schema-ordered-json.js'
 import { toPollResponse, type CommandDocument } from './command-document.js'
 import { CommandWatch, type ChangeFeed } from './command-watch.js'
 import { CommandParams, CommandPollResponse } from './schemas.js'
+import { StreamSlots } from './stream-slots.js'
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
 export const KEEP_ALIVE_MS = 15_000
+/** EVENT_STREAM_MAX_SECONDS's default, in ms: a stream is ended (and resumed by its client) at least this often. */
+export const DEFAULT_STREAM_LIFETIME_MS = 3_600_000
+/** The `retry:` a stream ends its lifetime with: EventSource waits this long before it reconnects. */
+export const RECONNECT_HINT_MS = 1_000
 
 /** The event id of a record: how many times the projector wrote it (0: as accepted). */
 export function eventIdOf(doc: CommandDocument): number {
@@ -50,7 +60,9 @@ export function pollJson(doc: CommandDocument): string {
 
 const EventStreamDescription =
   'Server-Sent Events: one event per status or progress change (at most one per 250 ms), `id` = a revision that only grows, `data` = the CommandPollResponse as GET returns it; ' +
-  'ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s.'
+  'ends after the terminal event. Send `Last-Event-ID` to resume: the current state is sent only if newer. A comment line (`: keep-alive`) every 15 s. ' +
+  'A stream lives at most EVENT_STREAM_MAX_SECONDS (default 1 h), then ends after a `retry:` line: reconnect with `Last-Event-ID`. ' +
+  'An account may hold EVENT_STREAMS_PER_ACCOUNT streams (default 32) on one server at once; one more is 429 RATE_LIMITED with Retry-After.'
 
 /** The status projector's nudges (contracts/command-changes.ts), one core-NATS subscription per watched command. */
 function natsChangeFeed(nats: NatsConnection): ChangeFeed {
@@ -71,13 +83,23 @@ const SseEventSchema = Type.Object(
 )
 
 /** The event stream route, and the loops that feed its streams. */
-export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: number; metrics?: EventStreamRecorder | undefined; nats?: NatsConnection | undefined }> = async (app, options) => {
+export const commandEventRoutes: FastifyPluginAsyncTypebox<{
+  keepAliveMs?: number
+  metrics?: EventStreamRecorder | undefined
+  nats?: NatsConnection | undefined
+  /** Streams one account may hold open on this process at once (EVENT_STREAMS_PER_ACCOUNT); DEFAULT_STREAMS_PER_ACCOUNT when unset. */
+  streamsPerAccount?: number | undefined
+  /** How long a stream lives before it is ended with a reconnect hint (EVENT_STREAM_MAX_SECONDS); DEFAULT_STREAM_LIFETIME_MS when unset. */
+  lifetimeMs?: number | undefined
+}> = async (app, options) => {
   const watch = new CommandWatch({
     read: (commandId) => app.commands.findForProjection(commandId),
     onError: (err, commandId) => app.log.warn({ err, command_id: commandId }, 'command watch read failed; the next poll retries'),
     changes: options.nats ? natsChangeFeed(options.nats) : undefined,
   })
   const open = new Set<ServerResponse>()
+  const slots = new StreamSlots(options.streamsPerAccount)
+  const lifetimeMs = options.lifetimeMs ?? DEFAULT_STREAM_LIFETIME_MS
   options.metrics?.watchEventStreams(() => ({ open: open.size, watchedCommands: watch.watchedCommands }))
   // Before the server waits for its connections: an open stream would hold the close forever.
   app.addHook('preClose', async () => {
@@ -97,7 +119,8 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
           // Only the 200 is an event stream: the errors stay application/json, like every route's.
           200: { description: EventStreamDescription, content: { 'text/event-stream': { schema: SseEventSchema } } },
           204: { description: 'the command has ended and Last-Event-ID names its terminal event: nothing more will come', type: 'null' },
-          ...errorResponses(404),
+          // 429 also when the account holds its limit of open streams on this server.
+          ...errorResponses(404, 429),
         },
       },
     },
@@ -106,6 +129,8 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
       if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
       let lastId = parseLastEventId(request.headers['last-event-id'])
       if (isTerminalStatus(doc.status) && eventIdOf(doc) <= lastId) return reply.code(204).send(null)
+      // Before any byte of the stream, so a refusal is an ordinary 429 through the error handler.
+      const release = slots.take(request.account.id)
 
       reply.hijack()
       const raw = reply.raw
@@ -120,10 +145,21 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
       let lastStatus: string | null = null
       let unwatch = (): void => undefined
       const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), options.keepAliveMs ?? KEEP_ALIVE_MS)
+      // The end of its lifetime: the client reconnects after the hint, resuming from its Last-Event-ID.
+      const lifetime = setTimeout(() => {
+        raw.write(`retry: ${RECONNECT_HINT_MS}\n\n`)
+        finish()
+      }, lifetimeMs)
+      let finished = false
+      // Every way a stream ends comes here, some of them together (the end() below fires 'close'): once is enough.
       const finish = () => {
+        if (finished) return
+        finished = true
         clearInterval(keepAlive)
+        clearTimeout(lifetime)
         unwatch()
         open.delete(raw)
+        release()
         if (!raw.writableEnded) raw.end()
       }
       raw.once('close', finish)
@@ -146,12 +182,12 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{ keepAliveMs?: numbe
         raw.write(formatEvent(eventIdOf(doc), pollJson(doc)))
         lastId = eventIdOf(doc)
       }
-      if (isTerminalStatus(doc.status)) return finish()
+      // A client gone already (its 'close' may have come before the listener): no watch to start.
+      if (isTerminalStatus(doc.status) || raw.destroyed || finished) return finish()
       // The first tick reads again, so a change between the read above and here is not missed.
       unwatch = watch.watch(doc._id, (current) => {
         if (send(current)) finish()
       })
-      if (raw.destroyed) finish()
     },
   )
 }

@@ -46,6 +46,8 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       commandLimits: config.commandLimits,
       ytdlpAvailable: () => ytdlp,
       eventStreamMetrics: metrics,
+      eventStreamsPerAccount: config.eventStreamsPerAccount,
+      eventStreamLifetimeMs: config.eventStreamMaxSeconds * 1000,
       ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
     },
     async start() {

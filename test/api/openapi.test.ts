@@ -59,6 +59,7 @@ t.test('OpenAPI', async (t) => {
       ['get', '/api/v1/commands/{commandId}', [200, 401, 404, 429]],
       ['get', '/api/v1/commands', [200, 400, 401, 429]],
       ['delete', '/api/v1/commands/{commandId}/files', [200, 401, 404, 429]],
+      ['get', '/api/v1/commands/{commandId}/events', [200, 204, 401, 404, 429]],
       ['post', '/api/v1/commands/{commandId}/cancel', [200, 401, 404, 409, 429]],
       ['post', '/api/v1/files/upload', [200, 401, 422, 429]],
       ['post', '/api/v1/files/store-file', [200, 400, 401, 422, 429]],

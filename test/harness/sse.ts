@@ -22,6 +22,8 @@ export interface SseStream {
   next(match?: (event: SseEvent) => boolean): Promise<SseEvent>
   /** Drops the connection, as a client that goes away. */
   abort(): void
+  /** The last `retry:` the server sent (ms), or null. */
+  readonly retry: number | null
 }
 
 /** Opens `url`; `onEvent` sees each event as it arrives. */
@@ -29,6 +31,7 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const controller = new AbortController()
   const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal })
   const events: SseEvent[] = []
+  let retry: number | null = null
   const waiters: { match: (event: SseEvent) => boolean; resolve: (event: SseEvent) => void }[] = []
   const deliver = (event: SseEvent) => {
     events.push(event)
@@ -53,6 +56,7 @@ export async function openEventStream(url: string, headers: Record<string, strin
           const data: string[] = []
           for (const line of block.split('\n')) {
             if (line.startsWith('id: ')) id = line.slice(4)
+            else if (line.startsWith('retry: ')) retry = Number(line.slice(7))
             else if (line.startsWith('data: ')) data.push(line.slice(6))
           }
           if (data.length > 0) deliver({ id, raw: data.join('\n'), data: JSON.parse(data.join('\n')) })
@@ -76,5 +80,8 @@ export async function openEventStream(url: string, headers: Record<string, strin
       })
     },
     abort: () => controller.abort(),
+    get retry() {
+      return retry
+    },
   }
 }

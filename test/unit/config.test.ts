@@ -27,6 +27,11 @@ t.test('each plan caps the commands of one account in flight, 0 meaning no cap',
   t.same(loadConfig({ CONCURRENT_COMMANDS_FREE: '3', CONCURRENT_COMMANDS_BUSINESS: '0' }).concurrencyLimits, { free: 3, trial: 2, growth: 4, business: 0 })
 })
 
+t.test('an account may hold 32 event streams per API process, each living an hour, unless configured', async (t) => {
+  t.match(loadConfig({}), { eventStreamsPerAccount: 32, eventStreamMaxSeconds: 3600 })
+  t.match(loadConfig({ EVENT_STREAMS_PER_ACCOUNT: '4', EVENT_STREAM_MAX_SECONDS: '600' }), { eventStreamsPerAccount: 4, eventStreamMaxSeconds: 600 })
+})
+
 t.test('FFKUBE_ROLES picks the roles one process runs', async (t) => {
   t.same(loadConfig({ FFKUBE_ROLES: 'worker' }).roles, ['worker'])
   t.same(loadConfig({ FFKUBE_ROLES: ' api , webhooks,api' }).roles, ['api', 'webhooks'], 'trimmed, each once')
@@ -77,6 +82,9 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['an unknown role', { FFKUBE_ROLES: 'api,dispatcher' }, /^FFKUBE_ROLES must list roles from api, worker, webhooks, got "dispatcher"/],
   ['a work-dir cap that is no number', { COMMAND_WORK_DIR_MAX_BYTES: '8GiB' }, /^COMMAND_WORK_DIR_MAX_BYTES must be a whole number of at least 1/],
   ['a work-dir cap of 0', { COMMAND_WORK_DIR_MAX_BYTES: '0' }, /^COMMAND_WORK_DIR_MAX_BYTES must be/],
+  ['an event stream cap of 0', { EVENT_STREAMS_PER_ACCOUNT: '0' }, /^EVENT_STREAMS_PER_ACCOUNT must be a whole number of at least 1, got "0"/],
+  ['an event stream lifetime that is no number', { EVENT_STREAM_MAX_SECONDS: '1h' }, /^EVENT_STREAM_MAX_SECONDS must be a whole number of at least 1/],
+  ['an event stream lifetime over a day', { EVENT_STREAM_MAX_SECONDS: '2592000' }, /^EVENT_STREAM_MAX_SECONDS must be at most 86400 \(a day\), got 2592000/],
   ['a concurrency cap that is no whole number', { CONCURRENT_COMMANDS_GROWTH: '2.5' }, /^CONCURRENT_COMMANDS_GROWTH must be a whole number of commands/],
 ]
 for (const [what, env, message] of rejected) {
