@@ -34,6 +34,17 @@ export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off' | 'turn' |
 /** Runs one step of a dispatcher; the default runs it at once. */
 export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
 
+/**
+ * A claimed command, and the release of the account's turn that served it,
+ * under way beside the hand-off: a store round trip off every command's way
+ * to its runner. It settles to the release's error, or null; the hand-off
+ * waits for it before it records its outcome.
+ */
+interface Served {
+  claim: Claim<CommandDocument>
+  turnReleased: Promise<unknown>
+}
+
 export interface DispatcherOptions {
   db: Db
   executor: Executor
@@ -194,18 +205,18 @@ export class Dispatcher {
     const work = async (): Promise<void> => {
       let busyWaits = 0
       while (!exhausted && !(this.#polling.stopping && this.#polling.running)) {
-        const claim = await this.#claim()
-        if (claim === 'busy' && busyWaits++ < MAX_BUSY_WAITS) {
+        const served = await this.#claim()
+        if (served === 'busy' && busyWaits++ < MAX_BUSY_WAITS) {
           await delay(BUSY_WAIT_MS)
           continue
         }
-        if (claim === null || claim === 'busy') {
+        if (served === null || served === 'busy') {
           exhausted = true
           return
         }
         busyWaits = 0
         if (workers.length < this.#concurrency) startWorker()
-        if (await this.#handOff(claim)) handed += 1
+        if (await this.#handOff(served)) handed += 1
       }
     }
     // A worker that fails (MongoDB unreachable) ends the round; the others finish their hand-offs first.
@@ -230,13 +241,13 @@ export class Dispatcher {
    * dispatcher serves an account now. Accounts that are full, or whose
    * commands are all put off, are handed back and the next one is looked at.
    */
-  async #claim(): Promise<Claim<CommandDocument> | 'busy' | null> {
+  async #claim(): Promise<Served | 'busy' | null> {
     // A local executor queues what it cannot run yet, first come first served: hand it only what it can start.
     const free = this.#executor.freeSlots?.()
     if (free !== undefined && free - this.#handing <= 0) return null
     // Reserved before the claim, so this process's workers never promise the executor one slot twice.
     this.#handing += 1
-    let claim: Claim<CommandDocument> | 'busy' | null = null
+    let claim: Served | 'busy' | null = null
     try {
       claim = await this.#nextTurns()
     } finally {
@@ -245,7 +256,7 @@ export class Dispatcher {
     return claim
   }
 
-  async #nextTurns(): Promise<Claim<CommandDocument> | 'busy' | null> {
+  async #nextTurns(): Promise<Served | 'busy' | null> {
     for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
       const turn = await this.#interleave('turn', () => this.#schedule.claimNext(this.#now(), this.#turnLeaseMs))
       if (!turn) return (await this.#schedule.busy(this.#now(), BUSY_HORIZON_MS)) ? 'busy' : null
@@ -256,7 +267,7 @@ export class Dispatcher {
   }
 
   /** One account's turn: its next command if it has a slot free and one due; the account goes back in line either way. */
-  async #serve(turn: AccountTurn): Promise<Claim<CommandDocument> | null> {
+  async #serve(turn: AccountTurn): Promise<Served | null> {
     const { accountId } = turn
     const limit = await this.#limitOf(accountId)
     if (limit > 0) {
@@ -269,9 +280,12 @@ export class Dispatcher {
     }
     const claim = await this.#interleave('claim', () => this.#due.claim(accountId, this.#now(), this.#leaseMs))
     if (claim) {
-      // Served: to the end of the line.
-      await this.#interleave('release', () => this.#schedule.release(turn, this.#now()))
-      return claim
+      // Served: to the end of the line. Settled to its error at once, so a failure is never an unhandled rejection.
+      const turnReleased = this.#interleave('release', () => this.#schedule.release(turn, this.#now())).then(
+        () => null,
+        (err: unknown) => err ?? new Error('the turn release failed'),
+      )
+      return { claim, turnReleased }
     }
     const nextDue = await this.#commands.nextDueForAccount(accountId)
     // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
@@ -285,21 +299,28 @@ export class Dispatcher {
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
-  async #handOff(claim: Claim<CommandDocument>): Promise<boolean> {
+  async #handOff(served: Served): Promise<boolean> {
     try {
-      return await this.#handOffClaimed(claim)
+      return await this.#handOffClaimed(served)
     } finally {
       this.#handing -= 1
     }
   }
 
-  async #handOffClaimed(claim: Claim<CommandDocument>): Promise<boolean> {
+  async #handOffClaimed({ claim, turnReleased }: Served): Promise<boolean> {
     const { doc } = claim
     const attempt = doc.dispatch_attempts
     const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt })
-    try {
-      await this.#executor.execute(toCommandSpec(doc))
-    } catch (err) {
+    const failed = await this.#executor.execute(toCommandSpec(doc)).then(
+      () => null,
+      (err: unknown) => ({ err }),
+    )
+    // The turn is released before the outcome is written, as it was when the release came first: a store that
+    // failed it ends the round (the command's lease and the executor's idempotence cover the hand-off).
+    const releaseError = await turnReleased
+    if (releaseError) throw releaseError
+    if (failed) {
+      const { err } = failed
       const retryInMs = this.#backoffMs(attempt)
       log.warn({ err, retry_in_ms: retryInMs }, 'hand-off to executor failed; will retry')
       this.#metrics?.handOff('retry')

@@ -3,7 +3,7 @@ import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Sleep } from '../../api/clock.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { Dispatcher, type Interleave } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startApi } from '../harness/api.js'
@@ -212,5 +212,26 @@ t.test('outbox dispatch', async (t) => {
     await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     await running.stop()
     t.equal(executor.handed[0]?.commandId, commandId)
+  })
+
+  t.test("a command's hand-off starts without waiting for its account's turn to be released, and is recorded only after it", async (t) => {
+    const [commandId] = await submit(api, api_key)
+    const order: string[] = []
+    const executor: Executor = {
+      name: 'ordering',
+      execute: async () => void order.push('execute'),
+    }
+    // The release waits one turn of the event loop before it writes: the hand-off, if it does not wait for it, comes first.
+    const interleave: Interleave = async (step, work) => {
+      if (step === 'release') await new Promise((resolve) => setImmediate(resolve))
+      const result = await work()
+      order.push(step)
+      return result
+    }
+    const handed = await new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, interleave, concurrency: 1 }).drain()
+    t.equal(handed, 1)
+    // Then the account's next turn finds nothing due and ends (another 'release').
+    t.same(order.filter((step) => ['execute', 'release', 'finish'].includes(step)).slice(0, 3), ['execute', 'release', 'finish'])
+    t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done' }, 'the hand-off is recorded')
   })
 })
