@@ -48,7 +48,7 @@ export class ConsoleAuth {
   async authenticate(request: FastifyRequest): Promise<ConsoleCaller | null> {
     const sessionId = cookieValue(request.headers.cookie, SESSION_COOKIE)
     if (sessionId === null || !SECRET_PATTERN.test(sessionId)) return null
-    if (isCrossSite(request.headers)) throw new ForbiddenError('a console session cannot be used from another site')
+    if (isCrossSite(request)) throw new ForbiddenError('a console session cannot be used from another site')
     if (!isSafeMethod(request.method)) {
       const presented = request.headers[CSRF_HEADER]
       if (typeof presented !== 'string' || !sameSecret(presented, csrfTokenOf(sessionId))) {
