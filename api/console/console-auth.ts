@@ -62,7 +62,8 @@ export class ConsoleAuth {
     const accountDoc = await this.accounts.findAccount(session.account_id)
     if (!accountDoc) return null
     return {
-      account: { id: accountDoc._id, plan: accountDoc.plan, keyId: session.key_id ?? `console:${accountDoc._id}` },
+      // A link session has no key: it counts against the account. No ':' in it: the counter is a NATS KV key, which may not hold one.
+      account: { id: accountDoc._id, plan: accountDoc.plan, keyId: session.key_id ?? `console-${accountDoc._id}` },
       accountDoc,
       session,
       sessionId,
