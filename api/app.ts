@@ -10,6 +10,7 @@ import { ConsoleAuth } from './console/console-auth.js'
 import { consolePlugin } from './console/console-plugin.js'
 import { SessionRepository } from './console/session-repository.js'
 import { SignInLinkRepository } from './console/sign-in-link-repository.js'
+import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, SignInThrottle } from './console/sign-in-throttle.js'
 import { errorHandler, routeNotFound } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
 import { RouteTable } from './errors/route-table.js'
@@ -44,8 +45,10 @@ export interface AppOptions {
   secretBox: SecretBox
   /** Requests per minute per API key by plan (config.rateLimits); DEFAULT_RATE_LIMITS when unset. */
   rateLimits?: RateLimits
-  /** Holds the rate-limit counters (KV); needed unless every rate limit is 0. */
+  /** Holds the rate-limit counters (KV); needed unless every rate limit is 0. Without it console sign-ins are not limited. */
   nats?: NatsConnection
+  /** Failed console sign-ins per minute per client address (config.consoleSignInFailuresPerMinute); 10 when unset, 0 = no limit. */
+  signInFailuresPerMinute?: number
   /** ALLOW_PRIVATE_NETWORKS: lets destination endpoints and webhook URLs reach loopback; false when unset. */
   allowPrivateNetworks?: boolean
   /** The time rate-limit windows and timestamps use; injected by tests. */
@@ -108,7 +111,8 @@ export const appPlugin = fp(
     await Promise.all([sessions.ensureIndexes(), signInLinks.ensureIndexes()])
     const consoleAuth = new ConsoleAuth(sessions, accounts, clock)
     const rateLimits = deps.rateLimits ?? DEFAULT_RATE_LIMITS
-    await app.register(consolePlugin, { consoleAuth, sessions, signInLinks, rateLimits, now: clock, dir: deps.consoleDir })
+    const signInThrottle = await SignInThrottle.open({ nats: deps.nats, limit: deps.signInFailuresPerMinute ?? DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, now: clock, log: app.log })
+    await app.register(consolePlugin, { consoleAuth, sessions, signInLinks, signInThrottle, rateLimits, now: clock, dir: deps.consoleDir })
 
     await app.register(
       async (v1) => {

@@ -3,6 +3,7 @@
  * variable is listed here with its default; docs/operations/configuration.md's table
  * mirrors this file.
  */
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
@@ -63,6 +64,18 @@ export interface Config {
    */
   rateLimits: RateLimits
   /**
+   * CONSOLE_SIGN_IN_FAILURES_PER_MINUTE: failed console sign-ins (a wrong API
+   * key or sign-in link) one client address may make per minute before further
+   * attempts get 429 (default 10); 0 = no limit.
+   */
+  consoleSignInFailuresPerMinute: number
+  /**
+   * TRUST_PROXY: whether the client address, host and scheme may be taken from
+   * X-Forwarded-For/-Host/-Proto, as Fastify's trustProxy: false (default),
+   * true (every peer), or the proxies' addresses and CIDRs.
+   */
+  trustProxy: TrustProxy
+  /**
    * Commands of one account handed to the executor and not yet ended, at most,
    * by plan: CONCURRENT_COMMANDS_FREE, CONCURRENT_COMMANDS_TRIAL,
    * CONCURRENT_COMMANDS_GROWTH, CONCURRENT_COMMANDS_BUSINESS (defaults 1, 2,
@@ -107,6 +120,9 @@ export interface Config {
    */
   commandLimits: CommandLimitsByPlan
 }
+
+/** Which proxies' X-Forwarded-* headers to believe, in the forms Fastify's `trustProxy` takes. */
+export type TrustProxy = boolean | string[]
 
 /** A variable was set to something this module cannot use. */
 export class ConfigError extends Error {
@@ -159,6 +175,13 @@ function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
   return limits
 }
 
+/** A whole number of at least 0, where 0 means no limit. */
+function parseLimit(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number (0 = no limit), got "${raw}"`)
+  return Number(raw)
+}
+
 function parseCount(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`)
@@ -202,6 +225,39 @@ function parseStreamLifetime(env: NodeJS.ProcessEnv): number {
   const seconds = parseCount('EVENT_STREAM_MAX_SECONDS', env.EVENT_STREAM_MAX_SECONDS, 3600)
   if (seconds > 86_400) throw new ConfigError(`EVENT_STREAM_MAX_SECONDS must be at most 86400 (a day), got ${seconds}`)
   return seconds
+}
+
+/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+/**
+ * TRUST_PROXY: unset or false trusts no proxy (the socket's peer is the
+ * client); true trusts every peer; otherwise a comma list of the proxies'
+ * addresses, CIDRs or range names. No hop count: Fastify refuses one, as it
+ * cannot tell a proxy from a client that connects directly.
+ */
+function parseTrustProxy(raw: string | undefined): TrustProxy {
+  const value = raw?.trim() ?? ''
+  if (['', 'false', 'no'].includes(value.toLowerCase())) return false
+  if (['true', 'yes'].includes(value.toLowerCase())) return true
+  if (/^\d+$/.test(value)) {
+    throw new ConfigError(`TRUST_PROXY takes no hop count ("${value}"): it cannot tell a proxy from a client that connects directly; name the proxies' addresses or CIDRs, or use true or false`)
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    if (!isProxyAddress(entry)) {
+      throw new ConfigError(`TRUST_PROXY must be true, false, or a comma list of proxy addresses and CIDRs (or ${PROXY_RANGE_NAMES.join(', ')}); "${entry}" is none of these`)
+    }
+  }
+  return entries
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
 }
 
 function optional(raw: string | undefined): string | undefined {
@@ -258,6 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
     rateLimits: parseRateLimits(env),
+    consoleSignInFailuresPerMinute: parseLimit('CONSOLE_SIGN_IN_FAILURES_PER_MINUTE', env.CONSOLE_SIGN_IN_FAILURES_PER_MINUTE, 10),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     concurrencyLimits: parseConcurrencyLimits(env),
     localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
     commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 900),

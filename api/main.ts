@@ -79,7 +79,7 @@ export async function runRoles(config: Config, logger: Logger, testOnly: TestOnl
       : null
     // Consumers first: the API accepts work once what handles it runs.
     const roles = [worker, webhooks, api].filter((role): role is NonNullable<typeof role> => role !== null)
-    const server = await buildServer({ logger, metrics: context.metrics, probes: probesOf(roles), ...(api ? { app: api.app } : {}) })
+    const server = await buildServer({ logger, metrics: context.metrics, probes: probesOf(roles), trustProxy: config.trustProxy, ...(api ? { app: api.app } : {}) })
     for (const role of roles) {
       await role.start()
       cleanups.push(() => role.stop())

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { appPlugin, type AppOptions } from './app.js'
+import type { TrustProxy } from './config.js'
 import type { ReadinessProbe } from './health/readiness.js'
 import { healthRoutes } from './health/routes.js'
 import type { Logger } from './logger.js'
@@ -15,6 +16,12 @@ export interface ServerOptions {
   metrics?: ServiceMetrics
   /** The HTTP API (app.ts), when the process runs the api role. */
   app?: AppOptions
+  /**
+   * TRUST_PROXY (config.trustProxy): which peers' X-Forwarded-For, -Host and
+   * -Proto make request.ip, request.host and request.protocol. Unset: none,
+   * so a client cannot claim another address or scheme.
+   */
+  trustProxy?: TrustProxy
 }
 
 /**
@@ -25,7 +32,7 @@ export interface ServerOptions {
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   // pino's Logger is a FastifyBaseLogger: typed as one, the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = options.logger
-  const server = Fastify({ loggerInstance, schemaController: { compilersFactory: { buildValidator } } })
+  const server = Fastify({ loggerInstance, trustProxy: options.trustProxy ?? false, schemaController: { compilersFactory: { buildValidator } } })
   // Before every route, so every request is timed.
   if (options.metrics) await server.register(metricsRoutes, { metrics: options.metrics })
   if (options.app) await server.register(appPlugin, options.app)

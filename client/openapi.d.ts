@@ -164,6 +164,20 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
             };
         };
         /** Sign out: ends the session and clears its cookie */
@@ -308,6 +322,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };

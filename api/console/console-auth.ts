@@ -48,7 +48,7 @@ export class ConsoleAuth {
   async authenticate(request: FastifyRequest): Promise<ConsoleCaller | null> {
     const sessionId = cookieValue(request.headers.cookie, SESSION_COOKIE)
     if (sessionId === null || !SECRET_PATTERN.test(sessionId)) return null
-    if (isCrossSite(request.headers)) throw new ForbiddenError('a console session cannot be used from another site')
+    if (isCrossSite(request)) throw new ForbiddenError('a console session cannot be used from another site')
     if (!isSafeMethod(request.method)) {
       const presented = request.headers[CSRF_HEADER]
       if (typeof presented !== 'string' || !sameSecret(presented, csrfTokenOf(sessionId))) {
@@ -62,7 +62,8 @@ export class ConsoleAuth {
     const accountDoc = await this.accounts.findAccount(session.account_id)
     if (!accountDoc) return null
     return {
-      account: { id: accountDoc._id, plan: accountDoc.plan, keyId: session.key_id ?? `console:${accountDoc._id}` },
+      // A link session has no key: it counts against the account. No ':' in it: the counter is a NATS KV key, which may not hold one.
+      account: { id: accountDoc._id, plan: accountDoc.plan, keyId: session.key_id ?? `console-${accountDoc._id}` },
       accountDoc,
       session,
       sessionId,

@@ -7,12 +7,15 @@ import { consoleStatic } from './console-static.js'
 import type { SessionRepository } from './session-repository.js'
 import { consoleSessionRoutes } from './session-routes.js'
 import type { SignInLinkRepository } from './sign-in-link-repository.js'
+import type { SignInThrottle } from './sign-in-throttle.js'
 import { consoleUsageRoutes } from './usage-routes.js'
 
 export interface ConsoleOptions {
   consoleAuth: ConsoleAuth
   sessions: SessionRepository
   signInLinks: SignInLinkRepository
+  /** Bounds failed sign-ins per client address. */
+  signInThrottle: SignInThrottle
   rateLimits: RateLimits
   now: Clock
   /** The built bundle; dist/console when unset. */

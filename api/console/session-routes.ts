@@ -13,6 +13,7 @@ import { clearSessionCookie, setSessionCookie } from './session-cookie.js'
 import type { SessionDocument, SessionRepository } from './session-repository.js'
 import { csrfTokenOf } from './session-tokens.js'
 import type { SignInLinkRepository } from './sign-in-link-repository.js'
+import type { SignInThrottle } from './sign-in-throttle.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,6 +26,7 @@ export interface ConsoleRouteOptions {
   consoleAuth: ConsoleAuth
   sessions: SessionRepository
   signInLinks: SignInLinkRepository
+  signInThrottle: SignInThrottle
   rateLimits: RateLimits
   now: Clock
 }
@@ -67,11 +69,11 @@ export function requireConsoleSession(consoleAuth: ConsoleAuth) {
 
 /** Sign-in with an API key or a one-time link, the current session, and sign-out. */
 export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (app, options) => {
-  const { consoleAuth, sessions, signInLinks, rateLimits, now } = options
+  const { consoleAuth, sessions, signInLinks, signInThrottle, rateLimits, now } = options
 
   /** Sign-ins are POSTs with a JSON body from this site only: a page elsewhere cannot sign a visitor in to its own account. */
   const refuseCrossSite = async (request: FastifyRequest) => {
-    if (isCrossSite(request.headers)) throw new ForbiddenError('console sign-in from another site is refused')
+    if (isCrossSite(request)) throw new ForbiddenError('console sign-in from another site is refused')
   }
   const signIn = async (request: FastifyRequest, reply: FastifyReply, account: AccountDocument, keyId: string | null) => {
     const { sessionId, session } = await sessions.open(account._id, { signedInWith: keyId ? 'api_key' : 'sign_in_link', keyId }, now())
@@ -89,14 +91,17 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions
         tags,
         security: [],
         body: SignInWithKeyBody,
-        response: { 200: ConsoleSessionResponse, ...errorResponses(400, 401, 403) },
+        response: { 200: ConsoleSessionResponse, ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (request, reply) => {
-      const authenticated = await app.accounts.authenticate(request.body.api_key)
-      const account = authenticated ? await app.accounts.findAccount(authenticated.id) : null
-      if (!authenticated || !account) throw new UnauthorizedError('invalid or revoked API key')
-      return signIn(request, reply, account, authenticated.keyId)
+      const signedIn = await signInThrottle.attempt(request, async () => {
+        const authenticated = await app.accounts.authenticate(request.body.api_key)
+        const account = authenticated ? await app.accounts.findAccount(authenticated.id) : null
+        return authenticated && account ? { account, keyId: authenticated.keyId } : null
+      })
+      if (!signedIn) throw new UnauthorizedError('invalid or revoked API key')
+      return signIn(request, reply, signedIn.account, signedIn.keyId)
     },
   )
 
@@ -110,12 +115,14 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions
         tags,
         security: [],
         body: SignInWithLinkBody,
-        response: { 200: ConsoleSessionResponse, ...errorResponses(400, 401, 403) },
+        response: { 200: ConsoleSessionResponse, ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (request, reply) => {
-      const accountId = await signInLinks.redeem(request.body.token, now())
-      const account = accountId ? await app.accounts.findAccount(accountId) : null
+      const account = await signInThrottle.attempt(request, async () => {
+        const accountId = await signInLinks.redeem(request.body.token, now())
+        return accountId ? await app.accounts.findAccount(accountId) : null
+      })
       if (!account) throw new UnauthorizedError('the sign-in link is unknown, used already or expired; ask for a new one')
       return signIn(request, reply, account, null)
     },

@@ -4,6 +4,8 @@ import { StorageType, type KV, type NatsConnection } from 'nats'
 export const RATE_LIMIT_BUCKET = 'ffkube-rate-limits'
 
 interface Waiter {
+  /** +1 for a hit, -1 for a hit taken back. */
+  by: number
   resolve: (count: number) => void
   reject: (error: unknown) => void
 }
@@ -42,18 +44,28 @@ export class WindowCounter {
   /** Counts one request of `keyId` at `now`; returns the window's count so far and when it ends. */
   async hit(keyId: string, now: Date): Promise<{ count: number; windowEndsAt: number }> {
     const start = Math.floor(now.getTime() / this.#windowMs) * this.#windowMs
-    const count = await this.#increment(`${keyId}.${start}`)
+    const count = await this.#increment(`${keyId}.${start}`, 1)
     return { count, windowEndsAt: start + this.#windowMs }
   }
 
-  #increment(key: string): Promise<number> {
+  /**
+   * Takes back one hit of `keyId` counted at `at` (the same instant passed to
+   * hit, so the same window): for a caller that counts an attempt before it
+   * knows whether the attempt is one that counts.
+   */
+  async takeBack(keyId: string, at: Date): Promise<void> {
+    const start = Math.floor(at.getTime() / this.#windowMs) * this.#windowMs
+    await this.#increment(`${keyId}.${start}`, -1)
+  }
+
+  #increment(key: string, by: number): Promise<number> {
     return new Promise((resolve, reject) => {
       const queued = this.#pending.get(key)
       if (queued) {
-        queued.push({ resolve, reject })
+        queued.push({ by, resolve, reject })
         return
       }
-      this.#pending.set(key, [{ resolve, reject }])
+      this.#pending.set(key, [{ by, resolve, reject }])
       void this.#flush(key)
     })
   }
@@ -68,9 +80,11 @@ export class WindowCounter {
       }
       this.#pending.set(key, [])
       try {
-        const total = await this.#add(key, batch.length)
+        const sum = batch.reduce((total, waiter) => total + waiter.by, 0)
+        const total = await this.#add(key, sum)
         // Each request learns its own position in the window, in arrival order.
-        batch.forEach((waiter, i) => waiter.resolve(total - batch.length + i + 1))
+        let count = total - sum
+        for (const waiter of batch) waiter.resolve((count += waiter.by))
       } catch (error) {
         for (const waiter of batch) waiter.reject(error)
       }
@@ -82,7 +96,8 @@ export class WindowCounter {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.#kv.get(key)
       const current = entry && entry.operation === 'PUT' ? Number(entry.string()) : 0
-      const next = current + n
+      // Never below 0: a hit taken back after its window's counter was lost (a NATS restart) must not bank a spare one.
+      const next = Math.max(0, current + n)
       try {
         if (entry) await this.#kv.update(key, String(next), entry.revision)
         else await this.#kv.create(key, String(next))

@@ -35,6 +35,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       db: connections.db,
       secretBox,
       rateLimits: config.rateLimits,
+      signInFailuresPerMinute: config.consoleSignInFailuresPerMinute,
       nats: connections.nats,
       allowPrivateNetworks: config.allowPrivateNetworks,
       s3: connections.s3,

@@ -3,6 +3,8 @@ import { connect, type NatsConnection } from 'nats'
 import { buildServer } from '../../api/server.js'
 import { createLogger } from '../../api/logger.js'
 import { RATE_LIMIT_BUCKET, WindowCounter } from '../../api/rate-limit/window-counter.js'
+import { SignInLinkRepository } from '../../api/console/sign-in-link-repository.js'
+import { ConsoleSession, cookieFrom } from '../console/console-client.js'
 import { startApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -94,6 +96,20 @@ t.test('rate limits per API key', async (t) => {
     // 3 replicas × 40 concurrent hits on one key: the counts handed out must be 1..120, each once.
     const counts = await Promise.all(Array.from({ length: 120 }, (_, i) => replicas[i % 3]!.hit('key_concurrent', now).then((hit) => hit.count)))
     t.same([...counts].sort((a, b) => a - b), Array.from({ length: 120 }, (_, i) => i + 1))
+  })
+
+  t.test('a console session opened with a sign-in link counts against its account', async (t) => {
+    now = new Date('2026-03-01T12:07:00Z')
+    const { account_id } = await api.createAccount('free')
+    const { token } = await new SignInLinkRepository(api.db).issue(account_id, now)
+    const signedIn = await api.app.inject({ method: 'POST', url: '/console/api/session/link', payload: { token } })
+    t.equal(signedIn.statusCode, 200, signedIn.body)
+    const session = new ConsoleSession(api.app, cookieFrom(signedIn), signedIn.json<{ csrf_token: string }>().csrf_token)
+    for (let i = 0; i < 3; i++) {
+      const res = await session.request('GET', '/api/v1/webhook-config')
+      t.equal(res.headers['x-ratelimit-remaining'], String(2 - i), `request ${i + 1} is counted`)
+    }
+    t.equal((await session.request('GET', '/api/v1/webhook-config')).statusCode, 429)
   })
 
   t.test('a limit of 0 means unlimited', async (t) => {

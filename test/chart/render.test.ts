@@ -190,11 +190,16 @@ t.test('the API-side Deployments configure kubernetes mode from the chart Secret
     t.same(config.s3, { endpoint: 'https://minio.storage:9000', bucket: 'media', region: 'eu-west-1', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example-secret-key', forcePathStyle: true })
     t.equal(config.encryptionKeys, 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=')
     t.same(config.rateLimits, { free: 10, trial: 20, growth: 30, business: 0 })
+    t.equal(config.consoleSignInFailuresPerMinute, 5)
+    t.same(config.trustProxy, c === 'api' ? ['10.244.0.0/16', 'fd00::/8'] : false, `${c}: TRUST_PROXY set on the API alone`)
     t.equal(config.allowPrivateNetworks, false)
     t.equal(container.command![1]!.startsWith('dist/'), true, `${c}: an entrypoint of the image`)
   }
   t.equal(PLANS.length, 4, 'a rate limit per plan')
   const [defaults] = renders
+  const defaultApi = loadConfig(containerEnv(defaults!.objects, 'ffkube', deploymentContainer(defaults!.objects, 'ffkube-api').container))
+  t.equal(defaultApi.trustProxy, false, 'by default the API trusts no proxy\'s X-Forwarded-For')
+  t.equal(defaultApi.consoleSignInFailuresPerMinute, 10)
   const keys = containerEnv(defaults!.objects, 'ffkube', deploymentContainer(defaults!.objects, 'ffkube-api').container).ENCRYPTION_KEYS
   t.match(keys, /^k1:[A-Za-z0-9+/]{43}=$/, 'a generated 32-byte encryption key when none is given')
 })
@@ -307,6 +312,8 @@ t.test('values the programs would refuse are refused at install', async (t) => {
   await t.rejects(helm.template({ setJson: { 'operator.workers': '0' } }), /workers/, 'OPERATOR_WORKERS out of range')
   await t.rejects(helm.template({ setJson: { 'config.s3.endpoint': '"minio:9000"' } }), /endpoint/, 'an S3 endpoint without a scheme')
   await t.rejects(helm.template({ setJson: { 'api.replica': '2' } }), /replica/, 'a misspelt key')
+  await t.rejects(helm.template({ setJson: { 'api.trustProxy': '"1"' } }), /trustProxy/, 'a TRUST_PROXY hop count')
+  await t.rejects(helm.template({ setJson: { 'api.trustProxy': '"ingress-nginx"' } }), /trustProxy/, 'a TRUST_PROXY entry that is no address')
   await t.rejects(helm.template({ setJson: { 'secrets.existingSecret': '"mine"' } }), /runners\.uploadSecret\.existingSecret/,
     'an existing Secret without the runner namespace copy')
   const existing = await helm.template({ setJson: { 'secrets.existingSecret': '"mine"', 'runners.uploadSecret.existingSecret': '"mine-storage"' } })

@@ -72,6 +72,28 @@ t.test('reads every documented variable', async (t) => {
   })
 })
 
+t.test('console sign-ins are limited to 10 failures a minute per address by default, 0 meaning no limit', async (t) => {
+  t.equal(loadConfig({}).consoleSignInFailuresPerMinute, 10)
+  t.equal(loadConfig({ CONSOLE_SIGN_IN_FAILURES_PER_MINUTE: '0' }).consoleSignInFailuresPerMinute, 0)
+  t.equal(loadConfig({ CONSOLE_SIGN_IN_FAILURES_PER_MINUTE: '25' }).consoleSignInFailuresPerMinute, 25)
+})
+
+t.test('TRUST_PROXY trusts no proxy by default, and takes true, false or a list of proxy addresses and CIDRs', async (t) => {
+  const cases: Array<[string | undefined, boolean | string[]]> = [
+    [undefined, false],
+    ['', false],
+    ['false', false],
+    ['no', false],
+    ['true', true],
+    ['TRUE', true],
+    ['yes', true],
+    ['10.244.0.0/16', ['10.244.0.0/16']],
+    [' 10.0.0.1 , 192.168.0.0/24,fd00::/8, loopback ', ['10.0.0.1', '192.168.0.0/24', 'fd00::/8', 'loopback']],
+    ['::1', ['::1']],
+  ]
+  for (const [raw, expected] of cases) t.same(loadConfig(raw === undefined ? {} : { TRUST_PROXY: raw }).trustProxy, expected, `TRUST_PROXY=${String(raw)}`)
+})
+
 const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['a port that is not a number', { PORT: 'http' }, /^PORT must be a port number/],
   ['a port out of range', { PORT: '70000' }, /^PORT must be/],
@@ -85,6 +107,12 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['an event stream cap of 0', { EVENT_STREAMS_PER_ACCOUNT: '0' }, /^EVENT_STREAMS_PER_ACCOUNT must be a whole number of at least 1, got "0"/],
   ['an event stream lifetime that is no number', { EVENT_STREAM_MAX_SECONDS: '1h' }, /^EVENT_STREAM_MAX_SECONDS must be a whole number of at least 1/],
   ['an event stream lifetime over a day', { EVENT_STREAM_MAX_SECONDS: '2592000' }, /^EVENT_STREAM_MAX_SECONDS must be at most 86400 \(a day\), got 2592000/],
+  ['a sign-in failure limit that is no whole number', { CONSOLE_SIGN_IN_FAILURES_PER_MINUTE: 'ten' }, /^CONSOLE_SIGN_IN_FAILURES_PER_MINUTE must be a whole number/],
+  ['a TRUST_PROXY hop count, which cannot tell a proxy from a client', { TRUST_PROXY: '1' }, /^TRUST_PROXY takes no hop count \("1"\)/],
+  ['a TRUST_PROXY entry that is no address', { TRUST_PROXY: '10.0.0.1,ingress-nginx' }, /^TRUST_PROXY must be true, false, or a comma list of proxy addresses and CIDRs .*"ingress-nginx" is none of these/],
+  ['a TRUST_PROXY CIDR with a prefix too long', { TRUST_PROXY: '10.0.0.0/33' }, /^TRUST_PROXY must be .*"10.0.0.0\/33"/],
+  ['a TRUST_PROXY list with an empty entry', { TRUST_PROXY: '10.0.0.1,,10.0.0.2' }, /^TRUST_PROXY must be .*"" is none of these/],
+  ['a TRUST_PROXY boolean spelt as a number', { TRUST_PROXY: '0' }, /^TRUST_PROXY takes no hop count/],
   ['a concurrency cap that is no whole number', { CONCURRENT_COMMANDS_GROWTH: '2.5' }, /^CONCURRENT_COMMANDS_GROWTH must be a whole number of commands/],
 ]
 for (const [what, env, message] of rejected) {

@@ -160,6 +160,8 @@ seccompProfile:
   value: {{ $v.config.rateLimits.growth | int64 | quote }}
 - name: RATE_LIMIT_BUSINESS_PER_MINUTE
   value: {{ $v.config.rateLimits.business | int64 | quote }}
+- name: CONSOLE_SIGN_IN_FAILURES_PER_MINUTE
+  value: {{ $v.config.consoleSignInFailuresPerMinute | int64 | quote }}
 - name: CONCURRENT_COMMANDS_FREE
   value: {{ $v.config.concurrentCommands.free | int64 | quote }}
 - name: CONCURRENT_COMMANDS_TRIAL
