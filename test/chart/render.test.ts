@@ -77,7 +77,7 @@ t.test('every toggle renders its object', async (t) => {
   t.equal(ofKind(all!.objects, 'PodDisruptionBudget').length, 4, 'one PodDisruptionBudget per component')
   const [ingress] = ofKind(all!.objects, 'Ingress') as Array<KubernetesObject & { spec: { rules: Array<{ http: { paths: Array<{ path: string; pathType: string }> } }> } }>
   for (const rule of ingress!.spec.rules) {
-    t.same(rule.http.paths.map((p) => [p.path, p.pathType]), [['/api/', 'Prefix'], ['/docs', 'Prefix'], ['/openapi.json', 'Exact']], 'the Ingress exposes the API and its docs, never /metrics or the health endpoints')
+    t.same(rule.http.paths.map((p) => [p.path, p.pathType]), [['/api/', 'Prefix'], ['/docs', 'Prefix'], ['/openapi.json', 'Exact'], ['/console', 'Prefix']], 'the Ingress exposes the API, its docs and the console, never /metrics or the health endpoints')
   }
   for (const c of COMPONENTS) {
     const { deployment } = deploymentContainer(all!.objects, `ffkube-${c}`)
