@@ -112,6 +112,21 @@ export function imagePullFailure(pods: V1Pod[], now: Date, graceSeconds: number)
   return retryInMs === undefined ? {} : { retryInMs }
 }
 
+/**
+ * Why the runner's pod waits for a node, as the scheduler said it
+ * ("0/3 nodes are available: 3 Insufficient memory."); undefined when no pod
+ * of the Job is unschedulable. The command waits (its Job's deadline still
+ * bounds it, and a node may yet come: an autoscaler, a finished neighbour),
+ * but whoever runs `kubectl describe mc` should see why.
+ */
+export function unschedulableReason(pods: V1Pod[]): string | undefined {
+  for (const pod of pods) {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled')
+    if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') return scheduled.message ?? 'no node can run the runner pod'
+  }
+  return undefined
+}
+
 /** kubectl-style short duration: 45s, 3m12s, 1h2m. */
 export function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000))
@@ -196,7 +211,14 @@ export function deriveStatus(o: Observation): Derived {
   if (p.phase === 'PROCESSING' || p.phase === 'SUCCESS' || p.phase === 'FAILED') {
     status.startTime = prev.startTime ?? toIso(o.job?.status?.startTime) ?? o.now.toISOString()
   }
-  if (p.phase === 'PROCESSING') {
+  const unschedulable = p.phase === 'QUEUED' || p.phase === 'PROCESSING' ? unschedulableReason(o.pods) : undefined
+  if (unschedulable !== undefined) {
+    conditions = setCondition(conditions, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: unschedulable, observedGeneration: generation }, o.now)
+  } else if (conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False') && o.pods.length > 0) {
+    // Only once it was unschedulable: a command that never waited for a node carries no such condition.
+    conditions = setCondition(conditions, { type: 'PodScheduled', status: 'True', reason: 'Scheduled', message: 'the runner pod has a node', observedGeneration: generation }, o.now)
+  }
+  if (p.phase === 'PROCESSING' && unschedulable === undefined) {
     conditions = setCondition(conditions, { type: 'Running', status: 'True', reason: 'PodRunning', message: 'the runner is working', observedGeneration: generation }, o.now)
   }
   if (p.phase === 'SUCCESS' || p.phase === 'FAILED') {

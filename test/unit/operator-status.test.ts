@@ -127,6 +127,26 @@ t.test('deriving twice from the same cluster state gives the same status (so no 
   t.same(later.status, first.status)
 })
 
+t.test("a runner pod no node can take shows the scheduler's reason on the MediaCommand, and the condition flips once a node takes it", async (t) => {
+  const mc = storedMediaCommand()
+  const reason = '0/1 nodes are available: 1 Insufficient memory. preemption: 0/1 nodes are available.'
+  const pending = pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: reason }] })
+  const waiting = deriveStatus({ mc, job: job({ active: 1 }), pods: [pending], now, imagePullGraceSeconds: 120 })
+  t.has(waiting.status.conditions!.find((c) => c.type === 'PodScheduled'), { status: 'False', reason: 'Unschedulable', message: reason })
+  t.notOk(waiting.status.conditions!.some((c) => c.type === 'Running'), 'not said to be running while it waits for a node')
+  t.equal(waiting.status.phase === 'SUCCESS' || waiting.status.phase === 'FAILED', false, 'it waits: the Job deadline bounds it')
+  mc.status = waiting.status
+  const placed = pod({ phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] })
+  const running = deriveStatus({ mc, job: job({ active: 1 }), pods: [placed], now: new Date(now.getTime() + 60_000), imagePullGraceSeconds: 120 })
+  t.has(running.status.conditions!.find((c) => c.type === 'PodScheduled'), { status: 'True', reason: 'Scheduled', lastTransitionTime: new Date(now.getTime() + 60_000).toISOString() })
+  t.has(running.status.conditions!.find((c) => c.type === 'Running'), { status: 'True' })
+})
+
+t.test('a command whose pod never waited for a node carries no PodScheduled condition', async (t) => {
+  const d = deriveStatus({ mc: storedMediaCommand(), job: job({ active: 1 }), pods: [pod({ phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] })], now, imagePullGraceSeconds: 120 })
+  t.notOk(d.status.conditions!.some((c) => c.type === 'PodScheduled'))
+})
+
 t.test('setCondition moves lastTransitionTime only when the status flips', async (t) => {
   const a = setCondition([], { type: 'Running', status: 'True', reason: 'PodRunning', message: '', observedGeneration: 1 }, new Date(1000))
   const b = setCondition(a, { type: 'Running', status: 'True', reason: 'PodRunning', message: 'still', observedGeneration: 2 }, new Date(2000))
