@@ -9,6 +9,7 @@ import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
 import { DEFAULT_CONCURRENCY_LIMITS, type ConcurrencyLimits } from './dispatcher/concurrency-limits.js'
 import { DEFAULT_STREAMS_PER_ACCOUNT } from './commands/stream-slots.js'
+import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE } from './console/sign-in-throttle.js'
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 
@@ -155,10 +156,7 @@ function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
   const limits = { ...DEFAULT_RATE_LIMITS }
   for (const plan of PLANS) {
     const name = `RATE_LIMIT_${plan.toUpperCase()}_PER_MINUTE`
-    const raw = env[name]
-    if (raw === undefined || raw === '') continue
-    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of requests per minute (0 = unlimited), got "${raw}"`)
-    limits[plan] = Number(raw)
+    limits[plan] = parseLimit(name, env[name], limits[plan], 'requests per minute')
   }
   return limits
 }
@@ -167,18 +165,15 @@ function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
   const limits = { ...DEFAULT_CONCURRENCY_LIMITS }
   for (const plan of PLANS) {
     const name = `CONCURRENT_COMMANDS_${plan.toUpperCase()}`
-    const raw = env[name]
-    if (raw === undefined || raw === '') continue
-    if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of commands (0 = unlimited), got "${raw}"`)
-    limits[plan] = Number(raw)
+    limits[plan] = parseLimit(name, env[name], limits[plan], 'commands')
   }
   return limits
 }
 
-/** A whole number of at least 0, where 0 means no limit. */
-function parseLimit(name: string, raw: string | undefined, fallback: number): number {
+/** A whole number of `what` of at least 0, where 0 means no limit. */
+function parseLimit(name: string, raw: string | undefined, fallback: number, what: string): number {
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number (0 = no limit), got "${raw}"`)
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of ${what} (0 = unlimited), got "${raw}"`)
   return Number(raw)
 }
 
@@ -314,7 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
     rateLimits: parseRateLimits(env),
-    consoleSignInFailuresPerMinute: parseLimit('CONSOLE_SIGN_IN_FAILURES_PER_MINUTE', env.CONSOLE_SIGN_IN_FAILURES_PER_MINUTE, 10),
+    consoleSignInFailuresPerMinute: parseLimit('CONSOLE_SIGN_IN_FAILURES_PER_MINUTE', env.CONSOLE_SIGN_IN_FAILURES_PER_MINUTE, DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, 'failed sign-ins per minute'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     concurrencyLimits: parseConcurrencyLimits(env),
     localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
