@@ -4,7 +4,7 @@ import type { NatsConnection } from 'nats'
 import type { Clock } from '../clock.js'
 import { RateLimitedError } from '../errors/api-errors.js'
 import { RATE_LIMIT_WINDOW_MS } from '../rate-limit/rate-limits.js'
-import { WindowCounter } from '../rate-limit/window-counter.js'
+import { retryAfterSeconds, WindowCounter } from '../rate-limit/window-counter.js'
 
 /** CONSOLE_SIGN_IN_FAILURES_PER_MINUTE's default. */
 export const DEFAULT_SIGN_IN_FAILURES_PER_MINUTE = 10
@@ -71,9 +71,9 @@ export class SignInThrottle {
       return check()
     }
     if (hit.count > this.limit) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((hit.windowEndsAt - at.getTime()) / 1000))
+      const retryAfter = retryAfterSeconds(hit.windowEndsAt, at)
       request.log.warn({ client_address: request.ip }, 'console sign-in refused: too many failed attempts from this address')
-      throw new RateLimitedError(`too many failed sign-in attempts from this address (at most ${this.limit} a minute); retry in ${retryAfterSeconds} s`, retryAfterSeconds)
+      throw new RateLimitedError(`too many failed sign-in attempts from this address (at most ${this.limit} a minute); retry in ${retryAfter} s`, retryAfter)
     }
     let failed = false
     try {

@@ -4,7 +4,7 @@ import type { NatsConnection } from 'nats'
 import { systemClock, type Clock } from '../clock.js'
 import { RateLimitedError } from '../errors/api-errors.js'
 import { RATE_LIMIT_WINDOW_MS, type RateLimits } from './rate-limits.js'
-import { WindowCounter } from './window-counter.js'
+import { retryAfterSeconds, WindowCounter } from './window-counter.js'
 
 export interface RateLimitingOptions {
   /** Where the counters live (NATS KV); required unless every limit is 0. */
@@ -40,8 +40,8 @@ export const rateLimiting = fp(
       void reply.header('x-ratelimit-limit', String(limit))
       void reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)))
       if (count > limit) {
-        const retryAfterSeconds = Math.max(1, Math.ceil((windowEndsAt - at.getTime()) / 1000))
-        throw new RateLimitedError(`rate limit of ${limit} requests per minute for this API key exceeded; retry in ${retryAfterSeconds} s`, retryAfterSeconds)
+        const retryAfter = retryAfterSeconds(windowEndsAt, at)
+        throw new RateLimitedError(`rate limit of ${limit} requests per minute for this API key exceeded; retry in ${retryAfter} s`, retryAfter)
       }
     })
   },

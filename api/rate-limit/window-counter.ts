@@ -3,6 +3,11 @@ import { StorageType, type KV, type NatsConnection } from 'nats'
 /** The NATS KV bucket that holds every API replica's request counters. */
 export const RATE_LIMIT_BUCKET = 'ffkube-rate-limits'
 
+/** A 429's Retry-After: the whole seconds from `now` until the window ends, at least 1. */
+export function retryAfterSeconds(windowEndsAt: number, now: Date): number {
+  return Math.max(1, Math.ceil((windowEndsAt - now.getTime()) / 1000))
+}
+
 interface Waiter {
   /** +1 for a hit, -1 for a hit taken back. */
   by: number
@@ -43,7 +48,7 @@ export class WindowCounter {
 
   /** Counts one request of `keyId` at `now`; returns the window's count so far and when it ends. */
   async hit(keyId: string, now: Date): Promise<{ count: number; windowEndsAt: number }> {
-    const start = Math.floor(now.getTime() / this.#windowMs) * this.#windowMs
+    const start = this.#windowStart(now)
     const count = await this.#increment(`${keyId}.${start}`, 1)
     return { count, windowEndsAt: start + this.#windowMs }
   }
@@ -54,8 +59,11 @@ export class WindowCounter {
    * knows whether the attempt is one that counts.
    */
   async takeBack(keyId: string, at: Date): Promise<void> {
-    const start = Math.floor(at.getTime() / this.#windowMs) * this.#windowMs
-    await this.#increment(`${keyId}.${start}`, -1)
+    await this.#increment(`${keyId}.${this.#windowStart(at)}`, -1)
+  }
+
+  #windowStart(at: Date): number {
+    return Math.floor(at.getTime() / this.#windowMs) * this.#windowMs
   }
 
   #increment(key: string, by: number): Promise<number> {
