@@ -35,13 +35,14 @@ FFMPEG_URLS=(
 # encodes AV1.
 STATIC_LIBS=(
   x264 x265 numa vpx aom opus mp3lame vorbis vorbisenc ogg theora theoraenc theoradec
-  webp webpmux webpdemux z bz2 lzma freetype fontconfig expat fribidi png16 brotlidec brotlicommon
+  webp webpmux webpdemux z bz2 lzma freetype fontconfig expat fribidi png16 brotlidec brotlicommon ass
 )
 BUILD_PACKAGES=(
   build-essential nasm pkg-config xz-utils curl ca-certificates
   libx264-dev libx265-dev libnuma-dev libvpx-dev libaom-dev libdav1d-dev libopus-dev libmp3lame-dev
   libvorbis-dev libogg-dev libtheora-dev libwebp-dev zlib1g-dev libbz2-dev liblzma-dev
   libfreetype-dev libfontconfig-dev libexpat1-dev libfribidi-dev libharfbuzz-dev libpng-dev libbrotli-dev
+  libass-dev
 )
 # drawtext's font: the policy refuses fontfile, so the static fontconfig finds
 # one through Debian's /etc/fonts/fonts.conf (fontconfig-config), which local
@@ -57,6 +58,9 @@ CONFIGURE_FLAGS=(
   --enable-libx264 --enable-libx265 --enable-libvpx --enable-libaom --enable-libdav1d
   --enable-libopus --enable-libmp3lame --enable-libvorbis --enable-libtheora --enable-libwebp
   --enable-libfreetype --enable-libfontconfig --enable-libfribidi --enable-libharfbuzz
+  # libass: the subtitles and ass filters (burned-in subtitles), which the policy
+  # allows on the command's own files (contracts/ffmpeg-filter-files.ts).
+  --enable-libass
   # The runner fetches inputs itself and the policy lets ffmpeg open local
   # files only (-protocol_whitelist file): no network protocols, no capture
   # devices (v4l2, fbdev, oss). lavfi stays: the tests make their clips with
