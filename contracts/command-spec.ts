@@ -38,6 +38,13 @@ export interface CommandSpec {
    * a private network still serves them. Absent in specs of older records.
    */
   managedInputs?: string[] | undefined
+  /**
+   * The URL of a zip the fetch step unpacks into the work directory before the
+   * first command (the API's input_compressed_folder), or null. A managed
+   * storage_url when `managedCompressedFolder` is true (read like managedInputs).
+   */
+  inputCompressedFolder?: string | null
+  managedCompressedFolder?: boolean
   /** `out_*` alias → plain filename in the work directory. */
   outputFiles: Record<string, string>
   /**

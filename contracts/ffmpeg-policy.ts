@@ -52,6 +52,13 @@ export interface PolicyContext {
   written?: ReadonlyMap<string, string>
   /** True in a chain: a command may write plain filenames that are not declared outputs. */
   allowIntermediateFiles?: boolean
+  /**
+   * True when the command brings an input_compressed_folder: its entries are
+   * unpacked into the work dir before the first command, so a command may read
+   * relative paths in the work dir that are not known when the policy runs
+   * (the runner checks at run time that each names an unpacked entry).
+   */
+  folder?: boolean
 }
 
 /** An accepted command. */

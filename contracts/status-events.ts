@@ -18,12 +18,33 @@ export function statusSubject(commandId: string): string {
 /** What the runner is doing while PROCESSING. */
 export type ProcessingStage = 'FETCHING' | 'DOWNLOADING' | 'RUNNING' | 'PROBING' | 'UPLOADING'
 
-/** One uploaded output, as the runner knows it; the API adds file_id and storage_url. */
+/**
+ * One file of a multi-file output (a numbered sequence, a playlist and its
+ * segments, a segment list), as uploaded.
+ */
+export interface OutputMember {
+  /** Its path relative to the command's folder in the bucket, '/'-separated: `seg_001.ts`, `v0/prog.m3u8`. */
+  filename: string
+  object_key: string
+  size_bytes: number
+  mime_type: string | null
+}
+
+/**
+ * One uploaded output, as the runner knows it; the API adds file_id and
+ * storage_url. For a multi-file output, `filename` and `object_key` name its
+ * main file (the playlist for HLS or DASH, the master playlist when
+ * `-master_pl_name` is given, otherwise the first file by name), the media
+ * fields are the main file's probe except `size_mbytes`, which is the total of
+ * every file, and `files` lists every file, the main one among them.
+ */
 export interface OutputFileResult extends MediaMeta {
   filename: string
   storage_location: 'INTERNAL' | 'EXTERNAL'
   bucket: string
   object_key: string
+  /** Set for a multi-file output only; a single file has none. */
+  files?: OutputMember[]
 }
 
 /** One URL of a download-only batch that failed while others succeeded. */
