@@ -20,7 +20,8 @@ export async function fetchPhase(spec: CommandSpec, context: PhaseContext): Prom
 
 async function fetchFfmpegInputs(spec: CommandSpec, { deps, progress }: PhaseContext): Promise<Fetched> {
   // The policy runs before any byte is fetched: a refused command costs nothing.
-  const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+  const folder = Boolean(spec.inputCompressedFolder)
+  const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
   if (!plan.ok && !deps.unsafeDisableFfmpegPolicyForTests) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
   progress.stage('FETCHING')
   const config = deps.config
