@@ -158,17 +158,18 @@ export function checkOutputsUsed(commands: readonly string[], outputs: Record<st
  * time so a command the runner would refuse is refused now, with the
  * endpoint's status, instead of ending FAILED later. `inputs` are the input
  * URLs (their extensions shape the work-dir paths) or, for yt-dlp downloads
- * and presets, aliases whose files do not exist yet.
+ * and presets, aliases whose files do not exist yet. `folder`: the command
+ * brings an input_compressed_folder (PolicyContext.folder).
  */
 export function checkArgumentPolicy(
   commands: readonly string[],
-  files: { inputs: Record<string, string> | readonly string[]; outputs: Record<string, string> },
+  files: { inputs: Record<string, string> | readonly string[]; outputs: Record<string, string>; folder?: boolean },
   mode: 'ffmpeg' | 'arguments',
   field: (commandIndex: number | null) => string,
   Fault: ApiErrorClass,
 ): void {
   const inputs = Array.isArray(files.inputs) ? pendingDownloadPaths(files.inputs) : inputPathsFor(files.inputs as Record<string, string>)
-  const plan = planFfmpegCommands(commands, { mode, inputs, outputs: files.outputs })
+  const plan = planFfmpegCommands(commands, { mode, inputs, outputs: files.outputs, folder: files.folder ?? false })
   if (!plan.ok) throw new Fault(`${field(plan.violation.commandIndex)}: ${plan.violation.message}`)
 }
 

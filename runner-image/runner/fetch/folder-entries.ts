@@ -23,7 +23,7 @@ export type EntryKind = { kind: 'file'; path: string } | { kind: 'directory'; pa
 export class FolderEntryError extends Error {
   override readonly name = 'FolderEntryError'
   constructor(
-    readonly status: 'FOLDER_UNSAFE_ENTRY' | 'FOLDER_TOO_LARGE' | 'FOLDER_INVALID',
+    readonly status: 'FOLDER_UNSAFE_ENTRY' | 'FOLDER_TOO_LARGE' | 'FOLDER_INVALID' | 'FOLDER_UNSAFE_PLAYLIST',
     message: string,
   ) {
     super(message)

@@ -37,7 +37,8 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
  */
 function plannedArgvs(spec: CommandSpec, fetched: Fetched): string[][] | null {
   if (spec.commandType !== 'YTDLP_COMMAND') {
-    const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+    const folder = Boolean(spec.inputCompressedFolder)
+    const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
     if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
     return plan.argvs
   }
