@@ -6,12 +6,13 @@
  */
 import { applyFfmpegPolicy, type PolicyContext, type PolicyViolation } from './ffmpeg-policy.js'
 import { outputPath } from './ffmpeg-paths.js'
+import type { WorkFileCheck } from './ffmpeg-work-files.js'
 import { isInputAlias, isOutputAlias, substitutePlaceholders } from './placeholders.js'
 import { splitShellWords } from './shell-words.js'
 
-/** The argv of each command string, in order. */
+/** The argv of each command string, in order, and what the runner checks in the work dir before each. */
 export type PlanOutcome =
-  | { ok: true; argvs: string[][] }
+  | { ok: true; argvs: string[][]; checks: WorkFileCheck[][] }
   | { ok: false; violation: PolicyViolation & { commandIndex: number | null } }
 
 /** Plans one or more command strings that run in order in one work directory. */
@@ -27,6 +28,7 @@ export function planFfmpegCommands(
   }
   const written = new Map<string, string>()
   const argvs: string[][] = []
+  const checks: WorkFileCheck[][] = []
   const chained = commands.length > 1
   for (const [commandIndex, command] of commands.entries()) {
     const outcome = applyFfmpegPolicy(command, { ...context, written, allowIntermediateFiles: chained })
@@ -35,6 +37,7 @@ export function planFfmpegCommands(
       return { ok: false, violation: { ...outcome.violation, message: prefix + outcome.violation.message, commandIndex } }
     }
     argvs.push(outcome.value.argv)
+    checks.push(outcome.value.checks)
     for (const [name, path] of outcome.value.writes) written.set(name, path)
   }
   const missing = Object.keys(context.outputs).filter((alias) => !written.has(alias))
@@ -48,7 +51,7 @@ export function planFfmpegCommands(
       },
     }
   }
-  return { ok: true, argvs }
+  return { ok: true, argvs, checks }
 }
 
 /**

@@ -7,38 +7,19 @@
  * into its work directory, and may open no network or device.
  */
 import { ALLOWED_FILTERS } from './ffmpeg-filters.js'
-import { ALLOWED_INPUT_FORMATS, ALLOWED_MUXERS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
+import { resolveFilterFiles } from './ffmpeg-filter-files.js'
+import { ALLOWED_MUXERS } from './ffmpeg-formats.js'
+import { planInput } from './ffmpeg-inputs.js'
 import { ALLOWED_OPTIONS, MAX_FFMPEG_THREADS, splitOptionName } from './ffmpeg-options.js'
 import { describeBadFilename, hasEmbeddedPlaceholder, outputPath, placeholderAlias } from './ffmpeg-paths.js'
-import { FiltergraphSyntaxError, parseFiltergraph } from './filtergraph.js'
+import { PolicyRefusal, refuse, type PolicyViolation } from './ffmpeg-refusal.js'
+import type { WorkFileCheck } from './ffmpeg-work-files.js'
+import { formatFilterArgs, FiltergraphSyntaxError, parseFiltergraph, type FilterNode } from './filtergraph.js'
 import { filenameProblem } from './placeholders.js'
 import { ShellSyntaxError, splitShellWords } from './shell-words.js'
 
-/** Machine-readable reasons a command string is refused. */
-export type PolicyViolationCode =
-  | 'SHELL_SYNTAX'
-  | 'CONTROL_CHARACTER'
-  | 'NOT_FFMPEG'
-  | 'OPTION_NOT_ALLOWED'
-  | 'MISSING_VALUE'
-  | 'VALUE_NOT_ALLOWED'
-  | 'FORMAT_NOT_ALLOWED'
-  | 'FILTERGRAPH_SYNTAX'
-  | 'FILTER_NOT_ALLOWED'
-  | 'FILTER_OPTION_NOT_ALLOWED'
-  | 'INPUT_NOT_ALLOWED'
-  | 'OUTPUT_NOT_ALLOWED'
-  | 'UNKNOWN_PLACEHOLDER'
-  | 'PLACEHOLDER_NOT_WHOLE_ARGUMENT'
-  | 'TRAILING_OPTIONS'
-  | 'NO_INPUT'
-  | 'NO_OUTPUT'
-
-/** A refused command: `message` names the argument and the reason. */
-export interface PolicyViolation {
-  code: PolicyViolationCode
-  message: string
-}
+export type { PolicyViolation, PolicyViolationCode } from './ffmpeg-refusal.js'
+export { INPUT_HARDENING } from './ffmpeg-inputs.js'
 
 /** What the policy needs to know about the command's files. */
 export interface PolicyContext {
@@ -67,6 +48,8 @@ export interface PolicyResult {
   argv: string[]
   /** Names (plain filenames and output aliases) this command writes → work-dir path. */
   writes: Map<string, string>
+  /** What the runner checks in the work dir before this command runs (folder entries, lists, subtitle files). */
+  checks: WorkFileCheck[]
 }
 
 export type PolicyOutcome = { ok: true; value: PolicyResult } | { ok: false; violation: PolicyViolation }
@@ -74,28 +57,15 @@ export type PolicyOutcome = { ok: true; value: PolicyResult } | { ok: false; vio
 /** Options placed before the user's: no stdin, no banner, overwrite (a chain may rewrite its own files). */
 export const LEADING_OPTIONS: readonly string[] = ['-hide_banner', '-nostdin', '-y']
 
-/** Options placed right before every `-i`: local files only, and only demuxers that open nothing else. */
-export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST]
-
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
-
-class Refusal extends Error {
-  constructor(readonly violation: PolicyViolation) {
-    super(violation.message)
-  }
-}
-
-function refuse(code: PolicyViolationCode, message: string): never {
-  throw new Refusal({ code, message })
-}
 
 /** Applies the policy to one command string. */
 export function applyFfmpegPolicy(command: string, context: PolicyContext): PolicyOutcome {
   try {
     return { ok: true, value: buildArgv(command, context) }
   } catch (error) {
-    if (error instanceof Refusal) return { ok: false, violation: error.violation }
+    if (error instanceof PolicyRefusal) return { ok: false, violation: error.violation }
     throw error
   }
 }
@@ -123,6 +93,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
 
   const argv: string[] = [...LEADING_OPTIONS]
   const writes = new Map<string, string>()
+  const checks: WorkFileCheck[] = []
   // Per-file options seen since the last input or output, and the format among them.
   let pending: string[] = []
   let pendingFormat: string | null = null
@@ -153,7 +124,8 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
     const value = words[index + 1]
     if (value === undefined) refuse('MISSING_VALUE', `option ${word} needs a value`)
     index++
-    if (hasEmbeddedPlaceholder(value)) {
+    // A filtergraph may hold placeholders as whole values of file options: checked filter by filter.
+    if (hasEmbeddedPlaceholder(value) && rule.kind !== 'filtergraph') {
       refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `${word} ${value}: a placeholder must be a whole argument on its own`)
     }
     if (placeholderAlias(value) !== null && rule.kind !== 'input') {
@@ -161,10 +133,9 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
     }
     switch (rule.kind) {
       case 'input': {
-        if (pendingFormat !== null && !ALLOWED_INPUT_FORMATS.has(pendingFormat)) {
-          refuse('FORMAT_NOT_ALLOWED', `-f ${pendingFormat} is not an allowed input format`)
-        }
-        argv.push(...pending, ...INPUT_HARDENING, '-i', resolveInput(value, context))
+        const input = planInput(value, pendingFormat, context)
+        argv.push(...pending, ...input.options, '-i', input.path)
+        checks.push(...input.checks)
         pending = []
         pendingFormat = null
         inputCount++
@@ -174,9 +145,12 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
         if (!/^[a-z0-9_]+$/.test(value)) refuse('FORMAT_NOT_ALLOWED', `-f ${value} is not a format name`)
         pendingFormat = value
         break
-      case 'filtergraph':
-        checkFiltergraph(word, value)
-        break
+      case 'filtergraph': {
+        const graph = checkFiltergraph(word, value, context)
+        checks.push(...graph.checks)
+        ;(rule.global ? argv : pending).push(word, graph.text)
+        continue
+      }
       case 'threads':
         if (!/^\d{1,3}$/.test(value) || Number(value) > MAX_FFMPEG_THREADS) {
           refuse('VALUE_NOT_ALLOWED', `${word} ${value}: a number of threads must be a whole number from 0 (automatic) to ${MAX_FFMPEG_THREADS}`)
@@ -192,28 +166,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
   }
   if (inputCount === 0) refuse('NO_INPUT', 'the command reads no input (-i)')
   if (writes.size === 0) refuse('NO_OUTPUT', 'the command writes no output')
-  return { argv, writes }
-}
-
-/** The work-dir path an `-i` value names. */
-function resolveInput(value: string, context: PolicyContext): string {
-  const alias = placeholderAlias(value)
-  const written = context.written ?? new Map<string, string>()
-  if (alias !== null) {
-    const input = context.inputs[alias]
-    if (input !== undefined) return input
-    const earlier = written.get(alias)
-    if (earlier !== undefined) return earlier
-    if (alias in context.outputs) {
-      refuse('INPUT_NOT_ALLOWED', `-i ${value}: output ${alias} is read before an earlier command wrote it`)
-    }
-    refuse('UNKNOWN_PLACEHOLDER', `-i ${value}: ${alias} is not a declared input`)
-  }
-  const earlier = written.get(value)
-  if (earlier !== undefined) return earlier
-  const why = describeBadFilename(value)
-  if (why !== null) refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why}; name an input as {{in_alias}}`)
-  refuse('INPUT_NOT_ALLOWED', `-i ${value}: no earlier command wrote this file; name an input as {{in_alias}}`)
+  return { argv, writes, checks }
 }
 
 /** The work-dir path an output word names. */
@@ -254,26 +207,43 @@ function checkedFilename(filename: string, word: string): string {
   return filename
 }
 
-function checkFiltergraph(option: string, graph: string): void {
-  let filters
+/**
+ * Checks every filter of a graph and returns the graph ffmpeg runs: the
+ * user's text, with the arguments of each filter whose file options named an
+ * alias or a chain file rewritten to the work-dir path.
+ */
+function checkFiltergraph(option: string, graph: string, context: PolicyContext): { text: string; checks: WorkFileCheck[] } {
+  const filters = parsedGraph(option, graph)
+  const checks: WorkFileCheck[] = []
+  const rewrites: Array<{ filter: FilterNode; args: string }> = []
+  for (const filter of filters) {
+    if (!ALLOWED_FILTERS.has(filter.name)) refuse('FILTER_NOT_ALLOWED', `${option}: filter ${filter.name} is not allowed`)
+    const resolved = resolveFilterFiles(filter, option, context)
+    checks.push(...resolved.checks)
+    if (resolved.options !== null) rewrites.push({ filter, args: formatFilterArgs(resolved.options) })
+  }
+  let text = graph
+  // From the last filter back, so earlier spans keep their offsets.
+  for (const { filter, args } of rewrites.reverse()) {
+    const [start, end] = filter.argsSpan as [number, number]
+    text = text.slice(0, start) + args + text.slice(end)
+  }
+  if (rewrites.length > 0) assertSameGraph(option, filters, parsedGraph(option, text))
+  return { text, checks }
+}
+
+function parsedGraph(option: string, graph: string): FilterNode[] {
   try {
-    filters = parseFiltergraph(graph)
+    return parseFiltergraph(graph)
   } catch (error) {
     if (error instanceof FiltergraphSyntaxError) refuse('FILTERGRAPH_SYNTAX', `${option}: ${error.message}`)
     throw error
   }
-  for (const filter of filters) {
-    const rule = ALLOWED_FILTERS.get(filter.name)
-    if (!rule) refuse('FILTER_NOT_ALLOWED', `${option}: filter ${filter.name} is not allowed`)
-    const forbidden = rule.forbiddenKeys
-    if (!forbidden) continue
-    for (const { key } of filter.options) {
-      if (key === null) {
-        refuse('FILTER_OPTION_NOT_ALLOWED', `${option}: filter ${filter.name} takes named options only (key=value)`)
-      }
-      if (forbidden.includes(key)) {
-        refuse('FILTER_OPTION_NOT_ALLOWED', `${option}: ${filter.name} option ${key} reads or writes a file and is not allowed`)
-      }
-    }
-  }
+}
+
+/** A rewritten graph must hold the same filters and links as the user's: only option values may differ. */
+function assertSameGraph(option: string, before: readonly FilterNode[], after: readonly FilterNode[]): void {
+  const shape = (nodes: readonly FilterNode[]): string =>
+    JSON.stringify(nodes.map((node) => [node.name, node.inputs, node.outputs, node.options.filter((o) => o.key !== 'format_opts').map((o) => o.key)]))
+  if (shape(before) !== shape(after)) refuse('FILTERGRAPH_SYNTAX', `${option}: the graph could not be rewritten with work-dir paths`)
 }

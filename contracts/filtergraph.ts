@@ -31,6 +31,8 @@ export interface FilterNode {
   name: string
   /** The argument string after graph-level unescaping, null when absent. */
   args: string | null
+  /** Where the raw (still escaped) argument string sits in the graph text: [start, end); null when absent. */
+  argsSpan: [number, number] | null
   options: FilterOption[]
   inputs: string[]
   outputs: string[]
@@ -155,13 +157,16 @@ export function parseFiltergraph(graph: string): FilterNode[] {
     }
     const name = match[1] as string
     let args: string | null = null
+    let argsSpan: [number, number] | null = null
     if (cursor.peek() === '=') {
       cursor.i++
+      const start = cursor.i
       args = readToken(cursor, '[],;', `arguments of ${name}`)
+      argsSpan = [start, cursor.i]
     }
     const outputs = readLabels(cursor)
     const options = args === null ? [] : parseFilterOptions(args, name)
-    nodes.push({ name, args, options, inputs, outputs })
+    nodes.push({ name, args, argsSpan, options, inputs, outputs })
     cursor.skipWhitespace()
     if (cursor.done) return nodes
     const separator = cursor.peek()
@@ -170,4 +175,20 @@ export function parseFiltergraph(graph: string): FilterNode[] {
     }
     cursor.i++
   }
+}
+
+/** Characters av_get_token stops at or strips, at each level: escaped with a backslash when written back. */
+const OPTION_SPECIAL = /[\\':=\s]/g
+const GRAPH_SPECIAL = /[\\'[\],;\s]/g
+
+/**
+ * Writes a filter's options back as an argument string ffmpeg reads as the
+ * same options, escaped for both levels (option, then graph): the inverse of
+ * parseFilterOptions then readToken, for text spliced into a graph at `argsSpan`.
+ */
+export function formatFilterArgs(options: readonly FilterOption[]): string {
+  const optionLevel = options
+    .map(({ key, value }) => (key === null ? '' : `${key}=`) + value.replace(OPTION_SPECIAL, (c) => `\\${c}`))
+    .join(':')
+  return optionLevel.replace(GRAPH_SPECIAL, (c) => `\\${c}`)
 }

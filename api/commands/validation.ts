@@ -159,7 +159,8 @@ export function checkOutputsUsed(commands: readonly string[], outputs: Record<st
  * endpoint's status, instead of ending FAILED later. `inputs` are the input
  * URLs (their extensions shape the work-dir paths) or, for yt-dlp downloads
  * and presets, aliases whose files do not exist yet. `folder`: the command
- * brings an input_compressed_folder (PolicyContext.folder).
+ * brings an input_compressed_folder, so relative paths of its entries pass
+ * (the runner checks them before running).
  */
 export function checkArgumentPolicy(
   commands: readonly string[],

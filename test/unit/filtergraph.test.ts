@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseFilterOptions, parseFiltergraph } from '../../contracts/filtergraph.js'
+import { formatFilterArgs, parseFilterOptions, parseFiltergraph } from '../../contracts/filtergraph.js'
 
 type Shape = Array<[string, Array<[string | null, string]>, string[], string[]]>
 
@@ -49,4 +49,28 @@ for (const [name, graph, message] of broken) {
 t.test('reads filter options on their own', async (t) => {
   t.same(parseFilterOptions("a=1:'b:c':d\\:e"), [{ key: 'a', value: '1' }, { key: null, value: 'b:c' }, { key: null, value: 'd:e' }])
   t.same(parseFilterOptions(''), [])
+})
+
+// Values formatFilterArgs must carry through both levels of unescaping unchanged.
+const awkwardValues: Array<[string, Array<[string | null, string]>]> = [
+  ['a work-dir path', [[null, 'inputs/in_srt.srt'], ['force_style', 'FontSize=24,PrimaryColour=&H00FFFF&']]],
+  ['separators of both levels', [['text', "a:b,c;d[e]f'g\\h"], ['x', '10']]],
+  ['blanks at both ends', [['text', ' padded ']]],
+  ['an equals sign in a positional value', [[null, 'k=v'], ['y', '1']]],
+  ['an empty value', [['text', '']]],
+]
+
+for (const [name, options] of awkwardValues) {
+  t.test(`formatFilterArgs writes ${name} back so the graph parser reads the same options`, async (t) => {
+    const args = formatFilterArgs(options.map(([key, value]) => ({ key, value })))
+    const [node] = parseFiltergraph(`[in]drawtext=${args}[out],hflip`)
+    t.same(node?.options.map((o) => [o.key, o.value]), options)
+    t.same(node?.outputs, ['out'])
+  })
+}
+
+t.test('records where the raw arguments of each filter sit in the graph text', async (t) => {
+  const graph = "scale=1:1, drawtext=text='a\\,b' [x];[x]hflip"
+  const nodes = parseFiltergraph(graph)
+  t.same(nodes.map((n) => (n.argsSpan ? graph.slice(...n.argsSpan).trim() : null)), ['1:1', "text='a\\,b'", null])
 })

@@ -4,11 +4,13 @@
  * the time spent in ffmpeg only (ffmpeg_command_run_seconds).
  */
 import { commandPercent, parseDurationLine, ProgressReader } from './ffmpeg-progress.js'
+import type { WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { RunnerFailure } from '../failure.js'
 import { lastLines } from '../stderr-tail.js'
 import type { ToolLog } from '../report/log-shipper.js'
+import { checkWorkFiles } from './work-file-checks.js'
 
 export interface FfmpegRunOptions {
   ffmpegPath: string
@@ -17,6 +19,8 @@ export interface FfmpegRunOptions {
   timeoutMs: number
   /** The jail ffmpeg runs in, without network; null: none (a runner pod). */
   sandbox?: SandboxHost | null
+  /** The policy's work-dir checks for each argv, made right before it runs (absent: none). */
+  checks?: readonly (readonly WorkFileCheck[])[]
   onProgress: (percent: number) => void
   /** ffmpeg's stderr, one labelled step per command string, for the command's log. */
   log?: ToolLog
@@ -32,6 +36,7 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
   const deadline = now() + options.timeoutMs
   let runSeconds = 0
   for (const [index, argv] of argvs.entries()) {
+    await checkWorkFiles(options.workDir, options.checks?.[index] ?? [])
     const reader = new ProgressReader()
     let duration: number | null = null
     let stderrHead = ''

@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
+import type { WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
 import { planFfmpegCommands, unpolicedArgvsForTests } from '../../../contracts/ffmpeg-plan.js'
 import { RunnerFailure } from '../failure.js'
@@ -19,9 +20,9 @@ import { probeFiles } from './probes.js'
 export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
-  const argvs = deps.unsafeDisableFfmpegPolicyForTests && spec.commandType !== 'YTDLP_COMMAND' ? unpolicedArgvs(spec) : plannedArgvs(spec, fetched)
+  const plan = deps.unsafeDisableFfmpegPolicyForTests && spec.commandType !== 'YTDLP_COMMAND' ? unpolicedPlan(spec) : plannedArgvs(spec, fetched)
   const files = producedFiles(spec, fetched)
-  const runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
+  const runSeconds = plan === null ? null : await runFfmpeg(plan, context)
   progress.stage('PROBING')
   // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
   await assertWritten(deps.workDir, files)
@@ -31,32 +32,40 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   return { runSeconds, metas }
 }
 
+/** The argvs to run and the work-dir checks before each. */
+interface RunPlan {
+  argvs: string[][]
+  checks: WorkFileCheck[][]
+}
+
 /**
  * The policy's argvs for this command (null: a download-only batch runs no
  * ffmpeg), checked again here: the run phase trusts no earlier process's verdict.
  */
-function plannedArgvs(spec: CommandSpec, fetched: Fetched): string[][] | null {
+function plannedArgvs(spec: CommandSpec, fetched: Fetched): RunPlan | null {
   if (spec.commandType !== 'YTDLP_COMMAND') {
     const folder = Boolean(spec.inputCompressedFolder)
     const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
     if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
-    return plan.argvs
+    return plan
   }
   const command = spec.ffmpegCommands[0]
   if (command === undefined) return null
   const plan = planFfmpegCommands([command], { mode: 'arguments', inputs: fetched.downloads ?? {}, outputs: spec.outputFiles })
   if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
-  return plan.argvs
+  return plan
 }
 
 /** TESTS ONLY (RunDeps.unsafeDisableFfmpegPolicyForTests): the strings as they are, placeholders resolved. */
-function unpolicedArgvs(spec: CommandSpec): string[][] {
-  return unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+function unpolicedPlan(spec: CommandSpec): RunPlan {
+  const argvs = unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
+  return { argvs, checks: [] }
 }
 
-async function runFfmpeg(argvs: string[][], { deps, progress, logs }: PhaseContext): Promise<number> {
+async function runFfmpeg({ argvs, checks }: RunPlan, { deps, progress, logs }: PhaseContext): Promise<number> {
   progress.stage('RUNNING')
   return runFfmpegCommands(argvs, {
+    checks,
     ffmpegPath: deps.config.ffmpegPath,
     workDir: deps.workDir,
     timeoutMs: deps.config.ffmpegTimeoutMs,

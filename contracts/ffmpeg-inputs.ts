@@ -1,0 +1,87 @@
+/**
+ * One `-i` of a command: the work-dir file it names and the options placed
+ * right before it. Every input gets `-protocol_whitelist file` and the
+ * demuxer whitelist; the three kinds of input that open further files get
+ * more, each held to the work dir by ffmpeg's own options:
+ *
+ * - an image2 sequence (`frames/img_%03d.png`, folder entries only):
+ *   `-f image2 -pattern_type sequence` (no glob: it would read any path);
+ * - a concat list (`-f concat`): `-safe 1`, so an entry may not be absolute,
+ *   hold `..` or a protocol, and may not use `option` (which could change the
+ *   nested file's whitelists); the whitelist gains `concat` for this input only;
+ * - an HLS playlist (`-f hls`, or a `.m3u8` file): `-f hls`, a short list of
+ *   segment demuxers (no `avi`, so no GAB2 subtitle can hide a playlist),
+ *   `-allowed_extensions` and `-allowed_segment_extensions` of media files
+ *   only, `-extension_picky 1`.
+ *
+ * HLS and concat entries are paths ffmpeg resolves against the list's own
+ * location; the file protocol alone would still let an HLS entry be absolute
+ * or climb with `..`, so the runner reads every list before the command runs
+ * (the `hls` and `concat` WorkFileChecks) and the OS sandbox holds the rest.
+ * DASH manifests are refused: this build has no DASH demuxer (it needs libxml2).
+ */
+import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
+import { describeBadFilename } from './ffmpeg-paths.js'
+import { refuse } from './ffmpeg-refusal.js'
+import { resolveWorkFile, sequenceProblem, type WorkFileCheck, type WorkFileContext } from './ffmpeg-work-files.js'
+
+/** Options placed right before every plain `-i`: local files only, and only demuxers that open nothing else. */
+export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST]
+
+/** Before an image2 sequence of folder entries. */
+export const SEQUENCE_HARDENING: readonly string[] = [...INPUT_HARDENING, '-f', 'image2', '-pattern_type', 'sequence']
+
+/** Before a concat list: its entries open with the same whitelist, so `concat` joins it here only. */
+export const CONCAT_HARDENING: readonly string[] = [
+  '-protocol_whitelist', 'file', '-format_whitelist', `${DEMUXER_WHITELIST},concat`, '-safe', '1',
+]
+
+/** What an HLS playlist may name: media segments, init sections, WebVTT and variant playlists. */
+export const HLS_EXTENSIONS = 'ts,m4s,mp4,m4a,m4v,mov,fmp4,cmfv,cmfa,aac,ac3,eac3,ec3,mp3,vtt,webvtt,m3u8'
+/** The demuxers an HLS playlist and its segments may use. */
+export const HLS_DEMUXERS = 'hls,mpegts,mov,aac,ac3,eac3,mp3,webvtt'
+
+/** Before an HLS playlist. */
+export const HLS_HARDENING: readonly string[] = [
+  '-protocol_whitelist', 'file', '-format_whitelist', HLS_DEMUXERS, '-f', 'hls',
+  '-allowed_extensions', HLS_EXTENSIONS, '-allowed_segment_extensions', HLS_EXTENSIONS, '-extension_picky', '1',
+]
+
+/** A planned `-i`: the options before it, its work-dir path, and what the runner checks first. */
+export interface PlannedInput {
+  options: readonly string[]
+  path: string
+  checks: WorkFileCheck[]
+}
+
+/** Plans the `-i value` that follows a `-f format` (or none). */
+export function planInput(value: string, format: string | null, context: WorkFileContext): PlannedInput {
+  const argument = '-i'
+  if (format === 'dash') {
+    refuse('FORMAT_NOT_ALLOWED', '-f dash: this ffmpeg has no DASH demuxer (it is built without libxml2); read an HLS playlist (-f hls) instead')
+  }
+  if (value.includes('%') && !context.written?.has(value)) return planSequence(value, format, context)
+  if (format === 'concat') {
+    const { path } = resolveWorkFile(value, context, argument, 'INPUT_NOT_ALLOWED')
+    return { options: CONCAT_HARDENING, path, checks: [{ kind: 'concat', path, argument: `-f concat -i ${value}` }] }
+  }
+  const { path, fromFolder } = resolveWorkFile(value, context, argument, 'INPUT_NOT_ALLOWED')
+  if (format === 'hls' || (format === null && /\.m3u8$/i.test(path))) {
+    return { options: HLS_HARDENING, path, checks: [{ kind: 'hls', path, argument: `-i ${value}` }] }
+  }
+  if (format !== null && !ALLOWED_INPUT_FORMATS.has(format)) refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed input format`)
+  return { options: INPUT_HARDENING, path, checks: fromFolder ? [{ kind: 'file', path, argument: `-i ${value}` }] : [] }
+}
+
+function planSequence(value: string, format: string | null, context: WorkFileContext): PlannedInput {
+  if (!context.folder) {
+    const why = describeBadFilename(value) ?? 'filename patterns are not allowed'
+    refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why} (a numbered sequence reads the entries of an input_compressed_folder)`)
+  }
+  if (format !== null && format !== 'image2') {
+    refuse('FORMAT_NOT_ALLOWED', `-f ${format} -i ${value}: a numbered sequence is read by -f image2 only`)
+  }
+  const why = sequenceProblem(value)
+  if (why !== null) refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why}`)
+  return { options: SEQUENCE_HARDENING, path: value, checks: [{ kind: 'sequence', path: value, argument: `-i ${value}` }] }
+}

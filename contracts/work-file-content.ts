@@ -1,0 +1,108 @@
+/**
+ * Checks of the bytes of work-dir files that decide what ffmpeg opens next:
+ * subtitle files (the subtitles filter probes them with every demuxer and
+ * no whitelist), HLS playlists and concat lists (their entries are paths
+ * ffmpeg opens). Pure: the runner reads the files and hands the bytes here
+ * (runner-image/runner/run/work-file-checks.ts), before the command runs.
+ * Each returns why the file is refused, or null.
+ */
+import { PLAIN_FILENAME } from './ffmpeg-paths.js'
+
+/** The most of a playlist or list the runner reads; a longer one is refused rather than half-checked. */
+export const MAX_LIST_BYTES = 4 * 1024 * 1024
+/** The head of a subtitle file the runner reads: formats are told by their first bytes. */
+export const SUBTITLE_HEAD_BYTES = 64 * 1024
+
+const EBML_MAGIC = Buffer.from([0x1a, 0x45, 0xdf, 0xa3])
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+const SRT_TIMING = /^\d{1,2}:\d{2}:\d{2}[,.]\d{1,3}\s*-->/
+
+/**
+ * Why a file given to the subtitles filter is not a subtitle file it may
+ * read. Only formats told apart by their first bytes pass — SubRip, WebVTT,
+ * ASS/SSA text, Matroska and MP4/MOV — so no playlist, concat list or AVI (a
+ * GAB2 subtitle can hold a playlist) reaches the filter's unrestricted probe.
+ */
+export function subtitleFileProblem(head: Buffer): string | null {
+  if (head.subarray(0, 4).equals(EBML_MAGIC)) return null
+  if (head.subarray(4, 8).toString('latin1') === 'ftyp') return null
+  const body = head.subarray(0, 3).equals(UTF8_BOM) ? head.subarray(3) : head
+  const text = body.toString('latin1').replace(/^\s+/, '')
+  if (/^WEBVTT(?:\s|$)/.test(text) || /^\[Script Info\]/i.test(text)) return null
+  const [first = '', second = ''] = text.split(/\r?\n/)
+  if ((/^\d+\s*$/.test(first) && SRT_TIMING.test(second)) || SRT_TIMING.test(first)) return null
+  if (text.startsWith('#EXTM3U')) return 'it is an HLS playlist, not a subtitle file'
+  if (text.startsWith('ffconcat')) return 'it is a concat list, not a subtitle file'
+  return 'it is not a subtitle file the subtitles filter may read (SubRip, WebVTT, ASS/SSA, or subtitles inside Matroska or MP4)'
+}
+
+/**
+ * Why an entry of a playlist or list cannot be read: it must be a path
+ * relative to the list, each part a plain name, so it stays under the list's
+ * own directory in the work dir (no `..`, no absolute path, no protocol).
+ */
+export function listEntryProblem(entry: string): string | null {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(entry)) return `"${entry}": protocols and URLs are not allowed`
+  if (entry.startsWith('/')) return `"${entry}": absolute paths are not allowed`
+  const bad = entry.split('/').find((part) => !PLAIN_FILENAME.test(part))
+  if (bad !== undefined) return `"${entry}": each part of an entry may use only letters, digits, _ . and -, must not be empty, "..", or start with . or -`
+  return null
+}
+
+const URI_ATTRIBUTE = /URI="([^"]*)"/g
+
+/** Why an HLS playlist names something outside the work dir; null when every URI is a safe relative path. */
+export function hlsPlaylistProblem(text: string): string | null {
+  const lines = text.split(/\r?\n/).map((line) => line.trim())
+  if (lines[0]?.replace(/^\uFEFF/, '') !== '#EXTM3U') return 'it does not start with #EXTM3U'
+  for (const [index, line] of lines.entries()) {
+    if (line === '') continue
+    const uris = line.startsWith('#') ? [...line.matchAll(URI_ATTRIBUTE)].map((match) => match[1] as string) : [line]
+    for (const uri of uris) {
+      const why = listEntryProblem(uri)
+      if (why !== null) return `line ${index + 1}: ${why}`
+    }
+  }
+  return null
+}
+
+const CONCAT_DIRECTIVES = new Set([
+  'ffconcat', 'file', 'duration', 'inpoint', 'outpoint', 'file_packet_meta', 'file_packet_metadata',
+  'stream', 'exact_stream_id', 'stream_meta', 'stream_codec', 'stream_extradata', 'chapter',
+])
+
+/** The first token of `text` as av_get_token reads it (quotes and backslashes), and the rest. */
+function concatToken(text: string): [string, string] {
+  let out = ''
+  let i = 0
+  while (i < text.length && !/\s/.test(text[i] as string)) {
+    const c = text[i++] as string
+    if (c === '\\' && i < text.length) out += text[i++]
+    else if (c === "'") {
+      const end = text.indexOf("'", i)
+      out += text.slice(i, end < 0 ? text.length : end)
+      i = end < 0 ? text.length : end + 1
+    } else out += c
+  }
+  return [out, text.slice(i).trim()]
+}
+
+/**
+ * Why a concat list may not be read: an unknown directive, `option` (it could
+ * change the nested file's whitelists; ffmpeg's `-safe 1` refuses it too), or
+ * a `file` entry that is not a safe relative path.
+ */
+export function concatListProblem(text: string): string | null {
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.replace(/^\uFEFF/, '').trim()
+    if (line === '' || line.startsWith('#')) continue
+    const [directive, rest] = concatToken(line)
+    if (directive === 'option') return `line ${index + 1}: the option directive is not allowed`
+    if (!CONCAT_DIRECTIVES.has(directive)) return `line ${index + 1}: unknown directive "${directive}"`
+    if (directive !== 'file') continue
+    const [entry] = concatToken(rest)
+    const why = listEntryProblem(entry)
+    if (why !== null) return `line ${index + 1}: ${why}`
+  }
+  return null
+}

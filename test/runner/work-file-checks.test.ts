@@ -1,0 +1,67 @@
+import { mkdir, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import t from 'tap'
+import type tap from 'tap'
+import type { WorkFileCheck } from '../../contracts/ffmpeg-work-files.js'
+import { RunnerFailure } from '../../runner-image/runner/failure.js'
+import { checkWorkFiles } from '../../runner-image/runner/run/work-file-checks.js'
+
+async function workDir(t: Pick<typeof tap, 'testdir'>): Promise<string> {
+  const dir = t.testdir({
+    frames: { 'img_001.png': 'x', 'img_002.png': 'x' },
+    fonts: { 'a.ttf': 'x' },
+    subs: { 'ok.srt': '1\n00:00:00,000 --> 00:00:01,000\nHi\n', 'evil.srt': '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n' },
+    'good.m3u8': '#EXTM3U\n#EXTINF:1,\nseg0.ts\n#EXT-X-ENDLIST\n',
+    'evil.m3u8': '#EXTM3U\n#EXTINF:1,\n../../../etc/x.ts\n',
+    'list.txt': "file 'frames/img_001.png'\n",
+    'evil.txt': "file a.mp4\noption safe 0\n",
+  })
+  await mkdir(join(dir, 'outputs'))
+  return dir
+}
+
+const check = (kind: WorkFileCheck['kind'], path: string): WorkFileCheck => ({ kind, path, argument: `arg ${kind}` })
+
+t.test('passes files, directories, sequences and lists that are there and safe', async (t) => {
+  const dir = await workDir(t)
+  await t.resolves(checkWorkFiles(dir, [
+    check('file', 'frames/img_001.png'),
+    check('directory', 'fonts'),
+    check('sequence', 'frames/img_%03d.png'),
+    check('subtitles', 'subs/ok.srt'),
+    check('hls', 'good.m3u8'),
+    check('concat', 'list.txt'),
+  ]))
+})
+
+// [name, check, message]
+const failures: Array<[string, WorkFileCheck, RegExp]> = [
+  ['a folder entry that is not there', check('file', 'clips/a.mp4'), /^arg file: clips\/a.mp4: no such file in the work directory$/],
+  ['a directory given as a file', check('file', 'fonts'), /fonts: not a regular file/],
+  ['a fonts directory that is not there', check('directory', 'nofonts'), /nofonts: the folder has no such directory/],
+  ['a sequence no file matches', check('sequence', 'frames/pic_%03d.png'), /no file of the folder matches this numbered sequence/],
+  ['a sequence in a missing directory', check('sequence', 'shots/img_%03d.png'), /the folder has no such directory/],
+  ['a subtitle file that is really a playlist', check('subtitles', 'subs/evil.srt'), /^arg subtitles: subs\/evil.srt: it is an HLS playlist, not a subtitle file$/],
+  ['a playlist climbing out of the work dir', check('hls', 'evil.m3u8'), /evil.m3u8: line 3: "..\/..\/..\/etc\/x.ts"/],
+  ['a concat list with an option directive', check('concat', 'evil.txt'), /evil.txt: line 2: the option directive is not allowed/],
+]
+
+for (const [name, failing, message] of failures) {
+  t.test(`fails INVALID_COMMAND on ${name}`, async (t) => {
+    const dir = await workDir(t)
+    const error = await checkWorkFiles(dir, [failing]).then(() => null, (e: unknown) => e)
+    t.ok(error instanceof RunnerFailure)
+    if (error instanceof RunnerFailure) {
+      t.equal(error.errorStatus, 'INVALID_COMMAND')
+      t.match(error.message, message)
+    }
+  })
+}
+
+t.test('fails on an entry whose directory is a symlink leading out of the work dir', async (t) => {
+  const dir = await workDir(t)
+  await symlink('/etc', join(dir, 'link'))
+  const error = await checkWorkFiles(dir, [check('file', 'link/passwd')]).then(() => null, (e: unknown) => e)
+  t.ok(error instanceof RunnerFailure)
+  t.match((error as Error).message, /link\/passwd: leads outside the work directory/)
+})
