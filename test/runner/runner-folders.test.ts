@@ -3,7 +3,7 @@
  * one process (local mode), and each phase as its own run sharing only the
  * work dir (the Job's containers: the fetch container unpacks the zip).
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import t from 'tap'
@@ -38,8 +38,14 @@ async function phase(name: string, spec: CommandSpec, workDir: string, env: Node
 t.test('a zip folder in the runner', async (t) => {
   const dir = await scratchDir(t, 'ffkube-folders-')
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 1 })
+  const clipBytes = await readFile(clip)
   const zips: Record<string, ZipEntrySpec[]> = {
-    'assets.zip': [{ name: 'subs/' }, { name: 'subs/a.srt', data: '1\n00:00:00,000 --> 00:00:01,000\nhello\n' }, { name: 'list.txt', data: "file 'clip.mp4'\n" }],
+    'assets.zip': [
+      { name: 'subs/' },
+      { name: 'subs/a.srt', data: '1\n00:00:00,000 --> 00:00:01,000\nhello\n' },
+      { name: 'clips/a.mp4', data: clipBytes },
+      { name: 'list.txt', data: "ffconcat version 1.0\nfile 'clips/a.mp4'\nfile 'clips/a.mp4'\n" },
+    ],
     'symlink.zip': [{ name: 'ok.txt', data: 'x' }, { name: 'passwd', data: '/etc/passwd', mode: 0o120777 }],
     'slip.zip': [{ name: '../../escaped.txt', data: 'x' }],
     'playlist.zip': [{ name: 'hls/index.m3u8', data: '#EXTM3U\n#EXTINF:1,\nseg0.ts\n#EXTINF:1,\n/etc/passwd\n' }],
@@ -66,18 +72,26 @@ t.test('a zip folder in the runner', async (t) => {
   let n = 0
   const workDir = () => join(dir, `work-${n++}`)
 
-  t.test('the fetch container unpacks the folder beside the inputs, removes the zip, and the later phases run on it', async (t) => {
-    const spec = thumbnail('assets.zip')
+  t.test('the fetch container unpacks the folder beside the inputs, removes the zip, and the run container reads its files', async (t) => {
+    const spec = thumbnail('assets.zip', { ffmpegCommands: ['ffmpeg -f concat -i list.txt -i {{in_video}} -map 0:v -frames:v 1 {{out_thumb}}'] })
     const work = workDir()
-    const { mkdir } = await import('node:fs/promises')
     await mkdir(work)
     const fetch = await phase('fetch', spec, work)
     t.equal(fetch.exitCode, 0, JSON.stringify(fetch.events.at(-1)))
     t.equal(await readFile(join(work, 'subs', 'a.srt'), 'utf8'), '1\n00:00:00,000 --> 00:00:01,000\nhello\n')
-    t.equal(await readFile(join(work, 'list.txt'), 'utf8'), "file 'clip.mp4'\n")
+    t.same(await readFile(join(work, 'clips', 'a.mp4')), clipBytes)
     t.ok((await readFile(join(work, 'inputs', 'in_video.mp4'))).length > 0, 'the input beside it')
     t.notOk((await readdir(join(work, '.ffkube'))).some((name) => name.endsWith('.zip')), 'the zip is gone once unpacked')
-    t.equal((await phase('run', spec, work)).exitCode, 0)
+    const run = await phase('run', spec, work)
+    t.equal(run.exitCode, 0, JSON.stringify(run.events.at(-1)))
+    t.ok((await readFile(join(work, 'outputs', 'thumb.jpg'))).length > 0, 'ffmpeg read the concat list and its clips')
+  })
+
+  t.test('in one process, a command of the folder alone runs to SUCCESS', async (t) => {
+    const s3 = await startS3(t)
+    const spec = thumbnail('assets.zip', { inputFiles: {}, ffmpegCommands: ['ffmpeg -f concat -i list.txt -frames:v 1 {{out_thumb}}'] })
+    const run = await runRunner(dir, spec, s3, { ALLOW_PRIVATE_NETWORKS: '1' })
+    t.match(run.terminal, { type: 'SUCCESS', output_files: { out_thumb: { filename: 'thumb.jpg', width: 320, height: 240 } } })
   })
 
   const failures: Array<[string, string, string, RegExp]> = [
@@ -92,7 +106,6 @@ t.test('a zip folder in the runner', async (t) => {
     t.test(`${what} ends FAILED ${status} in the fetch container, and no later phase runs on it`, async (t) => {
       const spec = thumbnail(zip, { limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 1024, folder: { maxBytes: 4 * 1024 * 1024, maxEntries: 100, maxRatio: 50 } } })
       const work = workDir()
-      const { mkdir } = await import('node:fs/promises')
       await mkdir(work)
       const fetch = await phase('fetch', spec, work)
       t.equal(fetch.exitCode, 1)
@@ -113,7 +126,7 @@ t.test('a zip folder in the runner', async (t) => {
 
   t.test('a folder on a private address is refused by the URL guard unless private networks are allowed', async (t) => {
     const s3 = await startS3(t)
-    const run = await runRunner(dir, thumbnail('assets.zip', { inputFiles: {}, ffmpegCommands: ['ffmpeg -f lavfi -i testsrc=d=1 -frames:v 1 {{out_thumb}}'] }), s3)
+    const run = await runRunner(dir, thumbnail('assets.zip', { inputFiles: {}, ffmpegCommands: ['ffmpeg -f concat -i list.txt -frames:v 1 {{out_thumb}}'] }), s3)
     t.match(run.terminal, { type: 'FAILED', error_status: 'INPUT_FORBIDDEN_ADDRESS', error_message: /^input_compressed_folder: / })
   })
 })
