@@ -116,7 +116,9 @@ export interface Config {
    * Per plan, the default and maximum of a command's max_command_run_seconds
    * and vcpu_count, and its memory limit on Kubernetes:
    * COMMAND_RUN_SECONDS_DEFAULT_<PLAN>, COMMAND_RUN_SECONDS_MAX_<PLAN>,
-   * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>
+   * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>,
+   * and the caps on an input_compressed_folder: COMMAND_FOLDER_MAX_BYTES_<PLAN>
+   * (uncompressed), COMMAND_FOLDER_MAX_ENTRIES_<PLAN>, COMMAND_FOLDER_MAX_RATIO_<PLAN>
    * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
    */
   commandLimits: CommandLimitsByPlan
@@ -203,6 +205,11 @@ function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
       vcpuDefault: parseVcpu(name('VCPU_DEFAULT'), env[name('VCPU_DEFAULT')], fallback.vcpuDefault),
       vcpuMax: parseVcpu(name('VCPU_MAX'), env[name('VCPU_MAX')], fallback.vcpuMax),
       memoryMib: parseCount(name('MEMORY_MIB'), env[name('MEMORY_MIB')], fallback.memoryMib),
+      folder: {
+        maxBytes: parseCount(name('FOLDER_MAX_BYTES'), env[name('FOLDER_MAX_BYTES')], fallback.folder.maxBytes),
+        maxEntries: parseCount(name('FOLDER_MAX_ENTRIES'), env[name('FOLDER_MAX_ENTRIES')], fallback.folder.maxEntries),
+        maxRatio: parseCount(name('FOLDER_MAX_RATIO'), env[name('FOLDER_MAX_RATIO')], fallback.folder.maxRatio),
+      },
     }
     // The MediaCommand CRD's bounds: a smaller value would be refused by the apiserver at hand-off.
     if (limits.memoryMib < 64) throw new ConfigError(`${name('MEMORY_MIB')} must be at least 64, got ${limits.memoryMib}`)

@@ -69,7 +69,8 @@ export function buildProgram(context: CliContext, done: (code: number) => void):
       .description('submit an FFmpeg command, show its progress until it ends, and download its outputs')
       .argument('<command...>', 'the ffmpeg command, quoted; several quoted commands run chained in one sandbox')
       .option('--out <alias=filename>', 'an output: out_* alias and file name; repeatable', collect, [])
-      .option('--storage-destination <id>', 'write the outputs to a storage destination (Business plan)'),
+      .option('--storage-destination <id>', 'write the outputs to a storage destination (Business plan)')
+      .option('--folder <zip>', 'a zip (URL, or a local file uploaded first) unpacked into the work directory; commands name its files by relative path'),
   ).action(act((commands: string[], options) => runAction(context, commands, options)))
 
   finishOptions(program.command('wait').description('follow a submitted command to its end, then download its outputs').argument('<commandId>')).action(

@@ -2108,10 +2108,12 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description map of in_* alias to http(s) URL */
-                        input_files: {
+                        /** @description map of in_* alias to http(s) URL; required unless input_compressed_folder is given */
+                        input_files?: {
                             [key: string]: string;
                         };
+                        /** @description the http(s) URL of a zip (or a storage_url of this service) unpacked into the work directory before the first command; commands name its files by their relative paths (frames/img_%03d.png, list.txt). Caps by plan on its uncompressed size, compression ratio and entry count */
+                        input_compressed_folder?: string;
                         /** @description map of out_* alias to a plain filename */
                         output_files: {
                             [key: string]: string;
@@ -2298,10 +2300,12 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description map of in_* alias to http(s) URL */
-                        input_files: {
+                        /** @description map of in_* alias to http(s) URL; required unless input_compressed_folder is given */
+                        input_files?: {
                             [key: string]: string;
                         };
+                        /** @description the http(s) URL of a zip (or a storage_url of this service) unpacked into the work directory before the first command; commands name its files by their relative paths (frames/img_%03d.png, list.txt). Caps by plan on its uncompressed size, compression ratio and entry count */
+                        input_compressed_folder?: string;
                         /** @description map of out_* alias to a plain filename */
                         output_files: {
                             [key: string]: string;
@@ -2490,10 +2494,12 @@ export interface paths {
                     "application/json": {
                         /** @description at most 10 run-ffmpeg-command bodies, run in parallel */
                         commands: {
-                            /** @description map of in_* alias to http(s) URL */
-                            input_files: {
+                            /** @description map of in_* alias to http(s) URL; required unless input_compressed_folder is given */
+                            input_files?: {
                                 [key: string]: string;
                             };
+                            /** @description the http(s) URL of a zip (or a storage_url of this service) unpacked into the work directory before the first command; commands name its files by their relative paths (frames/img_%03d.png, list.txt). Caps by plan on its uncompressed size, compression ratio and entry count */
+                            input_compressed_folder?: string;
                             /** @description map of out_* alias to a plain filename */
                             output_files: {
                                 [key: string]: string;
@@ -3156,6 +3162,8 @@ export interface paths {
                                 input_files: {
                                     [key: string]: string;
                                 };
+                                /** @description as submitted, when the command brought one */
+                                input_compressed_folder?: string;
                                 output_files: {
                                     [key: string]: string;
                                 };
@@ -3302,6 +3310,8 @@ export interface paths {
                                     input_files: {
                                         [key: string]: string;
                                     };
+                                    /** @description as submitted, when the command brought one */
+                                    input_compressed_folder?: string;
                                     output_files: {
                                         [key: string]: string;
                                     };

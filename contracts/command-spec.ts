@@ -82,4 +82,20 @@ export interface CommandLimits {
   vcpuMillis: number
   /** Memory limit of the run container, in MiB (per plan). */
   memoryMib: number
+  /** The caps on an input_compressed_folder (per plan); absent in specs of older records (the runner's defaults apply). */
+  folder?: FolderLimits | undefined
+}
+
+/**
+ * Caps on the zip of an input_compressed_folder, checked from its central
+ * directory before anything is written and again while each entry streams
+ * out (headers can lie). A zip over one ends FAILED / FOLDER_TOO_LARGE.
+ */
+export interface FolderLimits {
+  /** Total uncompressed bytes of every entry. */
+  maxBytes: number
+  /** Entries, directories included. */
+  maxEntries: number
+  /** Uncompressed over compressed size, of the whole zip and of any entry over 1 MiB. */
+  maxRatio: number
 }

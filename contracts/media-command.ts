@@ -29,6 +29,8 @@ export interface MediaCommandSpec {
   inputFiles?: Record<string, string> | undefined
   /** Aliases of inputFiles that are the service's own storage_urls (CommandSpec.managedInputs). */
   managedInputs?: string[] | undefined
+  /** The input_compressed_folder and its caps (CommandSpec.inputCompressedFolder, managedCompressedFolder, limits.folder). */
+  compressedFolder?: MediaCommandFolder | undefined
   outputFiles?: Record<string, string> | undefined
   ffmpegCommands?: string[] | undefined
   ytdlp?: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | undefined
@@ -48,6 +50,16 @@ export interface MediaCommandSpec {
    * status FAILED / CANCELLED. The one spec field that may change.
    */
   cancel?: boolean | undefined
+}
+
+/** A command's zip folder, as the fetch container needs it. */
+export interface MediaCommandFolder {
+  url: string
+  /** The URL is one of the service's own storage_urls, read from managed storage. */
+  managed: boolean
+  maxBytes?: number | undefined
+  maxEntries?: number | undefined
+  maxRatio?: number | undefined
 }
 
 /** A Kubernetes-style condition; observedGeneration says which spec it judged. */
@@ -120,6 +132,9 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
     submittedAt: spec.submittedAt,
   }
   if (spec.managedInputs && spec.managedInputs.length > 0) mcSpec.managedInputs = [...spec.managedInputs]
+  if (spec.inputCompressedFolder) {
+    mcSpec.compressedFolder = { url: spec.inputCompressedFolder, managed: spec.managedCompressedFolder ?? false, ...(spec.limits?.folder ? { ...spec.limits.folder } : {}) }
+  }
   if (spec.ytdlp) mcSpec.ytdlp = { inputUrls: { ...spec.ytdlp.inputUrls }, formatSelector: spec.ytdlp.formatSelector }
   if (spec.storageDestinationId) mcSpec.storageDestinationId = spec.storageDestinationId
   if (spec.storageDestination) mcSpec.storageDestination = { ...spec.storageDestination }
@@ -147,12 +162,18 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
 
 /** The CommandSpec the runner receives, rebuilt from a MediaCommand (the inverse of mediaCommandFromSpec). */
 export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
+  const folder = mc.spec.compressedFolder
+  const folderLimits =
+    folder?.maxBytes !== undefined && folder.maxEntries !== undefined && folder.maxRatio !== undefined
+      ? { folder: { maxBytes: folder.maxBytes, maxEntries: folder.maxEntries, maxRatio: folder.maxRatio } }
+      : {}
   return {
     commandId: mc.metadata.name,
     accountId: mc.spec.accountId,
     commandType: mc.spec.commandType,
     inputFiles: { ...mc.spec.inputFiles },
     ...(mc.spec.managedInputs ? { managedInputs: [...mc.spec.managedInputs] } : {}),
+    ...(folder ? { inputCompressedFolder: folder.url, managedCompressedFolder: folder.managed } : {}),
     outputFiles: { ...mc.spec.outputFiles },
     ffmpegCommands: [...(mc.spec.ffmpegCommands ?? [])],
     ytdlp: mc.spec.ytdlp ? { inputUrls: { ...mc.spec.ytdlp.inputUrls }, formatSelector: mc.spec.ytdlp.formatSelector } : null,
@@ -160,7 +181,7 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     storageDestination: mc.spec.storageDestination ? { ...mc.spec.storageDestination } : null,
     submittedAt: mc.spec.submittedAt ?? mc.metadata.creationTimestamp ?? new Date(0).toISOString(),
     ...(mc.spec.timeLimitSeconds !== undefined && mc.spec.vcpuMillis !== undefined && mc.spec.memoryMib !== undefined
-      ? { limits: { maxRunSeconds: mc.spec.timeLimitSeconds, vcpuMillis: mc.spec.vcpuMillis, memoryMib: mc.spec.memoryMib } }
+      ? { limits: { maxRunSeconds: mc.spec.timeLimitSeconds, vcpuMillis: mc.spec.vcpuMillis, memoryMib: mc.spec.memoryMib, ...folderLimits } }
       : {}),
   }
 }

@@ -153,6 +153,14 @@ export const RUNNER_ERROR_STATUSES = [
   'INPUT_TIMEOUT',
   'INPUT_HTTP_STATUS',
   'INPUT_TOO_MANY_REDIRECTS',
+  /** input_compressed_folder is not a zip the runner can read (corrupt, encrypted, an unsupported compression, no files). */
+  'FOLDER_INVALID',
+  /** input_compressed_folder is over a cap of its plan: uncompressed bytes, compression ratio or entry count. */
+  'FOLDER_TOO_LARGE',
+  /** An entry of input_compressed_folder is unsafe to unpack: `..`, an absolute name, a link, a reserved name. */
+  'FOLDER_UNSAFE_ENTRY',
+  /** A playlist or concat list of input_compressed_folder names something outside the folder (a protocol, an absolute path, `..`). */
+  'FOLDER_UNSAFE_PLAYLIST',
   'FFMPEG_FAILED',
   'FFMPEG_TIMEOUT',
   'DOWNLOAD_FAILED',

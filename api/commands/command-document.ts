@@ -72,6 +72,8 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   storage_destination?: StorageDestinationSpec | null
   /** The `in_*` aliases whose URL is one of the account's storage_urls, checked at acceptance; absent in older records. */
   managed_inputs?: string[]
+  /** True when input_compressed_folder is one of the account's storage_urls, checked at acceptance; absent without a folder. */
+  managed_compressed_folder?: boolean
   /** Written by the status projector only (not in the spec's response): 0–100 while PROCESSING. */
   progress?: number | null
   processing_stage?: string | null
@@ -93,7 +95,14 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
 /** A new QUEUED record, waiting for its hand-off. */
 export function newCommandDocument(
   draft: CommandDraft,
-  ids: { commandId: string; accountId: string; storageDestination?: StorageDestinationSpec | null; managedInputs?: string[]; limits?: CommandLimits },
+  ids: {
+    commandId: string
+    accountId: string
+    storageDestination?: StorageDestinationSpec | null
+    managedInputs?: string[]
+    managedCompressedFolder?: boolean
+    limits?: CommandLimits
+  },
   now: Date,
 ): CommandDocument {
   // What was asked is resolved into `limits`; the record keeps the outcome only.
@@ -105,6 +114,7 @@ export function newCommandDocument(
     ...(ids.limits ? { limits: ids.limits } : {}),
     storage_destination: ids.storageDestination ?? null,
     managed_inputs: ids.managedInputs ?? [],
+    ...(fields.input_compressed_folder ? { managed_compressed_folder: ids.managedCompressedFolder ?? false } : {}),
     status: 'QUEUED',
     created_at: now,
     updated_at: now,
@@ -161,6 +171,7 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     commandType: doc.command_type,
     inputFiles: doc.ytdlp ? {} : doc.input_files,
     managedInputs: doc.ytdlp ? [] : (doc.managed_inputs ?? []),
+    ...(doc.input_compressed_folder ? { inputCompressedFolder: doc.input_compressed_folder, managedCompressedFolder: doc.managed_compressed_folder ?? false } : {}),
     outputFiles: doc.output_files,
     ffmpegCommands: doc.ffmpeg_commands,
     ytdlp: doc.ytdlp ? { inputUrls: doc.input_files, formatSelector: doc.ytdlp.format_selector } : null,

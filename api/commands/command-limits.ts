@@ -7,7 +7,7 @@
  * Pure.
  */
 import { Type } from 'typebox'
-import type { CommandLimits } from '../../contracts/command-spec.js'
+import type { CommandLimits, FolderLimits } from '../../contracts/command-spec.js'
 import type { Plan } from '../accounts/plans.js'
 import { ValidationError } from '../errors/api-errors.js'
 
@@ -26,15 +26,25 @@ export interface PlanCommandLimits {
   vcpuMax: number
   /** The run container's memory limit on Kubernetes, in MiB. */
   memoryMib: number
+  /** Caps on an input_compressed_folder (COMMAND_FOLDER_MAX_BYTES_<PLAN>, …_ENTRIES_…, …_RATIO_…). */
+  folder: FolderLimits
 }
 
 export type CommandLimitsByPlan = Record<Plan, PlanCommandLimits>
 
+const MIB = 1024 ** 2
+
+/**
+ * Folder caps: the uncompressed size stays well inside the local work dir's
+ * cap (COMMAND_WORK_DIR_MAX_BYTES, 8 GiB) with room for outputs; a ratio of
+ * 50 to 200 passes any media folder (frames, clips and text compress far
+ * less) and stops a deflate bomb (about 1000 to 1).
+ */
 export const DEFAULT_COMMAND_LIMITS: CommandLimitsByPlan = {
-  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024 },
-  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048 },
-  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096 },
-  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192 },
+  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024, folder: { maxBytes: 256 * MIB, maxEntries: 1000, maxRatio: 50 } },
+  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048, folder: { maxBytes: 512 * MIB, maxEntries: 2000, maxRatio: 50 } },
+  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096, folder: { maxBytes: 2048 * MIB, maxEntries: 10_000, maxRatio: 100 } },
+  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192, folder: { maxBytes: 4096 * MIB, maxEntries: 50_000, maxRatio: 200 } },
 }
 
 /** The two optional request fields, as every command endpoint and preset execute accept them. */
@@ -71,4 +81,9 @@ export function resolveLimits(requested: RequestedLimits | undefined, plan: Plan
   const vcpu = requested?.vcpu_count ?? own.vcpuDefault
   if (vcpu > own.vcpuMax) throw new ValidationError(`${prefix}vcpu_count: at most ${own.vcpuMax} on the ${plan} plan, got ${vcpu}`)
   return { maxRunSeconds: runSeconds, vcpuMillis: Math.round(vcpu * 1000), memoryMib: own.memoryMib }
+}
+
+/** The folder caps of `plan`, recorded on a command that brings an input_compressed_folder (CommandLimits.folder). */
+export function folderLimits(plan: Plan, limits: CommandLimitsByPlan): FolderLimits {
+  return { ...limits[plan].folder }
 }

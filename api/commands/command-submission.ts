@@ -10,7 +10,7 @@ import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { validateWebhookUrl } from '../webhooks/webhook-url.js'
 import { newCommandDocument } from './command-document.js'
-import { DEFAULT_COMMAND_LIMITS, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
+import { DEFAULT_COMMAND_LIMITS, folderLimits, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
 
@@ -47,18 +47,29 @@ export class CommandSubmission {
     // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
     const destinations: Array<StorageDestinationSpec | null> = []
     const managedInputs: string[][] = []
+    const managedFolders: boolean[] = []
     const limits: CommandLimits[] = []
     for (const [i, draft] of drafts.entries()) {
       const prefix = drafts.length > 1 ? `commands[${i}].` : ''
-      limits.push(resolveLimits(draft.requested_limits, account.plan, this.limits, prefix))
+      const resolved = resolveLimits(draft.requested_limits, account.plan, this.limits, prefix)
+      // The folder caps travel only with a command that brings a folder.
+      limits.push(draft.input_compressed_folder ? { ...resolved, folder: folderLimits(account.plan, this.limits) } : resolved)
       destinations.push(await this.#checkPlan(account, draft, prefix))
       managedInputs.push(await this.#managedInputs(account, draft, prefix))
+      managedFolders.push(await this.#managedFolder(account, draft, prefix))
     }
     const now = this.now()
     const docs = drafts.map((draft, i) =>
       newCommandDocument(
         draft,
-        { commandId: newCommandId(), accountId: account.id, storageDestination: destinations[i] ?? null, managedInputs: managedInputs[i] ?? [], limits: limits[i]! },
+        {
+          commandId: newCommandId(),
+          accountId: account.id,
+          storageDestination: destinations[i] ?? null,
+          managedInputs: managedInputs[i] ?? [],
+          managedCompressedFolder: managedFolders[i] ?? false,
+          limits: limits[i]!,
+        },
         now,
       ),
     )
@@ -89,6 +100,12 @@ export class CommandSubmission {
       managed.push(alias)
     }
     return managed
+  }
+
+  /** Whether the folder's URL is one of this account's storage_urls (an uploaded zip), read like a managed input; 422 for an unusable one. */
+  async #managedFolder(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<boolean> {
+    if (!draft.input_compressed_folder) return false
+    return (await this.files().managedInput(account.id, draft.input_compressed_folder, `${prefix}input_compressed_folder`)) !== null
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   checkMetadata,
   checkOutputFiles,
   checkOutputsUsed,
+  checkUrl,
   ytdlpFfmpegArguments,
   type ApiErrorClass,
 } from './validation.js'
@@ -38,6 +39,8 @@ export interface CommandDraft {
   webhook_url: string | null
   storage_destination_id: string | null
   original_request: OriginalRequest
+  /** input_compressed_folder: the zip's URL; absent when the command brings none. */
+  input_compressed_folder?: string
   /** max_command_run_seconds and vcpu_count as sent; submission resolves them against the plan. */
   requested_limits?: RequestedLimits
 }
@@ -55,6 +58,34 @@ function commonFields(body: { metadata?: unknown; webhook_url?: string | undefin
 }
 
 /**
+ * input_files and input_compressed_folder of an FFmpeg body: input_files is
+ * required unless a folder comes (a command may read the folder alone). The
+ * folder URL is 422 like input URLs; missing inputs are `Fault`.
+ */
+function inputsAndFolder(
+  body: { input_files?: Record<string, string> | undefined; input_compressed_folder?: string | undefined },
+  prefix: string,
+  Fault: ApiErrorClass,
+): { inputs: Record<string, string>; folder: string | null } {
+  const folder = body.input_compressed_folder ?? null
+  if (body.input_files === undefined && folder === null) throw new Fault(`${prefix}input_files is required (unless input_compressed_folder is given)`)
+  const inputs = body.input_files ?? {}
+  if (body.input_files !== undefined) checkInputAliases(inputs, `${prefix}input_files`, Fault)
+  return { inputs, folder }
+}
+
+/** The URL checks of an FFmpeg body's inputs and folder: 422 on every endpoint. */
+function checkInputLocations(inputs: Record<string, string>, folder: string | null, prefix: string): void {
+  checkInputUrls(inputs, `${prefix}input_files`)
+  if (folder !== null) checkUrl(folder, `${prefix}input_compressed_folder`)
+}
+
+/** What the request asked, as GET returns it: the folder only when one was sent. */
+function originalFiles(inputs: Record<string, string>, folder: string | null, outputs: Record<string, string>): OriginalRequest {
+  return { input_files: inputs, ...(folder !== null ? { input_compressed_folder: folder } : {}), output_files: outputs }
+}
+
+/**
  * run-ffmpeg-command, and each element of run-multiple-ffmpeg-commands.
  * Structure faults are `Fault` (400 alone, 422 inside a multiple request);
  * URLs, metadata and webhook faults are 422 everywhere.
@@ -64,46 +95,48 @@ export function draftFfmpegCommand(
   options: { prefix?: string; Fault?: ApiErrorClass; commandType?: CommandType; unsafeDisableFfmpegPolicyForTests?: boolean } = {},
 ): CommandDraft {
   const { prefix = '', Fault = InvalidRequestError, commandType = 'FFMPEG_COMMAND' } = options
-  checkInputAliases(body.input_files, `${prefix}input_files`, Fault)
+  const { inputs, folder } = inputsAndFolder(body, prefix, Fault)
   checkOutputFiles(body.output_files, `${prefix}output_files`, Fault)
-  const declared = { inputs: Object.keys(body.input_files), outputs: Object.keys(body.output_files) }
+  const declared = { inputs: Object.keys(inputs), outputs: Object.keys(body.output_files) }
   checkFfmpegCommand(body.ffmpeg_command, `${prefix}ffmpeg_command`, declared, Fault)
   checkOutputsUsed([body.ffmpeg_command], body.output_files, `${prefix}output_files`, Fault)
-  checkInputUrls(body.input_files, `${prefix}input_files`)
+  checkInputLocations(inputs, folder, prefix)
   if (!options.unsafeDisableFfmpegPolicyForTests) {
-    checkArgumentPolicy([body.ffmpeg_command], { inputs: body.input_files, outputs: body.output_files }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault)
+    checkArgumentPolicy([body.ffmpeg_command], { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault)
   }
   return {
     command_type: commandType,
-    input_files: body.input_files,
+    input_files: inputs,
+    ...(folder !== null ? { input_compressed_folder: folder } : {}),
     output_files: body.output_files,
     ffmpeg_commands: [body.ffmpeg_command],
     ytdlp: null,
     ...commonFields(body, prefix),
-    original_request: { input_files: body.input_files, output_files: body.output_files, ffmpeg_command: body.ffmpeg_command },
+    original_request: { ...originalFiles(inputs, folder, body.output_files), ffmpeg_command: body.ffmpeg_command },
   }
 }
 
 /** run-chained-ffmpeg-commands: up to 10 strings sharing one set of aliases and one sandbox. */
 export function draftChained(body: RunChainedBody): CommandDraft {
   checkCommandCount(body.ffmpeg_commands.length, 'ffmpeg_commands')
-  checkInputAliases(body.input_files, 'input_files', InvalidRequestError)
+  const { inputs, folder } = inputsAndFolder(body, '', InvalidRequestError)
   checkOutputFiles(body.output_files, 'output_files', InvalidRequestError)
-  const declared = { inputs: Object.keys(body.input_files), outputs: Object.keys(body.output_files) }
+  const declared = { inputs: Object.keys(inputs), outputs: Object.keys(body.output_files) }
   // A later command may read a plain filename an earlier one wrote: that needs no placeholder, so nothing to check here.
   body.ffmpeg_commands.forEach((command, i) => checkFfmpegCommand(command, `ffmpeg_commands[${i}]`, declared, InvalidRequestError))
   checkOutputsUsed(body.ffmpeg_commands, body.output_files, 'output_files', InvalidRequestError)
-  checkInputUrls(body.input_files, 'input_files')
+  checkInputLocations(inputs, folder, '')
   const field = (i: number | null) => (i === null ? 'ffmpeg_commands' : `ffmpeg_commands[${i}]`)
-  checkArgumentPolicy(body.ffmpeg_commands, { inputs: body.input_files, outputs: body.output_files }, 'ffmpeg', field, InvalidRequestError)
+  checkArgumentPolicy(body.ffmpeg_commands, { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', field, InvalidRequestError)
   return {
     command_type: 'CHAINED_COMMAND',
-    input_files: body.input_files,
+    input_files: inputs,
+    ...(folder !== null ? { input_compressed_folder: folder } : {}),
     output_files: body.output_files,
     ffmpeg_commands: body.ffmpeg_commands,
     ytdlp: null,
     ...commonFields(body, ''),
-    original_request: { input_files: body.input_files, output_files: body.output_files, ffmpeg_commands: body.ffmpeg_commands },
+    original_request: { ...originalFiles(inputs, folder, body.output_files), ffmpeg_commands: body.ffmpeg_commands },
   }
 }
 

@@ -46,9 +46,22 @@ const CommonFields = {
   ...LimitFields,
 }
 
+/**
+ * A zip whose files are unpacked into the work directory before the first
+ * command (runner-image/runner/fetch/compressed-folder.ts). With it,
+ * input_files may be left out: a command may read the folder's files alone.
+ */
+export const InputCompressedFolder = HttpUrl(
+  'the http(s) URL of a zip (or a storage_url of this service) unpacked into the work directory before the first command; commands name its files by their relative paths (frames/img_%03d.png, list.txt). Caps by plan on its uncompressed size, compression ratio and entry count',
+)
+
+/** input_files is required, unless the command brings an input_compressed_folder (checked in code: JSON Schema cannot say "unless"). */
+const InputFilesUnlessFolder = Type.Optional({ ...InputUrlMap, description: 'map of in_* alias to http(s) URL; required unless input_compressed_folder is given' })
+
 export const RunFfmpegCommandBody = Type.Object(
   {
-    input_files: InputUrlMap,
+    input_files: InputFilesUnlessFolder,
+    input_compressed_folder: Type.Optional(InputCompressedFolder),
     output_files: OutputFileMap,
     ffmpeg_command: FfmpegCommand,
     ...CommonFields,
@@ -59,7 +72,8 @@ export type RunFfmpegCommandBody = Static<typeof RunFfmpegCommandBody>
 
 export const RunChainedBody = Type.Object(
   {
-    input_files: InputUrlMap,
+    input_files: InputFilesUnlessFolder,
+    input_compressed_folder: Type.Optional(InputCompressedFolder),
     output_files: OutputFileMap,
     // Too many commands is 422; a malformed one inside stays 400.
     ffmpeg_commands: Type.Array(Type.String({ ...FfmpegCommand, ...answersWith(400) }), {
@@ -169,6 +183,7 @@ export type FailedFile = Static<typeof FailedFile>
 
 export const OriginalRequest = Type.Object({
   input_files: AliasMap,
+  input_compressed_folder: Type.Optional(Type.String({ description: 'as submitted, when the command brought one' })),
   output_files: AliasMap,
   ffmpeg_command: Type.Optional(Type.String()),
   ffmpeg_commands: Type.Optional(Type.Array(Type.String())),

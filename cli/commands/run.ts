@@ -39,6 +39,8 @@ export interface SubmitOptions extends FinishOptions {
 export interface RunOptions extends SubmitOptions {
   out: string[]
   storageDestination?: string
+  /** input_compressed_folder: a zip's URL, or a local zip uploaded first. */
+  folder?: string
 }
 
 type RunBody = RequestBody<'/api/v1/run-ffmpeg-command', 'post'>
@@ -62,21 +64,21 @@ function commonFields(options: SubmitOptions): Limits {
  */
 async function resolveInputs(context: CliContext, connection: Connection, inputs: Record<string, string>): Promise<Record<string, string>> {
   const resolved: Record<string, string> = {}
-  for (const [alias, value] of Object.entries(inputs)) {
-    if (looksLikeUrl(value)) {
-      resolved[alias] = value
-      continue
-    }
-    const path = resolve(context.cwd, value)
-    const file = await stat(path).catch(() => null)
-    if (!file?.isFile()) throw new UsageError(`--in ${alias}=${value}: not a URL, and no such file`)
-    context.err(`uploading ${value} for ${alias}\n`)
-    const { file_id } = await uploadFile(connection.client, await openAsBlob(path), basename(path))
-    const stored = await waitForFile(connection.client, file_id, (ms) => context.sleep(ms, context.signal))
-    if (stored.status !== 'STORED' || !stored.storage_url) throw new CliError(`uploading ${value} failed: ${stored.error_status ?? stored.status}: ${stored.error_message ?? ''}`, EXIT.API)
-    resolved[alias] = stored.storage_url
-  }
+  for (const [alias, value] of Object.entries(inputs)) resolved[alias] = await resolveLocation(context, connection, value, `--in ${alias}=${value}`, alias)
   return resolved
+}
+
+/** One URL as given, or a local file uploaded and replaced by its storage_url. */
+async function resolveLocation(context: CliContext, connection: Connection, value: string, option: string, what: string): Promise<string> {
+  if (looksLikeUrl(value)) return value
+  const path = resolve(context.cwd, value)
+  const file = await stat(path).catch(() => null)
+  if (!file?.isFile()) throw new UsageError(`${option}: not a URL, and no such file`)
+  context.err(`uploading ${value} for ${what}\n`)
+  const { file_id } = await uploadFile(connection.client, await openAsBlob(path), basename(path))
+  const stored = await waitForFile(connection.client, file_id, (ms) => context.sleep(ms, context.signal))
+  if (stored.status !== 'STORED' || !stored.storage_url) throw new CliError(`uploading ${value} failed: ${stored.error_status ?? stored.status}: ${stored.error_message ?? ''}`, EXIT.API)
+  return stored.storage_url
 }
 
 /** `ffkube run [options] <command...>`: one command string runs alone, several run chained in one sandbox. */
@@ -90,8 +92,11 @@ export async function runAction(context: CliContext, commands: string[], options
   const dir = resolve(context.cwd, options.dir ?? '.')
   if (options.download && !options.detach) await refuseExisting(Object.values(outputs), dir, options.force)
   const connection = await context.connect()
+  const folder = options.folder === undefined ? null : await resolveLocation(context, connection, options.folder, `--folder ${options.folder}`, 'the folder')
   const fields = {
-    input_files: await resolveInputs(context, connection, inputs),
+    // With a folder, a command may read it alone: input_files is then left out rather than sent empty.
+    ...(folder !== null && Object.keys(inputs).length === 0 ? {} : { input_files: await resolveInputs(context, connection, inputs) }),
+    ...(folder !== null ? { input_compressed_folder: folder } : {}),
     output_files: outputs,
     ...common,
     ...(options.storageDestination === undefined ? {} : { storage_destination_id: options.storageDestination }),

@@ -45,6 +45,37 @@ function managedInputs(value: unknown, inputFiles: Record<string, string>): stri
   return value as string[]
 }
 
+/** A positive whole number, or a SpecError naming the field. */
+function positiveInteger(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new SpecError(`${field} must be a positive whole number`)
+  return value
+}
+
+/**
+ * The folder's URL, whether it is managed, and the limits with its caps. A
+ * malformed cap is refused rather than unpacked without one; the limits are
+ * kept only when whole (the runner reads only their folder caps).
+ */
+function folderFields(raw: Record<string, unknown>): Pick<CommandSpec, 'inputCompressedFolder' | 'managedCompressedFolder' | 'limits'> {
+  const fields: Pick<CommandSpec, 'inputCompressedFolder' | 'managedCompressedFolder' | 'limits'> = {}
+  const limits = raw.limits as Record<string, unknown> | null | undefined
+  if (limits && typeof limits === 'object') {
+    const folder = limits.folder as Record<string, unknown> | undefined
+    fields.limits = {
+      maxRunSeconds: positiveInteger(limits.maxRunSeconds, 'limits.maxRunSeconds'),
+      vcpuMillis: positiveInteger(limits.vcpuMillis, 'limits.vcpuMillis'),
+      memoryMib: positiveInteger(limits.memoryMib, 'limits.memoryMib'),
+      ...(folder !== undefined && folder !== null
+        ? { folder: { maxBytes: positiveInteger(folder.maxBytes, 'limits.folder.maxBytes'), maxEntries: positiveInteger(folder.maxEntries, 'limits.folder.maxEntries'), maxRatio: positiveInteger(folder.maxRatio, 'limits.folder.maxRatio') } }
+        : {}),
+    }
+  }
+  if (raw.inputCompressedFolder === undefined || raw.inputCompressedFolder === null) return fields
+  if (typeof raw.inputCompressedFolder !== 'string') throw new SpecError('inputCompressedFolder must be a string')
+  if (raw.managedCompressedFolder !== undefined && typeof raw.managedCompressedFolder !== 'boolean') throw new SpecError('managedCompressedFolder must be a boolean')
+  return { ...fields, inputCompressedFolder: raw.inputCompressedFolder, managedCompressedFolder: raw.managedCompressedFolder === true }
+}
+
 export function parseCommandSpec(json: string): CommandSpec {
   const raw = JSON.parse(json) as Record<string, unknown>
   if (typeof raw.commandId !== 'string' || raw.commandId === '') throw new SpecError('commandId must be a string')
@@ -71,5 +102,6 @@ export function parseCommandSpec(json: string): CommandSpec {
     storageDestinationId: typeof raw.storageDestinationId === 'string' ? raw.storageDestinationId : null,
     storageDestination: storageDestination(raw.storageDestination),
     submittedAt: typeof raw.submittedAt === 'string' ? raw.submittedAt : new Date(0).toISOString(),
+    ...folderFields(raw),
   }
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readdir, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -8,6 +8,7 @@ import { Client, serviceEnvironment, startService } from '../e2e/service.js'
 import { eventually } from '../harness/eventually.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
+import { buildZip } from '../harness/zip-writer.js'
 import { cliEnvironment, runCli, runCliInTerminal } from './cli-process.js'
 
 const run = promisify(execFile)
@@ -56,6 +57,19 @@ t.test('ffkube run against the service as npm start runs it', async (t) => {
     t.notMatch(result.stderr, /\u2588/, 'no bar')
     t.match(result.stdout, new RegExp(`^out_small  ${join(user.cwd, 'small.mp4').replace(/[.]/g, '\\.')}  320x240 h264`, 'm'))
     t.same(await probe(join(user.cwd, 'small.mp4')), { codec: 'h264', width: 320, height: 240 })
+  })
+
+  t.test('--folder uploads a local zip and sends it as input_compressed_folder; no --in needed', async (t) => {
+    const user = await workspace('folder')
+    const clipPath = await makeClip(join(user.cwd, 'part.mp4'), { seconds: 1, width: 320, height: 240 })
+    await writeFile(join(user.cwd, 'parts.zip'), buildZip([{ name: 'clips/a.mp4', data: await readFile(clipPath) }, { name: 'list.txt', data: "file 'clips/a.mp4'\nfile 'clips/a.mp4'\n" }]))
+    const result = await runCli(user, ['run', '--folder', 'parts.zip', '--out', 'out_joined=joined.mp4', 'ffmpeg -f concat -i list.txt -c copy {{out_joined}}'])
+    t.equal(result.code, 0, result.stderr)
+    t.match(result.stderr, /uploading parts\.zip for the folder/)
+    t.same(await probe(join(user.cwd, 'joined.mp4')), { codec: 'h264', width: 320, height: 240 })
+    const commandId = /^([0-9a-f-]{36}) SUCCESS/m.exec(result.stderr)?.[1]
+    const record = (await api.request('GET', `/commands/${commandId}`)).body
+    t.match(record.original_request, { input_files: {}, input_compressed_folder: /^http/ })
   })
 
   t.test('--no-download writes nothing and prints where the outputs are', async (t) => {

@@ -9,6 +9,7 @@ import { pendingDownloadPaths, inputPathsFor } from '../../../contracts/ffmpeg-p
 import { planFfmpegCommands } from '../../../contracts/ffmpeg-plan.js'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import { RunnerFailure } from '../failure.js'
+import { fetchCompressedFolder } from './compressed-folder.js'
 import { fetchInputs } from './inputs.js'
 import { guardOptions, type PhaseContext } from '../phase-context.js'
 import type { Fetched } from '../phase-state.js'
@@ -25,8 +26,13 @@ async function fetchFfmpegInputs(spec: CommandSpec, { deps, progress }: PhaseCon
   if (!plan.ok && !deps.unsafeDisableFfmpegPolicyForTests) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
   progress.stage('FETCHING')
   const config = deps.config
+  const options = { ...guardOptions(deps), maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs }
   const managed = { storage: config.storage, aliases: spec.managedInputs ?? [] }
-  await fetchInputs(deps.workDir, spec.inputFiles, { ...guardOptions(deps), maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs }, managed)
+  // Inputs land in inputs/, the folder at the root (its entries may not use that name), so both arrive side by side.
+  const results = await Promise.allSettled([fetchInputs(deps.workDir, spec.inputFiles, options, managed), fetchCompressedFolder(spec, deps.workDir, options, config.storage)])
+  // The first failure decides the command; the other has settled before the work dir is removed.
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected')
+  if (failed) throw failed.reason
   return { downloads: null, failedFiles: null }
 }
 

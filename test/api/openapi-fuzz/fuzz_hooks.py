@@ -83,11 +83,20 @@ def _fit_limits(body):
 
 
 def _fit_ffmpeg_body(body):
-    if not isinstance(body, dict) or not isinstance(body.get("input_files"), dict):
+    if not isinstance(body, dict):
+        return body
+    # input_files is required unless input_compressed_folder is given (a rule
+    # across fields): a command of the folder alone reads one of its entries,
+    # and a body with neither gets the input it must have.
+    folder_only = "input_files" not in body and isinstance(body.get("input_compressed_folder"), str)
+    if "input_files" not in body and not folder_only:
+        body["input_files"] = {"in_fuzz": "https://media.example.com/in.mp4"}
+    if not folder_only and not isinstance(body.get("input_files"), dict):
         return body
     _fit_limits(body)
     outputs = _fit_outputs(body, "output_files")
-    command = "ffmpeg " + _arguments(body["input_files"], outputs)
+    reads = "-i clip.mp4 " + _arguments({}, outputs) if folder_only else _arguments(body["input_files"], outputs)
+    command = "ffmpeg " + reads
     if "ffmpeg_commands" in body:
         body["ffmpeg_commands"] = [command] * len(body["ffmpeg_commands"])
     else:

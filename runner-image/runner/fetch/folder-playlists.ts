@@ -1,0 +1,160 @@
+/**
+ * The file-read CVE class, checked on the runner's side: a playlist or a
+ * concat list inside a zip folder makes a demuxer open what the command
+ * string never named (`/etc/passwd`, `file:…`, `concat:…|…`, `http://…`).
+ * FFmpeg picks a demuxer by content, not by name (`#EXTM3U` at the start of
+ * `clip.mp4` opens the HLS demuxer; `-f concat` reads any file as a list), so
+ * every text file of the folder is read as each kind it could be, and every
+ * entry it names must be a plain relative path inside the folder. Pure; the
+ * fetch phase reads the files (compressed-folder.ts). The ffmpeg side forces
+ * `-protocol_whitelist file` and `-safe 1` as well (contracts/ffmpeg-policy.ts).
+ */
+
+/** One entry a list names that may not be opened, and where. */
+export interface PlaylistProblem {
+  /** 1-based line of the file. */
+  line: number
+  entry: string
+  reason: string
+}
+
+/** Why `path` (an entry of a playlist or list) is not a relative path inside the folder, or null. */
+export function listedPathProblem(path: string): string | null {
+  if (path === '') return 'is empty'
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path)) return 'has a control character'
+  // Any colon: `file:`, `concat:`, `http:`, `subfile:`, a drive letter; FFmpeg reads a protocol before the first one.
+  if (path.includes(':')) return 'names a protocol or URL (only relative paths inside the folder may be listed)'
+  if (path.includes('\\')) return 'has a backslash'
+  if (path.startsWith('/') || path.startsWith('~')) return 'is an absolute path'
+  if (path.includes('|')) return 'has a "|" (concat protocol syntax)'
+  if (/%(2e|2f|5c)/i.test(path) || /&#/.test(path)) return 'has an encoded dot or slash'
+  const segments = path.split(/[?#]/, 1)[0]!.split('/')
+  if (segments.includes('..')) return 'leaves the folder with ".."'
+  if (segments.some((segment) => segment.startsWith('.') && segment !== '.')) return 'names a hidden path (a segment starting with ".")'
+  return null
+}
+
+/** Whether the text opens an HLS playlist, as FFmpeg's probe sees it. */
+export function isHlsPlaylist(text: string): boolean {
+  return /^\uFEFF?\s*#EXTM3U/.test(text)
+}
+
+/** Whether the text holds a DASH manifest (libxml2 parses the whole file, so the root may come after a long prologue). */
+export function isDashManifest(text: string): boolean {
+  return /<(?:[A-Za-z0-9_-]+:)?MPD[\s>]/.test(text)
+}
+
+/** FFmpeg's HLS line buffer (MAX_URL_SIZE) less margin: a longer line is cut there, and the cut could make a new path. */
+export const MAX_HLS_LINE = 4000
+
+/**
+ * Every URI an HLS playlist opens: its URI lines and the URI="…" attributes
+ * of its tags. Lines end at CR, LF or NUL, as ff_get_line reads them.
+ */
+export function hlsProblems(text: string): PlaylistProblem[] {
+  const problems: PlaylistProblem[] = []
+  text.split(/\r\n|[\r\n\0]/).forEach((raw, index) => {
+    const line = raw.replace(/^\uFEFF/, '').trim()
+    if (line === '') return
+    if (line.length > MAX_HLS_LINE) {
+      problems.push({ line: index + 1, entry: `${line.slice(0, 40)}…`, reason: `is longer than ${MAX_HLS_LINE} characters` })
+      return
+    }
+    const entries = line.startsWith('#') ? [...line.matchAll(/URI\s*=\s*"([^"]*)"|URI\s*=\s*([^,\s]+)/gi)].map((m) => m[1] ?? m[2] ?? '') : [line]
+    for (const entry of entries) {
+      const reason = listedPathProblem(entry)
+      if (reason) problems.push({ line: index + 1, entry, reason })
+    }
+  })
+  return problems
+}
+
+/** Elements and attributes of an MPD that name something the DASH demuxer opens. */
+const MPD_TEXT_ELEMENTS = /<((?:[A-Za-z0-9_-]+:)?(?:BaseURL|Location|PatchLocation))\b[^>]*>([^<]*)<\/\1\s*>/g
+const MPD_URL_ATTRIBUTES = /\s((?:xlink:)?href|media|initialization|sourceURL|index)\s*=\s*("([^"]*)"|'([^']*)')/g
+
+/** Every URL a DASH manifest names, by line. */
+export function dashProblems(text: string): PlaylistProblem[] {
+  const problems: PlaylistProblem[] = []
+  const lineOf = (offset: number) => text.slice(0, offset).split('\n').length
+  for (const match of text.matchAll(MPD_TEXT_ELEMENTS)) {
+    const entry = (match[2] ?? '').trim()
+    // An empty BaseURL means "this manifest's own place": nothing opened.
+    if (entry === '') continue
+    const reason = listedPathProblem(entry)
+    if (reason) problems.push({ line: lineOf(match.index ?? 0), entry, reason })
+  }
+  for (const match of text.matchAll(MPD_URL_ATTRIBUTES)) {
+    const entry = match[3] ?? match[4] ?? ''
+    // Templates name files by $Number$, $Time$, $RepresentationID$ …: still a path, judged as written.
+    const reason = listedPathProblem(entry.replace(/\$[A-Za-z]*(%0\d+d)?\$/g, 'x'))
+    if (reason) problems.push({ line: lineOf(match.index ?? 0), entry, reason })
+  }
+  return problems
+}
+
+/** The concat demuxer's directives (concatdec.c `syntax[]`); any other keyword ends its parse with an error. */
+const CONCAT_DIRECTIVES = new Set(['ffconcat', 'file', 'duration', 'inpoint', 'outpoint', 'file_packet_meta', 'file_packet_metadata', 'option', 'stream', 'exact_stream_id', 'stream_meta', 'stream_codec', 'stream_extradata', 'chapter'])
+
+/**
+ * The `file` and `option` directives of text read as an FFmpeg concat list
+ * (any file may be: `-f concat -i notes.txt`), read as concatdec.c reads
+ * them: line by line, a line's text ending at a NUL, blank and `#` lines
+ * skipped, and the first unknown keyword ending the parse (FFmpeg fails
+ * there, so nothing after it is ever opened, and a media file is judged by
+ * its first line only). A path is unquoted as av_get_token does.
+ */
+export function concatProblems(text: string): PlaylistProblem[] {
+  return scanConcat(text).problems
+}
+
+/** concatProblems, and whether the parse stopped at an unknown keyword before the end of `text`. */
+export function scanConcat(text: string): { problems: PlaylistProblem[]; stopped: boolean } {
+  const problems: PlaylistProblem[] = []
+  const lines = text.split(/\r\n|[\r\n]/)
+  for (const [index, raw] of lines.entries()) {
+    const line = (raw.split('\0', 1)[0] as string).replace(/^\uFEFF/, '')
+    const match = /^[ \t]*([^ \t]*)[ \t]*(.*)$/.exec(line) as RegExpExecArray
+    const keyword = match[1] as string
+    const rest = (match[2] as string).trim()
+    if (keyword === '' || keyword.startsWith('#')) continue
+    if (!CONCAT_DIRECTIVES.has(keyword)) return { problems, stopped: true }
+    if (keyword === 'option') {
+      // Demuxer options for the listed file (protocol_whitelist and the like) would undo the ffmpeg side's hardening; -safe 1 refuses them too.
+      problems.push({ line: index + 1, entry: rest, reason: 'sets demuxer options; concat lists in a folder may not use "option"' })
+    } else if (keyword === 'file') {
+      const entry = unquoteToken(rest)
+      const reason = listedPathProblem(entry)
+      if (reason) problems.push({ line: index + 1, entry, reason })
+    }
+  }
+  return { problems, stopped: false }
+}
+
+/** av_get_token's reading of one token: single quotes group, a backslash escapes the next character, whitespace ends it. */
+export function unquoteToken(raw: string): string {
+  let out = ''
+  let quoted = false
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i] as string
+    if (!quoted && c === '\\' && i + 1 < raw.length) {
+      out += raw[++i]
+    } else if (c === "'") {
+      quoted = !quoted
+    } else if (!quoted && /\s/.test(c)) {
+      break
+    } else {
+      out += c
+    }
+  }
+  return out
+}
+
+/** Every problem of a text file, read as each kind of list it could be. */
+export function listProblems(text: string): PlaylistProblem[] {
+  const problems = concatProblems(text)
+  if (isHlsPlaylist(text)) problems.push(...hlsProblems(text))
+  if (isDashManifest(text)) problems.push(...dashProblems(text))
+  return problems
+}
