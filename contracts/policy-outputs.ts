@@ -114,7 +114,7 @@ function checkMultiFileTarget(word: string, muxer: string, target: Target): void
 /** Where an output word is written, and by which names a later command may read it. */
 function resolveTarget(word: string, format: string | null, context: PolicyContext): Target {
   // `-f null -` discards the output: the null muxer opens no file, so `-` reaches no pipe.
-  if (word === '-' && format === 'null') return { path: '-', names: [], alias: null, filename: '-', folder: false }
+  if (word === '-' && format === 'null') return { path: '-', names: ['-'], alias: null, filename: '-', folder: false }
   const alias = placeholderAlias(word)
   if (alias !== null) {
     const filename = context.outputs[alias]

@@ -173,3 +173,9 @@ t.test('tee slaves are split as ffmpeg splits the plain form', async (t) => {
   t.throws(() => parseTeeSlaves('[f]a.mp4'), /key=value/)
   t.throws(() => parseTeeSlaves('a.mp4|'), /names no output/)
 })
+
+t.test('a command that only discards to -f null - still writes an output', async (t) => {
+  const outcome = applyFfmpegPolicy('ffmpeg -i {{in_video}} -f null -', context)
+  t.ok(outcome.ok)
+  if (outcome.ok) t.same(outcome.value.argv.slice(-3), ['-f', 'null', '-'])
+})
