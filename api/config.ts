@@ -118,7 +118,8 @@ export interface Config {
    * COMMAND_RUN_SECONDS_DEFAULT_<PLAN>, COMMAND_RUN_SECONDS_MAX_<PLAN>,
    * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>,
    * and the caps on an input_compressed_folder: COMMAND_FOLDER_MAX_BYTES_<PLAN>
-   * (uncompressed), COMMAND_FOLDER_MAX_ENTRIES_<PLAN>, COMMAND_FOLDER_MAX_RATIO_<PLAN>
+   * (uncompressed), COMMAND_FOLDER_MAX_ENTRIES_<PLAN>, COMMAND_FOLDER_MAX_RATIO_<PLAN>,
+   * and the most files a command's outputs may hold, COMMAND_MAX_OUTPUT_FILES_<PLAN>
    * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
    */
   commandLimits: CommandLimitsByPlan
@@ -210,6 +211,7 @@ function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
         maxEntries: parseCount(name('FOLDER_MAX_ENTRIES'), env[name('FOLDER_MAX_ENTRIES')], fallback.folder.maxEntries),
         maxRatio: parseCount(name('FOLDER_MAX_RATIO'), env[name('FOLDER_MAX_RATIO')], fallback.folder.maxRatio),
       },
+      maxOutputFiles: parseCount(name('MAX_OUTPUT_FILES'), env[name('MAX_OUTPUT_FILES')], fallback.maxOutputFiles),
     }
     // The MediaCommand CRD's bounds: a smaller value would be refused by the apiserver at hand-off.
     if (limits.memoryMib < 64) throw new ConfigError(`${name('MEMORY_MIB')} must be at least 64, got ${limits.memoryMib}`)

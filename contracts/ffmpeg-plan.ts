@@ -5,14 +5,18 @@
  * written by some command.
  */
 import { applyFfmpegPolicy, type PolicyContext, type PolicyViolation } from './ffmpeg-policy.js'
-import { outputPath } from './ffmpeg-paths.js'
 import type { WorkFileCheck } from './ffmpeg-work-files.js'
+import { declaredOutputPath } from './output-patterns.js'
 import { isInputAlias, isOutputAlias, substitutePlaceholders } from './placeholders.js'
 import { splitShellWords } from './shell-words.js'
 
-/** The argv of each command string, in order, and what the runner checks in the work dir before each. */
+/**
+ * The argv of each command string, in order, what the runner checks in the
+ * work dir before each, and the outputs that write a folder of files: alias →
+ * its main file's name or pattern (PolicyResult.folders).
+ */
 export type PlanOutcome =
-  | { ok: true; argvs: string[][]; checks: WorkFileCheck[][] }
+  | { ok: true; argvs: string[][]; checks: WorkFileCheck[][]; folders: Record<string, string> }
   | { ok: false; violation: PolicyViolation & { commandIndex: number | null } }
 
 /** Plans one or more command strings that run in order in one work directory. */
@@ -27,6 +31,7 @@ export function planFfmpegCommands(
     return { ok: false, violation: { code: 'UNKNOWN_PLACEHOLDER', message: `"${badAlias}" is not a valid alias (in_… for inputs, out_… for outputs)`, commandIndex: null } }
   }
   const written = new Map<string, string>()
+  const folders: Record<string, string> = {}
   const argvs: string[][] = []
   const checks: WorkFileCheck[][] = []
   const chained = commands.length > 1
@@ -39,6 +44,7 @@ export function planFfmpegCommands(
     argvs.push(outcome.value.argv)
     checks.push(outcome.value.checks)
     for (const [name, path] of outcome.value.writes) written.set(name, path)
+    for (const [alias, main] of outcome.value.folders) folders[alias] = main
   }
   const missing = Object.keys(context.outputs).filter((alias) => !written.has(alias))
   if (missing.length > 0) {
@@ -51,7 +57,7 @@ export function planFfmpegCommands(
       },
     }
   }
-  return { ok: true, argvs, checks }
+  return { ok: true, argvs, checks, folders }
 }
 
 /**
@@ -62,7 +68,7 @@ export function planFfmpegCommands(
  * or request sets.
  */
 export function unpolicedArgvsForTests(commands: readonly string[], context: Pick<PolicyContext, 'mode' | 'inputs' | 'outputs'>): string[][] {
-  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, outputPath(filename)])) }
+  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, declaredOutputPath(alias, filename)])) }
   return commands.map((command) => {
     const words = splitShellWords(substitutePlaceholders(command, paths))
     return context.mode === 'ffmpeg' ? words.slice(1) : words

@@ -8,14 +8,13 @@
  */
 import { ALLOWED_FILTERS } from './ffmpeg-filters.js'
 import { resolveFilterFiles } from './ffmpeg-filter-files.js'
-import { ALLOWED_MUXERS } from './ffmpeg-formats.js'
 import { planInput } from './ffmpeg-inputs.js'
 import { ALLOWED_OPTIONS, MAX_FFMPEG_THREADS, splitOptionName } from './ffmpeg-options.js'
-import { describeBadFilename, hasEmbeddedPlaceholder, outputPath, placeholderAlias } from './ffmpeg-paths.js'
+import { hasEmbeddedPlaceholder, placeholderAlias } from './ffmpeg-paths.js'
 import { PolicyRefusal, refuse, type PolicyViolation } from './ffmpeg-refusal.js'
 import type { WorkFileCheck } from './ffmpeg-work-files.js'
 import { formatFilterArgs, FiltergraphSyntaxError, parseFiltergraph, type FilterNode } from './filtergraph.js'
-import { filenameProblem } from './placeholders.js'
+import { checkMuxerOptionName, resolveOutputWord, type PendingMuxerOption } from './policy-outputs.js'
 import { ShellSyntaxError, splitShellWords } from './shell-words.js'
 
 export type { PolicyViolation, PolicyViolationCode } from './ffmpeg-refusal.js'
@@ -50,6 +49,12 @@ export interface PolicyResult {
   writes: Map<string, string>
   /** What the runner checks in the work dir before this command runs (folder entries, lists, subtitle files). */
   checks: WorkFileCheck[]
+  /**
+   * Output aliases that write a folder of files (`outputs/<alias>/`, see
+   * output-patterns.ts) → the name, or pattern, of the main file in it: the
+   * master playlist when `-master_pl_name` names one, else the declared filename.
+   */
+  folders: Map<string, string>
 }
 
 export type PolicyOutcome = { ok: true; value: PolicyResult } | { ok: false; violation: PolicyViolation }
@@ -94,27 +99,32 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
   const argv: string[] = [...LEADING_OPTIONS]
   const writes = new Map<string, string>()
   const checks: WorkFileCheck[] = []
-  // Per-file options seen since the last input or output, and the format among them.
+  const folders = new Map<string, string>()
+  // Per-file options seen since the last input or output, the format and the muxer options among them.
   let pending: string[] = []
   let pendingFormat: string | null = null
+  let pendingMuxer: PendingMuxerOption[] = []
   let inputCount = 0
 
   for (let index = 0; index < words.length; index++) {
     const word = words[index] as string
-    if (hasEmbeddedPlaceholder(word)) {
-      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `"${word}": a placeholder must be a whole argument on its own`)
-    }
     const option = word.startsWith('-') && word !== '-' ? splitOptionName(word) : null
     if (word.startsWith('-') && word !== '-' && !option) refuse('OPTION_NOT_ALLOWED', `"${word}" is not an allowed option`)
     if (!option) {
-      // A word that is not an option is an output, as ffmpeg reads it.
-      const path = resolveOutput(word, pendingFormat, context)
-      argv.push(...pending, path)
-      for (const name of namesOfOutput(word, context)) writes.set(name, path)
+      // A word that is not an option is an output, as ffmpeg reads it (policy-outputs.ts; a tee word holds placeholders of its own).
+      const output = resolveOutputWord(word, pendingFormat, pending, pendingMuxer, context)
+      argv.push(...output.options, output.word)
+      for (const [name, path] of output.writes) writes.set(name, path)
+      for (const [alias, main] of output.folders) folders.set(alias, main)
       pending = []
       pendingFormat = null
+      pendingMuxer = []
       continue
     }
+    if (hasEmbeddedPlaceholder(word)) {
+      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `"${word}": a placeholder must be a whole argument on its own`)
+    }
+    checkMuxerOptionName(option.name, option.spec)
     const rule = ALLOWED_OPTIONS.get(option.name)
     if (!rule) refuse('OPTION_NOT_ALLOWED', `option ${word} is not allowed`)
     if (rule.kind === 'flag') {
@@ -133,6 +143,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
     }
     switch (rule.kind) {
       case 'input': {
+        if (pendingMuxer.length > 0) refuse('OPTION_NOT_ALLOWED', `-${(pendingMuxer[0] as PendingMuxerOption).name} is an output option, not an input's`)
         const input = planInput(value, pendingFormat, context)
         argv.push(...pending, ...input.options, '-i', input.path)
         checks.push(...input.checks)
@@ -158,6 +169,10 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
         break
       case 'value':
         break
+      case 'muxer':
+        // Checked against the output's muxer when the output comes (policy-outputs.ts).
+        pendingMuxer.push({ name: option.name, valueIndex: pending.length + 1 })
+        break
     }
     ;(rule.global ? argv : pending).push(word, value)
   }
@@ -166,45 +181,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
   }
   if (inputCount === 0) refuse('NO_INPUT', 'the command reads no input (-i)')
   if (writes.size === 0) refuse('NO_OUTPUT', 'the command writes no output')
-  return { argv, writes, checks }
-}
-
-/** The work-dir path an output word names. */
-function resolveOutput(word: string, format: string | null, context: PolicyContext): string {
-  if (format !== null && !ALLOWED_MUXERS.has(format)) {
-    refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed output format`)
-  }
-  // `-f null -` discards the output: the null muxer opens no file, so `-` reaches no pipe.
-  if (word === '-' && format === 'null') return '-'
-  const alias = placeholderAlias(word)
-  if (alias !== null) {
-    const filename = context.outputs[alias]
-    if (filename !== undefined) return outputPath(checkedFilename(filename, word))
-    if (alias in context.inputs) refuse('OUTPUT_NOT_ALLOWED', `${word}: an input cannot be written`)
-    refuse('UNKNOWN_PLACEHOLDER', `${word}: ${alias} is not a declared output`)
-  }
-  // A declared filename lives under outputs/, so ffmpeg can never read a protocol into it:
-  // the API's filename rule is enough there. Intermediate names sit in the work dir root and stay strict.
-  if (Object.values(context.outputs).includes(word)) return outputPath(checkedFilename(word, word))
-  const why = describeBadFilename(word)
-  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `output ${word}: ${why}`)
-  if (context.allowIntermediateFiles) return word
-  refuse('OUTPUT_NOT_ALLOWED', `output ${word}: not a declared output; write {{out_alias}} or a filename from output_files`)
-}
-
-/** Names a later command may use to read what an output word wrote: its alias and its filename. */
-function namesOfOutput(word: string, context: PolicyContext): string[] {
-  const alias = placeholderAlias(word)
-  if (alias !== null) return [alias, context.outputs[alias] as string]
-  const declaredAs = Object.entries(context.outputs).filter(([, filename]) => filename === word).map(([a]) => a)
-  return [word, ...declaredAs]
-}
-
-/** A declared output filename, held to contracts/placeholders.ts's rule (the API's). */
-function checkedFilename(filename: string, word: string): string {
-  const why = filenameProblem(filename)
-  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `${word} → "${filename}": the filename ${why}`)
-  return filename
+  return { argv, writes, checks, folders }
 }
 
 /**

@@ -168,6 +168,12 @@ export const RUNNER_ERROR_STATUSES = [
   'SOURCE_LOGIN_REQUIRED',
   'SOURCE_UNAVAILABLE',
   'OUTPUT_MISSING',
+  /** The outputs hold more files than the command's maxOutputFiles: ffmpeg was stopped, nothing was stored. */
+  'OUTPUT_TOO_MANY_FILES',
+  /** A multi-file output's folder holds a link, a device or another file that is not a regular file. */
+  'OUTPUT_NOT_REGULAR_FILE',
+  /** Two outputs would be stored under the same name in the command's folder. */
+  'OUTPUT_NAME_CONFLICT',
   'UPLOAD_FAILED',
   /** An output could not be written to the command's storage destination (the customer's bucket). */
   'DESTINATION_UPLOAD_FAILED',

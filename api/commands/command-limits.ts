@@ -28,6 +28,8 @@ export interface PlanCommandLimits {
   memoryMib: number
   /** Caps on an input_compressed_folder (COMMAND_FOLDER_MAX_BYTES_<PLAN>, …_ENTRIES_…, …_RATIO_…). */
   folder: FolderLimits
+  /** Most files a command's outputs may hold together (a numbered sequence, HLS segments …). */
+  maxOutputFiles: number
 }
 
 export type CommandLimitsByPlan = Record<Plan, PlanCommandLimits>
@@ -41,10 +43,10 @@ const MIB = 1024 ** 2
  * less) and stops a deflate bomb (about 1000 to 1).
  */
 export const DEFAULT_COMMAND_LIMITS: CommandLimitsByPlan = {
-  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024, folder: { maxBytes: 256 * MIB, maxEntries: 1000, maxRatio: 50 } },
-  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048, folder: { maxBytes: 512 * MIB, maxEntries: 2000, maxRatio: 50 } },
-  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096, folder: { maxBytes: 2048 * MIB, maxEntries: 10_000, maxRatio: 100 } },
-  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192, folder: { maxBytes: 4096 * MIB, maxEntries: 50_000, maxRatio: 200 } },
+  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024, folder: { maxBytes: 256 * MIB, maxEntries: 1000, maxRatio: 50 }, maxOutputFiles: 100 },
+  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048, folder: { maxBytes: 512 * MIB, maxEntries: 2000, maxRatio: 50 }, maxOutputFiles: 100 },
+  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096, folder: { maxBytes: 2048 * MIB, maxEntries: 10_000, maxRatio: 100 }, maxOutputFiles: 1000 },
+  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192, folder: { maxBytes: 4096 * MIB, maxEntries: 50_000, maxRatio: 200 }, maxOutputFiles: 5000 },
 }
 
 /** The two optional request fields, as every command endpoint and preset execute accept them. */
@@ -80,7 +82,7 @@ export function resolveLimits(requested: RequestedLimits | undefined, plan: Plan
   }
   const vcpu = requested?.vcpu_count ?? own.vcpuDefault
   if (vcpu > own.vcpuMax) throw new ValidationError(`${prefix}vcpu_count: at most ${own.vcpuMax} on the ${plan} plan, got ${vcpu}`)
-  return { maxRunSeconds: runSeconds, vcpuMillis: Math.round(vcpu * 1000), memoryMib: own.memoryMib }
+  return { maxRunSeconds: runSeconds, vcpuMillis: Math.round(vcpu * 1000), memoryMib: own.memoryMib, maxOutputFiles: own.maxOutputFiles }
 }
 
 /** The folder caps of `plan`, recorded on a command that brings an input_compressed_folder (CommandLimits.folder). */

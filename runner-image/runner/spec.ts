@@ -1,5 +1,5 @@
 /** Reads a CommandSpec from JSON, checking the shape the runner relies on. */
-import { FORMAT_SELECTORS, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
+import { FORMAT_SELECTORS, type CommandLimits, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
 import { COMMAND_TYPES } from '../../contracts/command-types.js'
 
 export class SpecError extends Error {
@@ -51,29 +51,12 @@ function positiveInteger(value: unknown, field: string): number {
   return value
 }
 
-/**
- * The folder's URL, whether it is managed, and the limits with its caps. A
- * malformed cap is refused rather than unpacked without one; the limits are
- * kept only when whole (the runner reads only their folder caps).
- */
-function folderFields(raw: Record<string, unknown>): Pick<CommandSpec, 'inputCompressedFolder' | 'managedCompressedFolder' | 'limits'> {
-  const fields: Pick<CommandSpec, 'inputCompressedFolder' | 'managedCompressedFolder' | 'limits'> = {}
-  const limits = raw.limits as Record<string, unknown> | null | undefined
-  if (limits && typeof limits === 'object') {
-    const folder = limits.folder as Record<string, unknown> | undefined
-    fields.limits = {
-      maxRunSeconds: positiveInteger(limits.maxRunSeconds, 'limits.maxRunSeconds'),
-      vcpuMillis: positiveInteger(limits.vcpuMillis, 'limits.vcpuMillis'),
-      memoryMib: positiveInteger(limits.memoryMib, 'limits.memoryMib'),
-      ...(folder !== undefined && folder !== null
-        ? { folder: { maxBytes: positiveInteger(folder.maxBytes, 'limits.folder.maxBytes'), maxEntries: positiveInteger(folder.maxEntries, 'limits.folder.maxEntries'), maxRatio: positiveInteger(folder.maxRatio, 'limits.folder.maxRatio') } }
-        : {}),
-    }
-  }
-  if (raw.inputCompressedFolder === undefined || raw.inputCompressedFolder === null) return fields
+/** The folder's URL and whether it is managed. */
+function folderFields(raw: Record<string, unknown>): Pick<CommandSpec, 'inputCompressedFolder' | 'managedCompressedFolder'> {
+  if (raw.inputCompressedFolder === undefined || raw.inputCompressedFolder === null) return {}
   if (typeof raw.inputCompressedFolder !== 'string') throw new SpecError('inputCompressedFolder must be a string')
   if (raw.managedCompressedFolder !== undefined && typeof raw.managedCompressedFolder !== 'boolean') throw new SpecError('managedCompressedFolder must be a boolean')
-  return { ...fields, inputCompressedFolder: raw.inputCompressedFolder, managedCompressedFolder: raw.managedCompressedFolder === true }
+  return { inputCompressedFolder: raw.inputCompressedFolder, managedCompressedFolder: raw.managedCompressedFolder === true }
 }
 
 export function parseCommandSpec(json: string): CommandSpec {
@@ -103,5 +86,29 @@ export function parseCommandSpec(json: string): CommandSpec {
     storageDestination: storageDestination(raw.storageDestination),
     submittedAt: typeof raw.submittedAt === 'string' ? raw.submittedAt : new Date(0).toISOString(),
     ...folderFields(raw),
+    ...limits(raw.limits),
+  }
+}
+
+/**
+ * The command's limits, when the spec has them. The runner itself enforces
+ * the folder caps and maxOutputFiles (the executor the rest); a malformed
+ * value is refused rather than read as no cap.
+ */
+function limits(value: unknown): { limits?: CommandLimits } {
+  if (value === null || value === undefined) return {}
+  if (typeof value !== 'object') throw new SpecError('limits must be an object')
+  const l = value as Record<string, unknown>
+  const folder = l.folder as Record<string, unknown> | null | undefined
+  return {
+    limits: {
+      maxRunSeconds: positiveInteger(l.maxRunSeconds, 'limits.maxRunSeconds'),
+      vcpuMillis: positiveInteger(l.vcpuMillis, 'limits.vcpuMillis'),
+      memoryMib: positiveInteger(l.memoryMib, 'limits.memoryMib'),
+      ...(folder !== undefined && folder !== null
+        ? { folder: { maxBytes: positiveInteger(folder.maxBytes, 'limits.folder.maxBytes'), maxEntries: positiveInteger(folder.maxEntries, 'limits.folder.maxEntries'), maxRatio: positiveInteger(folder.maxRatio, 'limits.folder.maxRatio') } }
+        : {}),
+      ...(l.maxOutputFiles !== undefined ? { maxOutputFiles: positiveInteger(l.maxOutputFiles, 'limits.maxOutputFiles') } : {}),
+    },
   }
 }

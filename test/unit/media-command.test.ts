@@ -32,6 +32,8 @@ t.test('the runner gets back exactly the CommandSpec the API built', async (t) =
       storageDestination: null, inputCompressedFolder: 'https://files.example.com/frames.zip', managedCompressedFolder: true,
       limits: { maxRunSeconds: 600, vcpuMillis: 1000, memoryMib: 1024, folder: { maxBytes: 1024, maxEntries: 10, maxRatio: 50 } },
     }),
+    commandSpec({ storageDestination: null, limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 512, maxOutputFiles: 100 } }),
+    commandSpec({ storageDestination: null, limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 512 } }),
     commandSpec({ storageDestinationId: destination.id, storageDestination: { ...destination, publicBaseUrl: 'https://cdn.example.com/x' } }),
     commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'], storageDestination: null }),
     commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_a: 'https://v.example.com/1' }, formatSelector: 'audio_only' }, storageDestination: null }),
