@@ -84,6 +84,12 @@ export interface CommandLimits {
   memoryMib: number
   /** The caps on an input_compressed_folder (per plan); absent in specs of older records (the runner's defaults apply). */
   folder?: FolderLimits | undefined
+  /**
+   * Most files the command's outputs may hold together (per plan); a command
+   * that writes more ends FAILED / OUTPUT_TOO_MANY_FILES with nothing stored.
+   * Absent in specs of older records: DEFAULT_MAX_OUTPUT_FILES applies.
+   */
+  maxOutputFiles?: number | undefined
 }
 
 /**
@@ -98,12 +104,6 @@ export interface FolderLimits {
   maxEntries: number
   /** Uncompressed over compressed size, of the whole zip and of any entry over 1 MiB. */
   maxRatio: number
-  /**
-   * Most files the command's outputs may hold together (per plan); a command
-   * that writes more ends FAILED / OUTPUT_TOO_MANY_FILES with nothing stored.
-   * Absent in specs of older records: DEFAULT_MAX_OUTPUT_FILES applies.
-   */
-  maxOutputFiles?: number | undefined
 }
 
 /** The file-count cap of a command whose spec names none (older records). */
