@@ -1,3 +1,4 @@
+import type { FileMember } from '../files/schemas.js'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
@@ -175,11 +176,11 @@ export class CommandRepository {
     return usage
   }
 
-  /** Marks one managed output deleted in the command's result; true when it changed. */
-  async markOutputDeleted(commandId: string, alias: string, now: Date): Promise<boolean> {
+  /** Marks one managed output deleted in the command's result, with its `files` as they are now (no storage_url); true when it changed. */
+  async markOutputDeleted(commandId: string, alias: string, files: FileMember[], now: Date): Promise<boolean> {
     const result = await this.#commands.updateOne(
       { _id: commandId, [`output_results.${alias}.is_deleted`]: false },
-      { $set: { [`output_results.${alias}.is_deleted`]: true, [`output_results.${alias}.storage_url`]: null, updated_at: now } },
+      { $set: { [`output_results.${alias}.is_deleted`]: true, [`output_results.${alias}.storage_url`]: null, [`output_results.${alias}.files`]: files, updated_at: now } },
     )
     return result.modifiedCount === 1
   }
