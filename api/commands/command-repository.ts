@@ -1,10 +1,10 @@
-import type { FileMember } from '../files/schemas.js'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
 import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { WorkList, type Claim } from '../work-list.js'
+import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
 /** Read and written here alone: every other part asks this repository. */
