@@ -2,10 +2,10 @@
  * Playback without credentials for a managed multi-file output. The
  * managed bucket is private and a presigned URL signs one key, so a
  * playlist's relative entries would not resolve beside its own presigned
- * URL. For every playlist of the output the service writes a copy, under
- * `playback/{command_id}/{alias}/{filename}`, whose entries are presigned
- * URLs: of the segments as stored, and of the other playlists' copies (a
- * master playlist's variants). The output's storage_url is the presigned
+ * URL. For every playlist of the output (HLS, and DASH manifests) the
+ * service writes a copy, under `playback/{command_id}/{alias}/{filename}`,
+ * whose entries are presigned URLs: of the segments as stored, and of the
+ * other playlists' copies (a master playlist's variants). The output's storage_url is the presigned
  * URL of its main playlist's copy; the stored files stay as the command
  * wrote them, so a download of every file plays offline. Everything is
  * signed at the same moment and so expires together, STORAGE_URL_TTL_SECONDS
@@ -13,11 +13,15 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import type { MemberRecord } from './file-document.js'
-import { playlistKind, rewriteHls } from './playlist-rewrite.js'
+import { rewriteDash } from './dash-rewrite.js'
+import { playlistKind, rewriteHls, type MemberUrl, type PlaylistKind } from './playlist-rewrite.js'
 import { presignGet } from './storage-url.js'
 
 /** A playlist larger than this is left as it is (its storage_url then does not play): no FFmpeg playlist of an output under the file-count caps comes near. */
 export const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024
+
+const REWRITERS: Record<PlaylistKind, (text: string, path: string, urlOf: MemberUrl, memberCount: number) => string> = { hls: rewriteHls, dash: rewriteDash }
+const CONTENT_TYPES: Record<PlaylistKind, string> = { hls: 'application/vnd.apple.mpegurl', dash: 'application/dash+xml' }
 
 /** The managed key of a playlist's playable copy. */
 export function playbackKey(commandId: string, alias: string, filename: string): string {
@@ -43,7 +47,7 @@ async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<
 }
 
 /**
- * Writes the playable copies of an output's HLS playlists (members with
+ * Writes the playable copies of an output's playlists (members with
  * their presigned storage_urls already set) and returns their keys and the
  * main file's playable URL. Writing them again (a replayed SUCCESS) puts the
  * same layout with fresh signatures; nothing else changes.
@@ -53,7 +57,7 @@ export async function writePlayback(
   bucket: string,
   output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[] },
 ): Promise<Playback> {
-  const playlists = output.members.filter((member) => playlistKind(member.filename) === 'hls')
+  const playlists = output.members.filter((member) => playlistKind(member.filename) !== null)
   if (playlists.length === 0) return { keys: [], mainUrl: null }
   const texts = new Map<string, string>()
   for (const playlist of playlists) {
@@ -67,7 +71,8 @@ export async function writePlayback(
   const keys: string[] = []
   for (const [filename, text] of texts) {
     const key = playbackKey(output.commandId, output.alias, filename)
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rewriteHls(text, filename, urlOf), ContentType: 'application/vnd.apple.mpegurl' }))
+    const kind = playlistKind(filename) as PlaylistKind
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: REWRITERS[kind](text, filename, urlOf, output.members.length), ContentType: CONTENT_TYPES[kind] }))
     keys.push(key)
   }
   return { keys, mainUrl: copyUrls.get(output.mainFilename) ?? null }

@@ -6,32 +6,21 @@
  * are made by the provisioned ffmpeg and played over HTTP by Debian's
  * /usr/bin/ffprobe, a standard player with network protocols.
  */
-import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { PutBucketPolicyCommand } from '@aws-sdk/client-s3'
 import t from 'tap'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import { STATUS_STREAM } from '../../contracts/status-events.js'
-import { listBucket, multiFileResult, publishLikeRunner, putLikeRunner, makeHlsLadder, successEvent } from '../harness/outputs.js'
+import { listBucket, makeHlsLadder, multiFileResult, play, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startReceiver, startWorld, until, type World } from '../webhooks/world.js'
 
-const run = promisify(execFile)
-/** The standard player: Debian's ffprobe, built with HTTP (ffkube's own has no network protocols). */
-const PLAYER = '/usr/bin/ffprobe'
 
-/** What a player reads of a URL: the container's duration and the time the last packet ends, so every segment was fetched. */
-async function play(url: string): Promise<{ duration: number; lastPacketEnd: number; packets: number }> {
-  const { stdout } = await run(PLAYER, ['-v', 'error', '-show_entries', 'format=duration:packet=pts_time,duration_time', '-select_streams', 'v:0', '-of', 'json', url], { maxBuffer: 64 * 1024 * 1024 })
-  const parsed = JSON.parse(stdout) as { format: { duration: string }; packets: { pts_time: string; duration_time: string }[] }
-  const ends = parsed.packets.map((p) => Number(p.pts_time) + Number(p.duration_time))
-  return { duration: Number(parsed.format.duration), lastPacketEnd: Math.max(...ends), packets: parsed.packets.length }
-}
+
 
 async function download(url: string): Promise<Buffer> {
   const res = await fetch(url)
@@ -41,6 +30,15 @@ async function download(url: string): Promise<Buffer> {
 
 async function call(world: World, apiKey: string, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) {
   return world.api.app.inject({ method, url: `/api/v1${url}`, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) })
+}
+
+/**
+ * Submits a command with one output, only to record it: the test plays the
+ * runner's part. The command and filenames are ordinary ones, accepted
+ * whatever the argument policy allows of multi-file muxers.
+ */
+async function submitWithOutput(world: World, apiKey: string, alias: string, filename: string, extra: Record<string, unknown> = {}): Promise<string> {
+  return world.submit(apiKey, { output_files: { [alias]: filename }, ffmpeg_command: `ffmpeg -i {{in_video}} {{${alias}}}`, ...extra })
 }
 
 async function succeeded(world: World, apiKey: string, commandId: string) {
@@ -77,7 +75,7 @@ t.test('multi-file outputs', async (t) => {
   const thumbs = join(dir, 'thumbs')
   await mkdir(thumbs)
   for (let i = 1; i <= 50; i++) await writeFile(join(thumbs, `thumb_${String(i).padStart(3, '0')}.jpg`), randomBytes(1000 + i * 37))
-  const thumbsCommand = await world.submit(api_key, { output_files: { out_thumbs: 'thumb_%03d.jpg' } })
+  const thumbsCommand = await submitWithOutput(world, api_key, 'out_thumbs', 'thumb.jpg')
   const thumbMembers = await putLikeRunner(s3, bucket, 'outputs', thumbsCommand, thumbs)
   const thumbsEvent = successEvent(thumbsCommand, { out_thumbs: multiFileResult({ bucket, storage_location: 'INTERNAL' }, 'thumb_001.jpg', thumbMembers) })
   await publishLikeRunner(js, thumbsEvent)
@@ -113,7 +111,7 @@ t.test('multi-file outputs', async (t) => {
     const ladder = join(dir, 'ladder')
     await mkdir(ladder)
     await makeHlsLadder(ladder)
-    const commandId = await world.submit(api_key, { output_files: { out_hls: 'master.m3u8' } })
+    const commandId = await submitWithOutput(world, api_key, 'out_hls', 'master.m3u8')
     const members = await putLikeRunner(s3, bucket, 'outputs', commandId, ladder)
     await publishLikeRunner(js, successEvent(commandId, { out_hls: multiFileResult({ bucket, storage_location: 'INTERNAL' }, 'master.m3u8', members) }))
     const out = (await succeeded(world, api_key, commandId)).output_files.out_hls
@@ -123,10 +121,11 @@ t.test('multi-file outputs', async (t) => {
     t.equal(new URL(out.storage_url).searchParams.get('X-Amz-Expires'), String(7 * 24 * 3600), 'signed for seven days')
     const played = await play(out.storage_url)
     t.ok(played.duration > 3.8 && played.duration < 4.3, `the master plays 4 s (duration ${played.duration})`)
-    t.ok(played.lastPacketEnd > 3.8, `every segment was read (last packet ends at ${played.lastPacketEnd})`)
+    t.ok(played.span > 3.8, `every segment was read (packets span ${played.span})`)
     const original = out.files.find((f: { filename: string }) => f.filename === 'master.m3u8')
     t.equal((await download(original.storage_url)).toString(), await import('node:fs/promises').then((fs) => fs.readFile(join(ladder, 'master.m3u8'), 'utf8')), 'the stored master is as ffmpeg wrote it')
-    await t.rejects(play(original.storage_url), 'the stored master alone does not play: its relative names have no signature')
+    const alone = await play(original.storage_url).catch(() => null)
+    t.ok(alone === null || alone.packets === 0, 'the stored master alone does not play: its relative names have no signature')
 
     t.test('a replayed SUCCESS changes nothing', async (t) => {
       const before = { poll: await world.poll(api_key, commandId), objects: await listBucket(s3, bucket, '') }
@@ -194,7 +193,7 @@ t.test('multi-file outputs', async (t) => {
     const publicDestination = await destination({ public_base_url: `${customer.endpoint}/${customerBucket}` })
     const privateDestination = await destination({})
     const result = async (destinationId: string) => {
-      const commandId = await world.submit(api_key, { output_files: { out_hls: 'master.m3u8' }, storage_destination_id: destinationId })
+      const commandId = await submitWithOutput(world, api_key, 'out_hls', 'master.m3u8', { storage_destination_id: destinationId })
       const members = await putLikeRunner(customerS3, customerBucket, 'tenant-a', commandId, ladder)
       await publishLikeRunner(js, successEvent(commandId, { out_hls: multiFileResult({ bucket: customerBucket, storage_location: 'EXTERNAL' }, 'master.m3u8', members) }))
       return { commandId, members, out: (await succeeded(world, api_key, commandId)).output_files.out_hls }
@@ -203,7 +202,7 @@ t.test('multi-file outputs', async (t) => {
     const open = await result(publicDestination)
     t.equal(open.out.storage_url, `${customer.endpoint}/${customerBucket}/tenant-a/${open.commandId}/master.m3u8`, 'the public URL of the master as stored')
     const played = await play(open.out.storage_url)
-    t.ok(played.duration > 3.8 && played.lastPacketEnd > 3.8, `it plays 4 s (duration ${played.duration}, last packet ends ${played.lastPacketEnd})`)
+    t.ok(played.duration > 3.8 && played.span > 3.8, `it plays 4 s (duration ${played.duration}, packets span ${played.span})`)
     t.match(open.out, { storage_location: 'EXTERNAL', external_object_key: `tenant-a/${open.commandId}/master.m3u8`, file_count: open.members.length })
     t.same(open.out.files.map((f: { external_object_key: string }) => f.external_object_key), open.members.map((m) => m.object_key), 'every member\'s key in the customer bucket')
     t.same(await listBucket(s3, bucket, 'playback/'), [], 'nothing is written to the managed bucket for it')

@@ -84,3 +84,19 @@ export async function makeHlsLadder(dir: string): Promise<void> {
     '-hls_segment_filename', 'v%v/seg_%03d.ts', 'v%v/prog.m3u8',
   ], { cwd: dir })
 }
+
+/** The standard player: Debian's ffprobe, built with HTTP and libxml2 (ffkube's own has no network protocols). */
+export const STANDARD_PLAYER = '/usr/bin/ffprobe'
+
+/** Seconds from the first packet's start to the last one's end: the media a player read, whatever the stream's start time. */
+function packetSpan(packets: { pts_time: string; duration_time: string }[]): number {
+  const starts = packets.map((p) => Number(p.pts_time))
+  return Math.max(...packets.map((p) => Number(p.pts_time) + Number(p.duration_time))) - Math.min(...starts)
+}
+
+/** What the standard player reads of a URL's first video stream: the container's duration, and the span of every packet it read. */
+export async function play(url: string): Promise<{ duration: number; span: number; packets: number }> {
+  const { stdout } = await run(STANDARD_PLAYER, ['-v', 'error', '-show_entries', 'format=duration:packet=pts_time,duration_time', '-select_streams', 'v:0', '-of', 'json', url], { maxBuffer: 64 * 1024 * 1024 })
+  const parsed = JSON.parse(stdout) as { format: { duration?: string }; packets: { pts_time: string; duration_time: string }[] }
+  return { duration: Number(parsed.format.duration), span: packetSpan(parsed.packets), packets: parsed.packets.length }
+}
