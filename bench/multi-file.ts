@@ -101,16 +101,21 @@ await run(async () => {
     const spec = specOf({ inputFiles: { in_video: media.url(clip) }, outputFiles: OUTPUTS, ffmpegCommands: [COMMAND] })
     const result = await runRunner(dir, spec, s3, { ALLOW_PRIVATE_NETWORKS: '1' })
     if (result.terminal.type !== 'SUCCESS') throw new Error(JSON.stringify(result.terminal))
-    const deliver = result.terminal.runner_phase_seconds?.deliver ?? NaN
+    const phases = result.terminal.runner_phase_seconds
+    const deliver = phases?.deliver ?? NaN
     const folder = join(dir, `work-${spec.commandId}`, 'outputs', 'out_ladder')
     const files = await filesUnder(folder)
     fileCount = files.length
     const all = await scriptUpload(client, s3, folder, files, `script-all/${spec.commandId}`, files.length)
     const twelve = await scriptUpload(client, s3, folder, files, `script-12/${spec.commandId}`, 12)
     const best = Math.min(all, twelve)
-    storing.push([String(sample + 1), String(files.length), f(deliver), f(all), f(twelve), (deliver / best).toFixed(2)])
+    storing.push([String(sample + 1), String(files.length), `${f(phases?.fetch ?? NaN)} / ${f(phases?.run ?? NaN)}`, f(deliver), f(all), f(twelve), (deliver / best).toFixed(2)])
   }
-  printTable(`(a) storing a ${CLIP_SECONDS} s 3-rendition HLS ladder (${fileCount} files), seconds; target ffkube <= 1.5x the script`, ['sample', 'files', 'ffkube deliver', 'script, all at once', 'script, 12 at a time', 'ratio to the faster'], storing)
+  printTable(
+    `(a) storing a ${CLIP_SECONDS} s 3-rendition HLS ladder (${fileCount} files), seconds; target ffkube <= 1.5x the script`,
+    ['sample', 'files', 'runner fetch / run', 'ffkube deliver', 'script, all at once', 'script, 12 at a time', 'ratio to the faster'],
+    storing,
+  )
 
   // (b) submit -> SUCCESS through the service, over a bare ffmpeg of the same arguments.
   const environment = await serviceEnvironment(t)
