@@ -116,7 +116,8 @@ export interface Config {
    * Per plan, the default and maximum of a command's max_command_run_seconds
    * and vcpu_count, and its memory limit on Kubernetes:
    * COMMAND_RUN_SECONDS_DEFAULT_<PLAN>, COMMAND_RUN_SECONDS_MAX_<PLAN>,
-   * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>
+   * COMMAND_VCPU_DEFAULT_<PLAN>, COMMAND_VCPU_MAX_<PLAN>, COMMAND_MEMORY_MIB_<PLAN>,
+   * and the most files a command's outputs may hold, COMMAND_MAX_OUTPUT_FILES_<PLAN>
    * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
    */
   commandLimits: CommandLimitsByPlan
@@ -203,6 +204,7 @@ function parseCommandLimits(env: NodeJS.ProcessEnv): CommandLimitsByPlan {
       vcpuDefault: parseVcpu(name('VCPU_DEFAULT'), env[name('VCPU_DEFAULT')], fallback.vcpuDefault),
       vcpuMax: parseVcpu(name('VCPU_MAX'), env[name('VCPU_MAX')], fallback.vcpuMax),
       memoryMib: parseCount(name('MEMORY_MIB'), env[name('MEMORY_MIB')], fallback.memoryMib),
+      maxOutputFiles: parseCount(name('MAX_OUTPUT_FILES'), env[name('MAX_OUTPUT_FILES')], fallback.maxOutputFiles),
     }
     // The MediaCommand CRD's bounds: a smaller value would be refused by the apiserver at hand-off.
     if (limits.memoryMib < 64) throw new ConfigError(`${name('MEMORY_MIB')} must be at least 64, got ${limits.memoryMib}`)

@@ -82,4 +82,13 @@ export interface CommandLimits {
   vcpuMillis: number
   /** Memory limit of the run container, in MiB (per plan). */
   memoryMib: number
+  /**
+   * Most files the command's outputs may hold together (per plan); a command
+   * that writes more ends FAILED / OUTPUT_TOO_MANY_FILES with nothing stored.
+   * Absent in specs of older records: DEFAULT_MAX_OUTPUT_FILES applies.
+   */
+  maxOutputFiles?: number | undefined
 }
+
+/** The file-count cap of a command whose spec names none (older records). */
+export const DEFAULT_MAX_OUTPUT_FILES = 1000

@@ -2,9 +2,11 @@
  * The container formats a command may name with `-f`, and the demuxers ffmpeg
  * may pick for an input. Left out on purpose: every format that opens other
  * files or the network by itself — demuxers `concat`, `hls`, `dash`, `sdp`,
- * `rtsp`, `lavfi`, `image2` patterns; muxers `tee`, `fifo`, `hls`, `dash`,
- * `segment`/`ssegment`, `stream_segment`, `webm_chunk`, `smoothstreaming` —
- * and pipe formats, because the runner's stdout carries `-progress`.
+ * `rtsp`, `lavfi`, `image2` patterns; muxers `fifo`, `webm_chunk`,
+ * `smoothstreaming` — and pipe formats, because the runner's stdout carries
+ * `-progress`. The multi-file muxers `hls`, `dash`, `segment`/`ssegment`/
+ * `stream_segment` and `tee` are allowed with the rules of policy-outputs.ts:
+ * only into a declared output's own folder, with every file name they take checked.
  */
 
 /** Muxers a command may force with `-f` before an output. */
@@ -15,6 +17,7 @@ export const ALLOWED_MUXERS: ReadonlySet<string> = new Set([
   'srt', 'webvtt', 'ass',
   'h264', 'hevc', 'rawvideo', 's16le', 'f32le', 'u8',
   'ffmetadata',
+  'hls', 'dash', 'segment', 'ssegment', 'stream_segment', 'tee',
 ])
 
 /**

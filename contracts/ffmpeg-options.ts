@@ -18,6 +18,8 @@
  * [a filtergraph as input, see ffmpeg-formats.ts].
  */
 
+import { MUXER_OPTIONS } from './muxer-options.js'
+
 /** How the word after an option is read, if any. */
 export type OptionKind =
   /** Takes no value. */
@@ -32,6 +34,8 @@ export type OptionKind =
   | 'format'
   /** `-i`: an input, which must be an alias or a file an earlier command wrote. */
   | 'input'
+  /** An option of a multi-file muxer (muxer-options.ts), checked with the output it applies to. */
+  | 'muxer'
 
 export interface OptionRule {
   kind: OptionKind
@@ -91,6 +95,7 @@ export const ALLOWED_OPTIONS: ReadonlyMap<string, OptionRule> = new Map<string, 
   ['filter', { kind: 'filtergraph' }],
   ['filter_complex', { kind: 'filtergraph', global: true }],
   ['lavfi', { kind: 'filtergraph', global: true }],
+  ...[...MUXER_OPTIONS.keys()].map((name) => [name, { kind: 'muxer' }] as const),
 ])
 
 /** `-name` or `-name:spec`, split; null when the word is not shaped like an option. */

@@ -71,7 +71,7 @@ export function describeBadFilename(word: string): string | null {
   if (word.startsWith('/')) return 'absolute paths are not allowed'
   if (word.split('/').includes('..')) return 'paths leaving the work directory are not allowed'
   if (word.includes('/')) return 'paths are not allowed, only plain filenames'
-  if (word.includes('%')) return 'filename patterns are not allowed'
+  if (word.includes('%')) return 'filename patterns (%d, %03d, %v) are allowed only in output_files filenames'
   if (word === '-') return 'standard input and output are not allowed'
   return 'a filename may use only letters, digits, _ . and -, must not start with . or -, and has at most 128 characters'
 }

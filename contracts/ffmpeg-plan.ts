@@ -5,13 +5,16 @@
  * written by some command.
  */
 import { applyFfmpegPolicy, type PolicyContext, type PolicyViolation } from './ffmpeg-policy.js'
-import { outputPath } from './ffmpeg-paths.js'
+import { declaredOutputPath } from './output-patterns.js'
 import { isInputAlias, isOutputAlias, substitutePlaceholders } from './placeholders.js'
 import { splitShellWords } from './shell-words.js'
 
-/** The argv of each command string, in order. */
+/**
+ * The argv of each command string, in order, and the outputs that write a
+ * folder of files: alias → its main file's name or pattern (PolicyResult.folders).
+ */
 export type PlanOutcome =
-  | { ok: true; argvs: string[][] }
+  | { ok: true; argvs: string[][]; folders: Record<string, string> }
   | { ok: false; violation: PolicyViolation & { commandIndex: number | null } }
 
 /** Plans one or more command strings that run in order in one work directory. */
@@ -26,6 +29,7 @@ export function planFfmpegCommands(
     return { ok: false, violation: { code: 'UNKNOWN_PLACEHOLDER', message: `"${badAlias}" is not a valid alias (in_… for inputs, out_… for outputs)`, commandIndex: null } }
   }
   const written = new Map<string, string>()
+  const folders: Record<string, string> = {}
   const argvs: string[][] = []
   const chained = commands.length > 1
   for (const [commandIndex, command] of commands.entries()) {
@@ -36,6 +40,7 @@ export function planFfmpegCommands(
     }
     argvs.push(outcome.value.argv)
     for (const [name, path] of outcome.value.writes) written.set(name, path)
+    for (const [alias, main] of outcome.value.folders) folders[alias] = main
   }
   const missing = Object.keys(context.outputs).filter((alias) => !written.has(alias))
   if (missing.length > 0) {
@@ -48,7 +53,7 @@ export function planFfmpegCommands(
       },
     }
   }
-  return { ok: true, argvs }
+  return { ok: true, argvs, folders }
 }
 
 /**
@@ -59,7 +64,7 @@ export function planFfmpegCommands(
  * or request sets.
  */
 export function unpolicedArgvsForTests(commands: readonly string[], context: Pick<PolicyContext, 'mode' | 'inputs' | 'outputs'>): string[][] {
-  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, outputPath(filename)])) }
+  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, declaredOutputPath(alias, filename)])) }
   return commands.map((command) => {
     const words = splitShellWords(substitutePlaceholders(command, paths))
     return context.mode === 'ffmpeg' ? words.slice(1) : words

@@ -7,11 +7,12 @@
  * into its work directory, and may open no network or device.
  */
 import { ALLOWED_FILTERS } from './ffmpeg-filters.js'
-import { ALLOWED_INPUT_FORMATS, ALLOWED_MUXERS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
+import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { ALLOWED_OPTIONS, MAX_FFMPEG_THREADS, splitOptionName } from './ffmpeg-options.js'
-import { describeBadFilename, hasEmbeddedPlaceholder, outputPath, placeholderAlias } from './ffmpeg-paths.js'
+import { describeBadFilename, hasEmbeddedPlaceholder, placeholderAlias } from './ffmpeg-paths.js'
 import { FiltergraphSyntaxError, parseFiltergraph } from './filtergraph.js'
-import { filenameProblem } from './placeholders.js'
+import { checkMuxerOptionName, resolveOutputWord, type PendingMuxerOption } from './policy-outputs.js'
+import { Refusal, refuse } from './policy-refusal.js'
 import { ShellSyntaxError, splitShellWords } from './shell-words.js'
 
 /** Machine-readable reasons a command string is refused. */
@@ -67,6 +68,12 @@ export interface PolicyResult {
   argv: string[]
   /** Names (plain filenames and output aliases) this command writes → work-dir path. */
   writes: Map<string, string>
+  /**
+   * Output aliases that write a folder of files (`outputs/<alias>/`, see
+   * output-patterns.ts) → the name, or pattern, of the main file in it: the
+   * master playlist when `-master_pl_name` names one, else the declared filename.
+   */
+  folders: Map<string, string>
 }
 
 export type PolicyOutcome = { ok: true; value: PolicyResult } | { ok: false; violation: PolicyViolation }
@@ -80,15 +87,6 @@ export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file'
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
-class Refusal extends Error {
-  constructor(readonly violation: PolicyViolation) {
-    super(violation.message)
-  }
-}
-
-function refuse(code: PolicyViolationCode, message: string): never {
-  throw new Refusal({ code, message })
-}
 
 /** Applies the policy to one command string. */
 export function applyFfmpegPolicy(command: string, context: PolicyContext): PolicyOutcome {
@@ -123,27 +121,32 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
 
   const argv: string[] = [...LEADING_OPTIONS]
   const writes = new Map<string, string>()
-  // Per-file options seen since the last input or output, and the format among them.
+  const folders = new Map<string, string>()
+  // Per-file options seen since the last input or output, the format and the muxer options among them.
   let pending: string[] = []
   let pendingFormat: string | null = null
+  let pendingMuxer: PendingMuxerOption[] = []
   let inputCount = 0
 
   for (let index = 0; index < words.length; index++) {
     const word = words[index] as string
-    if (hasEmbeddedPlaceholder(word)) {
-      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `"${word}": a placeholder must be a whole argument on its own`)
-    }
     const option = word.startsWith('-') && word !== '-' ? splitOptionName(word) : null
     if (word.startsWith('-') && word !== '-' && !option) refuse('OPTION_NOT_ALLOWED', `"${word}" is not an allowed option`)
     if (!option) {
-      // A word that is not an option is an output, as ffmpeg reads it.
-      const path = resolveOutput(word, pendingFormat, context)
-      argv.push(...pending, path)
-      for (const name of namesOfOutput(word, context)) writes.set(name, path)
+      // A word that is not an option is an output, as ffmpeg reads it (policy-outputs.ts; a tee word holds placeholders of its own).
+      const output = resolveOutputWord(word, pendingFormat, pending, pendingMuxer, context)
+      argv.push(...output.options, output.word)
+      for (const [name, path] of output.writes) writes.set(name, path)
+      for (const [alias, main] of output.folders) folders.set(alias, main)
       pending = []
       pendingFormat = null
+      pendingMuxer = []
       continue
     }
+    if (hasEmbeddedPlaceholder(word)) {
+      refuse('PLACEHOLDER_NOT_WHOLE_ARGUMENT', `"${word}": a placeholder must be a whole argument on its own`)
+    }
+    checkMuxerOptionName(option.name, option.spec)
     const rule = ALLOWED_OPTIONS.get(option.name)
     if (!rule) refuse('OPTION_NOT_ALLOWED', `option ${word} is not allowed`)
     if (rule.kind === 'flag') {
@@ -164,6 +167,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
         if (pendingFormat !== null && !ALLOWED_INPUT_FORMATS.has(pendingFormat)) {
           refuse('FORMAT_NOT_ALLOWED', `-f ${pendingFormat} is not an allowed input format`)
         }
+        if (pendingMuxer.length > 0) refuse('OPTION_NOT_ALLOWED', `-${(pendingMuxer[0] as PendingMuxerOption).name} is an output option, not an input's`)
         argv.push(...pending, ...INPUT_HARDENING, '-i', resolveInput(value, context))
         pending = []
         pendingFormat = null
@@ -184,6 +188,10 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
         break
       case 'value':
         break
+      case 'muxer':
+        // Checked against the output's muxer when the output comes (policy-outputs.ts).
+        pendingMuxer.push({ name: option.name, valueIndex: pending.length + 1 })
+        break
     }
     ;(rule.global ? argv : pending).push(word, value)
   }
@@ -192,7 +200,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
   }
   if (inputCount === 0) refuse('NO_INPUT', 'the command reads no input (-i)')
   if (writes.size === 0) refuse('NO_OUTPUT', 'the command writes no output')
-  return { argv, writes }
+  return { argv, writes, folders }
 }
 
 /** The work-dir path an `-i` value names. */
@@ -214,44 +222,6 @@ function resolveInput(value: string, context: PolicyContext): string {
   const why = describeBadFilename(value)
   if (why !== null) refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why}; name an input as {{in_alias}}`)
   refuse('INPUT_NOT_ALLOWED', `-i ${value}: no earlier command wrote this file; name an input as {{in_alias}}`)
-}
-
-/** The work-dir path an output word names. */
-function resolveOutput(word: string, format: string | null, context: PolicyContext): string {
-  if (format !== null && !ALLOWED_MUXERS.has(format)) {
-    refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed output format`)
-  }
-  // `-f null -` discards the output: the null muxer opens no file, so `-` reaches no pipe.
-  if (word === '-' && format === 'null') return '-'
-  const alias = placeholderAlias(word)
-  if (alias !== null) {
-    const filename = context.outputs[alias]
-    if (filename !== undefined) return outputPath(checkedFilename(filename, word))
-    if (alias in context.inputs) refuse('OUTPUT_NOT_ALLOWED', `${word}: an input cannot be written`)
-    refuse('UNKNOWN_PLACEHOLDER', `${word}: ${alias} is not a declared output`)
-  }
-  // A declared filename lives under outputs/, so ffmpeg can never read a protocol into it:
-  // the API's filename rule is enough there. Intermediate names sit in the work dir root and stay strict.
-  if (Object.values(context.outputs).includes(word)) return outputPath(checkedFilename(word, word))
-  const why = describeBadFilename(word)
-  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `output ${word}: ${why}`)
-  if (context.allowIntermediateFiles) return word
-  refuse('OUTPUT_NOT_ALLOWED', `output ${word}: not a declared output; write {{out_alias}} or a filename from output_files`)
-}
-
-/** Names a later command may use to read what an output word wrote: its alias and its filename. */
-function namesOfOutput(word: string, context: PolicyContext): string[] {
-  const alias = placeholderAlias(word)
-  if (alias !== null) return [alias, context.outputs[alias] as string]
-  const declaredAs = Object.entries(context.outputs).filter(([, filename]) => filename === word).map(([a]) => a)
-  return [word, ...declaredAs]
-}
-
-/** A declared output filename, held to contracts/placeholders.ts's rule (the API's). */
-function checkedFilename(filename: string, word: string): string {
-  const why = filenameProblem(filename)
-  if (why !== null) refuse('OUTPUT_NOT_ALLOWED', `${word} → "${filename}": the filename ${why}`)
-  return filename
 }
 
 function checkFiltergraph(option: string, graph: string): void {

@@ -42,6 +42,8 @@ export interface MediaCommandSpec {
   vcpuMillis?: number | undefined
   /** Memory limit of the run container, in MiB (per plan). */
   memoryMib?: number | undefined
+  /** Most files the command's outputs may hold (per plan); the runner stops ffmpeg past it. */
+  maxOutputFiles?: number | undefined
   /**
    * Set to true (never back) by the worker when the client cancels the
    * command; the operator then deletes the Job and its pods and ends the
@@ -127,6 +129,7 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
     mcSpec.timeLimitSeconds = spec.limits.maxRunSeconds
     mcSpec.vcpuMillis = spec.limits.vcpuMillis
     mcSpec.memoryMib = spec.limits.memoryMib
+    if (spec.limits.maxOutputFiles !== undefined) mcSpec.maxOutputFiles = spec.limits.maxOutputFiles
   }
   if (timeLimitSeconds !== undefined) mcSpec.timeLimitSeconds = timeLimitSeconds
   return {
@@ -160,7 +163,14 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     storageDestination: mc.spec.storageDestination ? { ...mc.spec.storageDestination } : null,
     submittedAt: mc.spec.submittedAt ?? mc.metadata.creationTimestamp ?? new Date(0).toISOString(),
     ...(mc.spec.timeLimitSeconds !== undefined && mc.spec.vcpuMillis !== undefined && mc.spec.memoryMib !== undefined
-      ? { limits: { maxRunSeconds: mc.spec.timeLimitSeconds, vcpuMillis: mc.spec.vcpuMillis, memoryMib: mc.spec.memoryMib } }
+      ? {
+          limits: {
+            maxRunSeconds: mc.spec.timeLimitSeconds,
+            vcpuMillis: mc.spec.vcpuMillis,
+            memoryMib: mc.spec.memoryMib,
+            ...(mc.spec.maxOutputFiles !== undefined ? { maxOutputFiles: mc.spec.maxOutputFiles } : {}),
+          },
+        }
       : {}),
   }
 }

@@ -5,6 +5,7 @@
  * through tool-process.ts in the sandbox.
  */
 import { basename } from 'node:path'
+import { DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { INPUT_HARDENING } from './ffmpeg-policy.js'
 import { mediaMetaFromProbe, type FfprobeOutput, type MediaMeta } from './output-file-meta.js'
 import type { ToolRun } from './tool-process.js'
@@ -15,6 +16,20 @@ export const PROBE_TIMEOUT_MS = 30_000
 /** ffprobe's arguments for one file: the same input hardening as ffmpeg's, since the bytes are the user's to choose. */
 export function probeArgs(relativePath: string): string[] {
   return ['-v', 'error', ...INPUT_HARDENING, '-show_format', '-show_streams', '-of', 'json', relativePath]
+}
+
+/**
+ * ffprobe's arguments for the playlist of a multi-file output the runner's
+ * own ffmpeg wrote (never for a user's upload): the hls demuxer may read it
+ * and the segments it lists, on the `file` protocol only, and the runner
+ * runs it in the same jail as ffmpeg, cwd the work dir. The policy keeps
+ * those entries inside the output's folder (muxer-options.ts: no absolute
+ * base URL). FFmpeg 8.1.2 is built without the dash demuxer (it needs
+ * libxml2), so a DASH manifest is probed the ordinary way and reads as null.
+ */
+export function playlistProbeArgs(relativePath: string): string[] {
+  if (!/\.m3u8$/i.test(relativePath)) return probeArgs(relativePath)
+  return ['-v', 'error', '-protocol_whitelist', 'file', '-format_whitelist', `hls,${DEMUXER_WHITELIST}`, '-show_format', '-show_streams', '-of', 'json', relativePath]
 }
 
 /** The media facts of a probe run; an unreadable probe leaves them null, the file itself is still delivered. */

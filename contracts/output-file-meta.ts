@@ -56,6 +56,8 @@ const MIME_BY_EXTENSION: Record<string, string> = {
   gif: 'image/gif', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', bmp: 'image/bmp',
   tif: 'image/tiff', tiff: 'image/tiff', apng: 'image/apng',
   srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa',
+  // Playlists and segments of multi-file outputs.
+  m3u8: 'application/vnd.apple.mpegurl', mpd: 'application/dash+xml', m4s: 'video/iso.segment',
 }
 
 const FALLBACK_MIME: Record<string, string> = {

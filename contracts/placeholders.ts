@@ -3,6 +3,7 @@
  * runner applies when it turns a command string into paths. Pure functions,
  * shared by both so the two can never disagree on what `{{in_x}}` means.
  */
+import { sequencePatternProblem } from './output-patterns.js'
 
 /** `in_` then letters, digits or underscores; 64 characters at most. Also the API's JSON Schema pattern. */
 export const INPUT_ALIAS_PATTERN = '^in_[A-Za-z0-9_]{1,61}$'
@@ -105,7 +106,11 @@ export function substitutePlaceholders(command: string, paths: Readonly<Record<s
   })
 }
 
-/** A plain filename in the work directory: no path separators, no `..`, no leading dot or dash, 1–255 bytes. */
+/**
+ * A plain filename in the work directory: no path separators, no `..`, no
+ * leading dot or dash, 1–255 bytes; a `%` only in the sequences ffmpeg's
+ * muxers expand (`thumb_%03d.jpg`, `stream_%v.m3u8`: output-patterns.ts).
+ */
 export function filenameProblem(filename: string): string | null {
   if (filename.length === 0) return 'must not be empty'
   if (Buffer.byteLength(filename) > 255) return 'must be at most 255 bytes'
@@ -116,5 +121,5 @@ export function filenameProblem(filename: string): string | null {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(filename)) return 'must not contain control characters'
   if (/[{}<>]/.test(filename)) return 'must not contain placeholder brackets'
-  return null
+  return sequencePatternProblem(filename)
 }

@@ -34,7 +34,9 @@ export interface OutputMember {
  * One uploaded output, as the runner knows it; the API adds file_id and
  * storage_url. For a multi-file output, `filename` and `object_key` name its
  * main file (the playlist for HLS or DASH, the master playlist when
- * `-master_pl_name` is given, otherwise the first file by name), the media
+ * `-master_pl_name` is given, otherwise the first file by name: the first,
+ * numbers compared as numbers, that the declared filename's pattern matches,
+ * e.g. thumb_001.jpg for thumb_%03d.jpg; see contracts/output-patterns.ts), the media
  * fields are the main file's probe except `size_mbytes`, which is the total of
  * every file, and `files` lists every file, the main one among them.
  */
@@ -160,6 +162,12 @@ export const RUNNER_ERROR_STATUSES = [
   'SOURCE_LOGIN_REQUIRED',
   'SOURCE_UNAVAILABLE',
   'OUTPUT_MISSING',
+  /** The outputs hold more files than the command's maxOutputFiles: ffmpeg was stopped, nothing was stored. */
+  'OUTPUT_TOO_MANY_FILES',
+  /** A multi-file output's folder holds a link, a device or another file that is not a regular file. */
+  'OUTPUT_NOT_REGULAR_FILE',
+  /** Two outputs would be stored under the same name in the command's folder. */
+  'OUTPUT_NAME_CONFLICT',
   'UPLOAD_FAILED',
   /** An output could not be written to the command's storage destination (the customer's bucket). */
   'DESTINATION_UPLOAD_FAILED',

@@ -33,6 +33,8 @@ export interface ToolOptions {
   now?: () => number
   /** The jail to start the tool in (cwd is its work dir); null or absent: none (a runner pod, whose pod is the jail). */
   sandbox?: { host: SandboxHost | null; network: SandboxNetwork } | undefined
+  /** Kills the tool (SIGKILL, as the deadline does) when aborted: the caller saw it go wrong, e.g. too many output files. */
+  signal?: AbortSignal | undefined
 }
 
 /** The jail's seccomp filter, built once; null on an architecture it is not written for. */
@@ -111,12 +113,17 @@ export function runTool(program: string, args: readonly string[], options: ToolO
     const child = spawnLaunch(launch(program, args, options, 3), options.cwd, ['ignore', 'pipe', 'pipe']) as ChildProcessByStdio<null, Readable, Readable>
     const output = collectOutput(child.stdout, child.stderr, options)
     const deadline = killAfter(child, options.timeoutMs)
+    const abort = () => child.kill('SIGKILL')
+    if (options.signal?.aborted) abort()
+    options.signal?.addEventListener('abort', abort, { once: true })
     child.once('error', (error) => {
       deadline.clear()
+      options.signal?.removeEventListener('abort', abort)
       reject(error)
     })
     child.once('close', (code, signal) => {
       deadline.clear()
+      options.signal?.removeEventListener('abort', abort)
       resolve({ code, signal, timedOut: deadline.timedOut(), stdout: output.stdout(), stderr: output.stderr(), seconds: (now() - started) / 1000 })
     })
   })

@@ -26,15 +26,17 @@ export interface PlanCommandLimits {
   vcpuMax: number
   /** The run container's memory limit on Kubernetes, in MiB. */
   memoryMib: number
+  /** Most files a command's outputs may hold together (a numbered sequence, HLS segments …). */
+  maxOutputFiles: number
 }
 
 export type CommandLimitsByPlan = Record<Plan, PlanCommandLimits>
 
 export const DEFAULT_COMMAND_LIMITS: CommandLimitsByPlan = {
-  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024 },
-  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048 },
-  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096 },
-  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192 },
+  free: { runSecondsDefault: 300, runSecondsMax: 600, vcpuDefault: 1, vcpuMax: 1, memoryMib: 1024, maxOutputFiles: 100 },
+  trial: { runSecondsDefault: 600, runSecondsMax: 1800, vcpuDefault: 1, vcpuMax: 2, memoryMib: 2048, maxOutputFiles: 100 },
+  growth: { runSecondsDefault: 900, runSecondsMax: 3600, vcpuDefault: 2, vcpuMax: 4, memoryMib: 4096, maxOutputFiles: 1000 },
+  business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192, maxOutputFiles: 5000 },
 }
 
 /** The two optional request fields, as every command endpoint and preset execute accept them. */
@@ -70,5 +72,5 @@ export function resolveLimits(requested: RequestedLimits | undefined, plan: Plan
   }
   const vcpu = requested?.vcpu_count ?? own.vcpuDefault
   if (vcpu > own.vcpuMax) throw new ValidationError(`${prefix}vcpu_count: at most ${own.vcpuMax} on the ${plan} plan, got ${vcpu}`)
-  return { maxRunSeconds: runSeconds, vcpuMillis: Math.round(vcpu * 1000), memoryMib: own.memoryMib }
+  return { maxRunSeconds: runSeconds, vcpuMillis: Math.round(vcpu * 1000), memoryMib: own.memoryMib, maxOutputFiles: own.maxOutputFiles }
 }

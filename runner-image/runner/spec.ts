@@ -1,5 +1,5 @@
 /** Reads a CommandSpec from JSON, checking the shape the runner relies on. */
-import { FORMAT_SELECTORS, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
+import { FORMAT_SELECTORS, type CommandLimits, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
 import { COMMAND_TYPES } from '../../contracts/command-types.js'
 
 export class SpecError extends Error {
@@ -71,5 +71,24 @@ export function parseCommandSpec(json: string): CommandSpec {
     storageDestinationId: typeof raw.storageDestinationId === 'string' ? raw.storageDestinationId : null,
     storageDestination: storageDestination(raw.storageDestination),
     submittedAt: typeof raw.submittedAt === 'string' ? raw.submittedAt : new Date(0).toISOString(),
+    ...limits(raw.limits),
   }
+}
+
+/**
+ * The command's limits, when the spec has them: the runner itself enforces
+ * only maxOutputFiles (the executor the rest); a malformed value is refused
+ * rather than read as no cap.
+ */
+function limits(value: unknown): { limits?: CommandLimits } {
+  if (value === null || value === undefined) return {}
+  const l = value as Record<string, unknown>
+  for (const field of ['maxRunSeconds', 'vcpuMillis', 'memoryMib'] as const) {
+    if (typeof l[field] !== 'number') throw new SpecError(`limits.${field} must be a number`)
+  }
+  if (l.maxOutputFiles !== undefined && !(Number.isInteger(l.maxOutputFiles) && (l.maxOutputFiles as number) >= 1)) {
+    throw new SpecError('limits.maxOutputFiles must be a whole number of at least 1')
+  }
+  const { maxRunSeconds, vcpuMillis, memoryMib, maxOutputFiles } = l as unknown as CommandLimits
+  return { limits: { maxRunSeconds, vcpuMillis, memoryMib, ...(maxOutputFiles !== undefined ? { maxOutputFiles } : {}) } }
 }

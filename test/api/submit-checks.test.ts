@@ -8,7 +8,7 @@ t.test('submit-time checks', async (t) => {
     const post = (url: string, payload: object) => api.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: { 'x-api-key': api_key }, payload })
     const hostile = [
       'ffmpeg -i /etc/passwd {{out_x}}',
-      'ffmpeg -i {{in_v}} -f tee {{out_x}}',
+      "ffmpeg -i {{in_v}} -f tee '[f=mp4]/tmp/x.mp4|{{out_x}}'",
       'ffmpeg -i concat:{{in_v}}|{{in_v}} {{out_x}}',
       'ffmpeg -i {{in_v}} -vf movie=/etc/passwd {{out_x}}',
       'ffmpeg -i {{in_v}} -filter_script /etc/passwd {{out_x}}',

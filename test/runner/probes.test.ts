@@ -3,9 +3,16 @@ import { join } from 'node:path'
 import t from 'tap'
 import { toolPath } from '../../api/local/tools.js'
 import { RunnerFailure } from '../../runner-image/runner/failure.js'
-import { probeFile, probeFiles } from '../../runner-image/runner/run/probes.js'
+import type { CollectedOutput } from '../../runner-image/runner/produced-files.js'
+import { probeFile, probeOutputs } from '../../runner-image/runner/run/probes.js'
 import { makeClip } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
+
+/** A single-file output as collectOutputs finds it. */
+function single(alias: string, filename: string): CollectedOutput {
+  const path = `outputs/${filename}`
+  return { file: { alias, filename, path, main: null }, members: null, mainPath: path, mainName: filename }
+}
 
 t.test('the run phase probes what ffmpeg wrote', async (t) => {
   const dir = await scratchDir(t)
@@ -16,15 +23,15 @@ t.test('the run phase probes what ffmpeg wrote', async (t) => {
   t.test('every file to deliver is probed, keyed by its alias', async (t) => {
     await copyFile(clip, join(dir, 'outputs', 'a.mp4'))
     await copyFile(clip, join(dir, 'outputs', 'b.mp4'))
-    const files = [{ alias: 'out_a', filename: 'a.mp4', path: 'outputs/a.mp4' }, { alias: 'out_b', filename: 'b.mp4', path: 'outputs/b.mp4' }]
-    const metas = await probeFiles(files, { workDir: dir, ffprobePath: ffprobe, sandbox: null })
+    const files = [single('out_a', 'a.mp4'), single('out_b', 'b.mp4')]
+    const metas = await probeOutputs(files, { workDir: dir, ffprobePath: ffprobe, sandbox: null })
     t.same(Object.keys(metas), ['out_a', 'out_b'])
     t.match(metas.out_a, { width: 320, height: 240, codec: 'h264', file_type: 'video' })
     t.same(metas.out_b, await probeFile(ffprobe, dir, 'outputs/b.mp4'), 'each as an ordinary probe reads it')
   })
 
   t.test('a file ffmpeg never wrote is OUTPUT_MISSING', async (t) => {
-    const error = await probeFiles([{ alias: 'out_x', filename: 'missing.mp4', path: 'outputs/missing.mp4' }], { workDir: dir, ffprobePath: ffprobe, sandbox: null }).catch((e: unknown) => e)
+    const error = await probeOutputs([single('out_x', 'missing.mp4')], { workDir: dir, ffprobePath: ffprobe, sandbox: null }).catch((e: unknown) => e)
     t.ok(error instanceof RunnerFailure && error.errorStatus === 'OUTPUT_MISSING')
   })
 })

@@ -21,6 +21,8 @@ export interface FfmpegRunOptions {
   /** ffmpeg's stderr, one labelled step per command string, for the command's log. */
   log?: ToolLog
   now?: () => number
+  /** Kills the running ffmpeg and starts no other when aborted (file-count-watch.ts). */
+  signal?: AbortSignal
 }
 
 /** The runner's own progress channel, placed before the policy's argv. */
@@ -42,6 +44,7 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
       timeoutMs: remaining,
       sandbox: { host: options.sandbox ?? null, network: 'none' },
       now,
+      signal: options.signal,
       onStderr: (chunk) => {
         options.log?.write(chunk)
         if (duration !== null || stderrHead.length > 64_000) return

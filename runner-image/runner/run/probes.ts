@@ -1,15 +1,17 @@
 /**
  * Phase 2 (run), after ffmpeg: probes each file to deliver with ffprobe
- * (contracts/media-probe.ts), in the same sandbox as ffmpeg.
+ * (contracts/media-probe.ts), in the same sandbox as ffmpeg. A multi-file
+ * output is probed by its main file; an HLS playlist there with the hls
+ * demuxer, so its duration is the whole stream's.
  */
 import { stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../../contracts/media-probe.js'
+import { metaOfProbe, playlistProbeArgs, probeArgs, PROBE_TIMEOUT_MS } from '../../../contracts/media-probe.js'
 import type { MediaMeta } from '../../../contracts/output-file-meta.js'
 import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { RunnerFailure } from '../failure.js'
-import type { ProducedFile } from '../produced-files.js'
+import type { CollectedOutput } from '../produced-files.js'
 
 async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   try {
@@ -24,9 +26,16 @@ function jail(sandbox: SandboxHost | null) {
   return { host: sandbox, network: 'none' } as const
 }
 
-export async function probeFile(ffprobePath: string, workDir: string, relativePath: string, sandbox: SandboxHost | null = null, timeoutMs = PROBE_TIMEOUT_MS): Promise<MediaMeta> {
+export async function probeFile(
+  ffprobePath: string,
+  workDir: string,
+  relativePath: string,
+  sandbox: SandboxHost | null = null,
+  timeoutMs = PROBE_TIMEOUT_MS,
+  args: (path: string) => string[] = probeArgs,
+): Promise<MediaMeta> {
   const size = await sizeOf(workDir, relativePath)
-  const run = await runTool(ffprobePath, probeArgs(relativePath), { cwd: workDir, timeoutMs, sandbox: jail(sandbox) })
+  const run = await runTool(ffprobePath, args(relativePath), { cwd: workDir, timeoutMs, sandbox: jail(sandbox) })
   return metaOfProbe(run, relativePath, size)
 }
 
@@ -36,10 +45,14 @@ export async function probeFile(ffprobePath: string, workDir: string, relativePa
  * ahead of ffmpeg (the start gate that did so went with Debian's ffprobe,
  * docs/adr/0004-ffmpeg-build.md).
  */
-export async function probeFiles(
-  files: readonly ProducedFile[],
+export async function probeOutputs(
+  outputs: readonly CollectedOutput[],
   context: { workDir: string; ffprobePath: string; sandbox: SandboxHost | null },
 ): Promise<Record<string, MediaMeta>> {
-  const probed = await Promise.all(files.map((file) => probeFile(context.ffprobePath, context.workDir, file.path, context.sandbox)))
-  return Object.fromEntries(files.map((file, index) => [file.alias, probed[index] as MediaMeta]))
+  const probed = await Promise.all(
+    outputs.map(({ file, mainPath }) =>
+      probeFile(context.ffprobePath, context.workDir, mainPath, context.sandbox, PROBE_TIMEOUT_MS, file.main === null ? probeArgs : playlistProbeArgs),
+    ),
+  )
+  return Object.fromEntries(outputs.map(({ file }, index) => [file.alias, probed[index] as MediaMeta]))
 }

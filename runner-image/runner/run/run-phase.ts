@@ -7,60 +7,53 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
-import { inputPathsFor } from '../../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands, unpolicedArgvsForTests } from '../../../contracts/ffmpeg-plan.js'
-import { RunnerFailure } from '../failure.js'
+import { planCommand } from '../command-plan.js'
 import { runFfmpegCommands } from './ffmpeg.js'
+import { watchFileCount } from './file-count-watch.js'
+import { tooManyFiles } from '../output-folders.js'
 import type { PhaseContext } from '../phase-context.js'
 import type { Fetched, RunOutcome } from '../phase-state.js'
-import { assertWritten, producedFiles } from '../produced-files.js'
-import { probeFiles } from './probes.js'
+import { collectOutputs, maxOutputFiles, producedFiles, type ProducedFile } from '../produced-files.js'
+import { probeOutputs } from './probes.js'
 
 export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
-  const argvs = deps.unsafeDisableFfmpegPolicyForTests && spec.commandType !== 'YTDLP_COMMAND' ? unpolicedArgvs(spec) : plannedArgvs(spec, fetched)
-  const files = producedFiles(spec, fetched)
-  const runSeconds = argvs === null ? null : await runFfmpeg(argvs, context)
+  // The policy runs again here: the run phase trusts no earlier process's verdict.
+  const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
+  const files = producedFiles(spec, fetched, plan.folders)
+  const folders = files.filter((file) => file.main !== null)
+  // ffmpeg's muxers create no directory for their output: each folder output's is made here.
+  for (const folder of folders) await mkdir(join(deps.workDir, folder.path), { recursive: true })
+  const max = maxOutputFiles(spec)
+  const runSeconds = plan.argvs === null ? null : await runFfmpeg(plan.argvs, folders, max, context)
   progress.stage('PROBING')
-  // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded.
-  await assertWritten(deps.workDir, files)
-  const metas = probeFiles(files, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
+  // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded; so do too many files.
+  const collected = await collectOutputs(deps.workDir, files, max)
+  const metas = probeOutputs(collected, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }
 }
 
-/**
- * The policy's argvs for this command (null: a download-only batch runs no
- * ffmpeg), checked again here: the run phase trusts no earlier process's verdict.
- */
-function plannedArgvs(spec: CommandSpec, fetched: Fetched): string[][] | null {
-  if (spec.commandType !== 'YTDLP_COMMAND') {
-    const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
-    if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
-    return plan.argvs
-  }
-  const command = spec.ffmpegCommands[0]
-  if (command === undefined) return null
-  const plan = planFfmpegCommands([command], { mode: 'arguments', inputs: fetched.downloads ?? {}, outputs: spec.outputFiles })
-  if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
-  return plan.argvs
-}
-
-/** TESTS ONLY (RunDeps.unsafeDisableFfmpegPolicyForTests): the strings as they are, placeholders resolved. */
-function unpolicedArgvs(spec: CommandSpec): string[][] {
-  return unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
-}
-
-async function runFfmpeg(argvs: string[][], { deps, progress, logs }: PhaseContext): Promise<number> {
+/** Runs ffmpeg, watching the folder outputs' file count when there are any; too many files stops it. */
+async function runFfmpeg(argvs: string[][], folders: readonly ProducedFile[], max: number, { deps, progress, logs }: PhaseContext): Promise<number> {
   progress.stage('RUNNING')
-  return runFfmpegCommands(argvs, {
-    ffmpegPath: deps.config.ffmpegPath,
-    workDir: deps.workDir,
-    timeoutMs: deps.config.ffmpegTimeoutMs,
-    sandbox: deps.config.sandbox,
-    onProgress: (percent) => progress.percent(percent),
-    log: logs,
-  })
+  const watch = folders.length > 0 ? watchFileCount(deps.workDir, folders.map((folder) => folder.path), max) : null
+  try {
+    return await runFfmpegCommands(argvs, {
+      ffmpegPath: deps.config.ffmpegPath,
+      workDir: deps.workDir,
+      timeoutMs: deps.config.ffmpegTimeoutMs,
+      sandbox: deps.config.sandbox,
+      onProgress: (percent) => progress.percent(percent),
+      log: logs,
+      ...(watch ? { signal: watch.signal } : {}),
+    })
+  } catch (error) {
+    if (watch?.signal.aborted) throw tooManyFiles(max)
+    throw error
+  } finally {
+    watch?.stop()
+  }
 }

@@ -2,25 +2,29 @@
  * Phase 3, upload (the Job's `upload` container, the only one that mounts the
  * storage credentials): uploads the files the command delivers and builds its
  * SUCCESS event. ffmpeg ran in this work dir before, so what is there is data,
- * never instructions: the files to upload come from the spec and phase 1's
- * record (produced-files.ts), each must be a regular file at its expected
- * path, and nothing else in the work dir is read.
+ * never instructions: the files to upload come from the spec, its plan (made
+ * again here) and phase 1's record (produced-files.ts), each single file must
+ * be a regular file at its expected path, each folder output's folder is
+ * walked again (regular files only, the file-count cap checked again), and
+ * nothing else in the work dir is read.
  */
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../../contracts/status-events.js'
+import { planCommand } from '../command-plan.js'
 import { RunnerFailure } from '../failure.js'
 import type { PhaseContext } from '../phase-context.js'
 import type { Fetched, RunOutcome } from '../phase-state.js'
-import { assertWritten, producedFiles, type ProducedFile } from '../produced-files.js'
+import { collectOutputs, maxOutputFiles, producedFiles, type CollectedOutput } from '../produced-files.js'
 import type { SuccessBody } from '../report/outcome.js'
+import type { FileToUpload } from './s3-upload.js'
 import type { UploadTarget } from './upload-target.js'
 
 export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunOutcome, { deps, progress }: PhaseContext): Promise<SuccessBody> {
-  const files = producedFiles(spec, fetched)
-  await assertWritten(deps.workDir, files)
+  const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
+  const collected = await collectOutputs(deps.workDir, producedFiles(spec, fetched, plan.folders), maxOutputFiles(spec))
   progress.stage('UPLOADING')
-  const outputFiles = await uploadOutputFiles(files, ran.metas, { commandId: spec.commandId, workDir: deps.workDir, target: deps.uploadTarget() })
+  const outputFiles = await uploadOutputFiles(collected, ran.metas, { commandId: spec.commandId, workDir: deps.workDir, target: deps.uploadTarget() })
   return { type: 'SUCCESS', output_files: outputFiles, ffmpeg_command_run_seconds: ran.runSeconds, failed_files: fetched.failedFiles }
 }
 
@@ -39,34 +43,63 @@ export function preloadUploader(): void {
 }
 
 /**
- * Uploads every file and joins each with its probe. `metas` may still be
- * arriving: probing overlaps the upload when one process runs both (the
+ * Every object to store, under its name in the command's folder: a single
+ * file's filename, a folder output's paths relative to its folder. Two
+ * outputs that would be stored under one name fail the command before anything is stored.
+ */
+export function objectsToStore(collected: readonly CollectedOutput[]): FileToUpload[] {
+  const files: FileToUpload[] = collected.flatMap(({ file, members }) =>
+    members === null
+      ? [{ alias: file.alias, filename: file.filename, path: file.path, contentType: mimeTypeForFilename(file.filename) }]
+      : members.map((member) => ({ alias: file.alias, filename: member.relative, path: member.path, contentType: mimeTypeForFilename(member.relative) })),
+  )
+  const owner = new Map<string, string>()
+  for (const { alias, filename } of files) {
+    const other = owner.get(filename)
+    if (other !== undefined) {
+      throw new RunnerFailure('OUTPUT_NAME_CONFLICT', `${other === alias ? alias : `${other} and ${alias}`} would both be stored as ${filename}; give the outputs distinct filenames`)
+    }
+    owner.set(filename, alias)
+  }
+  return files
+}
+
+const BYTES_PER_MB = 1024 * 1024
+
+/**
+ * Uploads every file and joins each output with its probe. `metas` may still
+ * be arriving: probing overlaps the upload when one process runs both (the
  * upload's Content-Type comes from the extension, not the probe).
  */
 async function uploadOutputFiles(
-  files: readonly ProducedFile[],
+  collected: readonly CollectedOutput[],
   metas: Promise<Record<string, MediaMeta>>,
   context: { commandId: string; workDir: string; target: UploadTarget },
 ): Promise<Record<string, OutputFileResult>> {
+  const objects = objectsToStore(collected)
   preloadUploader()
   const { uploadOutputs } = await (uploader as Promise<typeof import('./s3-upload.js')>)
-  const uploading = uploadOutputs(
-    context.target,
-    context.commandId,
-    context.workDir,
-    files.map((file) => ({ ...file, contentType: mimeTypeForFilename(file.filename) })),
-  )
-  const [probed, keys] = await Promise.all([metas, uploading])
+  const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects)])
   return Object.fromEntries(
-    files.map((file) => {
+    collected.map(({ file, members, mainName }) => {
       const meta = probed[file.alias]
       if (!meta) throw new RunnerFailure('INTERNAL_ERROR', `no probe of ${file.alias} was recorded`)
       const result: OutputFileResult = {
         ...meta,
-        filename: file.filename,
+        filename: mainName,
         storage_location: context.target.location,
         bucket: context.target.bucket,
-        object_key: keys[file.alias] as string,
+        object_key: keys[mainName] as string,
+      }
+      if (members !== null) {
+        const total = members.reduce((sum, member) => sum + member.sizeBytes, 0)
+        result.size_mbytes = Math.round((total / BYTES_PER_MB) * 1e6) / 1e6
+        result.files = members.map((member) => ({
+          filename: member.relative,
+          object_key: keys[member.relative] as string,
+          size_bytes: member.sizeBytes,
+          mime_type: mimeTypeForFilename(member.relative),
+        }))
       }
       return [file.alias, result]
     }),
