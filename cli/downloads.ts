@@ -1,15 +1,16 @@
 /**
  * Writes a command's outputs into a directory. The names come from the
  * server, so they are treated as hostile: only the last path segment is
- * kept, characters outside a plain set become `_`, leading dots go (no
- * `.bashrc` in a home directory), and the file is written beside its final
+ * kept (a multi-file output's members keep their folders, each segment
+ * cleaned alike), characters outside a plain set become `_`, leading dots
+ * go (no `.bashrc` in a home directory, no `..`), and the file is written beside its final
  * name and linked into place, which neither follows a symlink nor replaces
  * an existing file unless --force.
  */
 import { randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { link, rename, stat, unlink } from 'node:fs/promises'
-import { basename, join, resolve } from 'node:path'
+import { link, mkdir, rename, stat, unlink } from 'node:fs/promises'
+import { basename, join, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ReadableStream as WebReadableStream } from 'node:stream/web'
@@ -52,21 +53,60 @@ export async function refuseExisting(names: readonly string[], dir: string, forc
   }
 }
 
-/** Downloads every output of a SUCCESS command that has a storage_url, in alias order. */
+/**
+ * A member's relative path made safe, segment by segment as safeOutputName
+ * makes a name; null when a segment has nothing usable left or the path is
+ * absurdly deep (a hostile server's). Pure.
+ */
+export function safeMemberPath(raw: string): string | null {
+  const segments = raw.split(/[/\\]/).filter((segment) => segment !== '' && segment !== '.')
+  if (segments.length === 0 || segments.length > MAX_MEMBER_DEPTH) return null
+  const safe = segments.map((segment) => safeOutputName(segment, ''))
+  return safe.some((segment) => segment === '') ? null : safe.join('/')
+}
+
+/** Folders a member may sit in below the download directory; FFmpeg's layouts use one or two (`v0/seg_001.ts`). */
+const MAX_MEMBER_DEPTH = 8
+
+/** Whether an output has several files to download, each into its relative place. */
+function isMultiFile(meta: OutputFileMeta): boolean {
+  // Read defensively: a server of an older version sends neither field.
+  return Array.isArray(meta.files) && (meta.files.length > 1 || meta.files.some((file) => String(file.filename).includes('/')))
+}
+
+/**
+ * Downloads every output of a SUCCESS command that has a storage_url, in
+ * alias order; a multi-file output downloads every one of its files, in
+ * their relative layout under the directory (`master.m3u8`, `v0/prog.m3u8`,
+ * `v0/seg_000.ts`…), so a playlist plays from the disk.
+ */
 export async function downloadOutputs(command: CommandPollResponse, options: DownloadOptions): Promise<DownloadResult[]> {
   const results: DownloadResult[] = []
   const taken = new Set<string>()
+  // Two outputs a hostile server named alike must not land on one file.
+  const claim = (name: string, alias: string) => {
+    const unique = taken.has(name) ? `${alias}-${name}` : name
+    taken.add(unique)
+    return unique
+  }
   for (const [alias, meta] of Object.entries(command.output_files ?? {})) {
     const skipped = skipReason(meta)
     if (skipped) {
       results.push({ alias, skipped })
       continue
     }
-    let name = safeOutputName(meta.filename, alias)
-    // Two outputs a hostile server named alike must not land on one file.
-    if (taken.has(name)) name = `${alias}-${name}`
-    taken.add(name)
-    results.push({ alias, ...(await downloadOne(meta.storage_url!, name, options)) })
+    if (!isMultiFile(meta)) {
+      results.push({ alias, ...(await downloadOne(meta.storage_url!, claim(safeOutputName(meta.filename, alias), alias), options)) })
+      continue
+    }
+    for (const file of meta.files) {
+      const path = safeMemberPath(String(file.filename))
+      if (path === null || file.storage_url === null) {
+        results.push({ alias, skipped: path === null ? `refusing the file name "${file.filename}"` : `${file.filename} has no download URL` })
+        continue
+      }
+      results.push({ alias, ...(await downloadOne(file.storage_url, claim(path, alias), options)) })
+    }
   }
   return results
 }
@@ -77,13 +117,16 @@ function skipReason(meta: OutputFileMeta): string | null {
   return meta.is_deleted ? 'deleted' : `no download URL (status ${meta.status})`
 }
 
+/** Downloads `url` to `name` (a safe name, or a safe '/'-separated path of a multi-file output's member) under options.dir. */
 async function downloadOne(url: string, name: string, options: DownloadOptions): Promise<{ path: string; bytes: number }> {
-  const dir = resolve(options.dir)
-  const path = join(dir, name)
-  if (basename(path) !== name || resolve(path, '..') !== dir) throw new CliError(`refusing the output name "${name}": it leaves ${dir}`, EXIT.API)
+  const root = resolve(options.dir)
+  const path = resolve(root, name)
+  const dir = resolve(path, '..')
+  if (basename(path) !== basename(name) || !(dir === root || dir.startsWith(`${root}${sep}`))) throw new CliError(`refusing the output name "${name}": it leaves ${root}`, EXIT.API)
+  if (dir !== root) await mkdir(dir, { recursive: true })
   const response = await (options.fetch ?? globalThis.fetch)(url)
   if (!response.ok || !response.body) throw new CliError(`downloading ${name} failed: GET answered ${response.status}`, EXIT.API)
-  const temporary = join(dir, `.${name}.${randomBytes(6).toString('hex')}.partial`)
+  const temporary = join(dir, `.${basename(name)}.${randomBytes(6).toString('hex')}.partial`)
   try {
     // wx: a new file, never one that was there (nor a symlink planted under the temporary name).
     await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(temporary, { flags: 'wx', mode: 0o644 }))

@@ -3148,6 +3148,17 @@ export interface paths {
                                     frame_rate: number | null;
                                     bitrate_video_kb: number | null;
                                     bitrate_audio_kb: number | null;
+                                    /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
+                                    file_count: number;
+                                    /** @description every file, the main one among them; one entry for a single file */
+                                    files: {
+                                        /** @description path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8 */
+                                        filename: string;
+                                        storage_url: string | null;
+                                        size_mbytes: number | null;
+                                        mime_type: string | null;
+                                        external_object_key: string | null;
+                                    }[];
                                 };
                             };
                             /** @description download-only batches with partial failure */
@@ -3296,6 +3307,17 @@ export interface paths {
                                         frame_rate: number | null;
                                         bitrate_video_kb: number | null;
                                         bitrate_audio_kb: number | null;
+                                        /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
+                                        file_count: number;
+                                        /** @description every file, the main one among them; one entry for a single file */
+                                        files: {
+                                            /** @description path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8 */
+                                            filename: string;
+                                            storage_url: string | null;
+                                            size_mbytes: number | null;
+                                            mime_type: string | null;
+                                            external_object_key: string | null;
+                                        }[];
                                     };
                                 };
                                 /** @description download-only batches with partial failure */
@@ -4057,6 +4079,17 @@ export interface paths {
                             error_message: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
+                            file_count: number;
+                            /** @description every file, the main one among them; one entry for a single file */
+                            files: {
+                                /** @description path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8 */
+                                filename: string;
+                                storage_url: string | null;
+                                size_mbytes: number | null;
+                                mime_type: string | null;
+                                external_object_key: string | null;
+                            }[];
                         };
                     };
                 };
@@ -4234,6 +4267,17 @@ export interface paths {
                                 error_message: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
+                                file_count: number;
+                                /** @description every file, the main one among them; one entry for a single file */
+                                files: {
+                                    /** @description path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8 */
+                                    filename: string;
+                                    storage_url: string | null;
+                                    size_mbytes: number | null;
+                                    mime_type: string | null;
+                                    external_object_key: string | null;
+                                }[];
                             }[];
                             limit: number;
                             offset: number;

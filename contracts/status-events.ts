@@ -34,7 +34,9 @@ export interface OutputMember {
  * One uploaded output, as the runner knows it; the API adds file_id and
  * storage_url. For a multi-file output, `filename` and `object_key` name its
  * main file (the playlist for HLS or DASH, the master playlist when
- * `-master_pl_name` is given, otherwise the first file by name), the media
+ * `-master_pl_name` is given, otherwise the first file by name: the first,
+ * numbers compared as numbers, that the declared filename's pattern matches,
+ * e.g. thumb_001.jpg for thumb_%03d.jpg; see contracts/output-patterns.ts), the media
  * fields are the main file's probe except `size_mbytes`, which is the total of
  * every file, and `files` lists every file, the main one among them.
  */

@@ -4,6 +4,7 @@ import type { Collection, Db, Filter } from 'mongodb'
 import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { WorkList, type Claim } from '../work-list.js'
+import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
 
 /** Read and written here alone: every other part asks this repository. */
@@ -175,11 +176,11 @@ export class CommandRepository {
     return usage
   }
 
-  /** Marks one managed output deleted in the command's result; true when it changed. */
-  async markOutputDeleted(commandId: string, alias: string, now: Date): Promise<boolean> {
+  /** Marks one managed output deleted in the command's result, with its `files` as they are now (no storage_url); true when it changed. */
+  async markOutputDeleted(commandId: string, alias: string, files: FileMember[], now: Date): Promise<boolean> {
     const result = await this.#commands.updateOne(
       { _id: commandId, [`output_results.${alias}.is_deleted`]: false },
-      { $set: { [`output_results.${alias}.is_deleted`]: true, [`output_results.${alias}.storage_url`]: null, updated_at: now } },
+      { $set: { [`output_results.${alias}.is_deleted`]: true, [`output_results.${alias}.storage_url`]: null, [`output_results.${alias}.files`]: files, updated_at: now } },
     )
     return result.modifiedCount === 1
   }

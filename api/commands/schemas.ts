@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
 import { PageQuery } from '../pagination.js'
+import { FileMembersFields } from '../files/schemas.js'
 import { LimitFields } from './command-limits.js'
 import { answersWith } from '../validation/error-status.js'
 import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
@@ -152,7 +153,11 @@ export type ListCommandsQuery = Static<typeof ListCommandsQuery>
 const FileStatus = Type.Enum(['PROCESSING', 'STORED', 'FAILED'])
 const StoreType = Type.Enum(['OUTPUT', 'STORED_FILE', 'UPLOAD'])
 
-/** The spec's OutputFileMeta. */
+/**
+ * The spec's OutputFileMeta, plus file_count and files. For a multi-file
+ * output the other fields describe its main file (the playlist, the master
+ * playlist, else the first file), except size_mbytes, the total.
+ */
 export const OutputFileMeta = Type.Object({
   file_id: Type.String(),
   filename: Type.String(),
@@ -175,6 +180,7 @@ export const OutputFileMeta = Type.Object({
   frame_rate: Nullable(Type.Number()),
   bitrate_video_kb: Nullable(Type.Number()),
   bitrate_audio_kb: Nullable(Type.Number()),
+  ...FileMembersFields,
 })
 export type OutputFileMeta = Static<typeof OutputFileMeta>
 

@@ -1,5 +1,6 @@
 import type { MediaMeta } from '../../contracts/output-file-meta.js'
 import { waitingFields, type WorkFields, type WorkState } from '../work-list.js'
+import { fileMembers } from './file-members.js'
 import type { FileStatus, StoreType, StoredFileResponse } from './schemas.js'
 
 /** Media facts the runner's probe fills in (contracts' MediaMeta); all null until then. */
@@ -44,6 +45,18 @@ export type ProcessingOutcome =
   | (MediaFacts & { status: 'STORED'; object_key: string; storage_url: string })
   | { status: 'FAILED'; error_status: string; error_message: string }
 
+/** One file of a multi-file output as recorded: enough to list, sign and delete it. */
+export interface MemberRecord {
+  /** Its path relative to the command's folder, '/'-separated. */
+  filename: string
+  /** Its key in the bucket the output lives in: the managed one, or the customer's for an EXTERNAL output. */
+  object_key: string
+  size_bytes: number
+  mime_type: string | null
+  /** Its own download URL (presigned, or the destination's public one); null for a private external bucket or once deleted. */
+  storage_url: string | null
+}
+
 /** A file in the `files` collection: an upload, a stored URL, or a command's output. */
 export interface FileDocument extends MediaFacts, FileProcessingWork {
   _id: string
@@ -67,9 +80,13 @@ export interface FileDocument extends MediaFacts, FileProcessingWork {
   error_message: string | null
   created_at: Date
   updated_at: Date
+  /** Every file of a multi-file output, the main one (filename, object_key above) among them; absent for a single file. */
+  members?: MemberRecord[]
+  /** Objects of the managed bucket the service wrote for the output's playback (playlists with presigned entries, playback.ts); deleted with it. */
+  playback_keys?: string[]
 }
 
-/** The spec's StoredFileResponse. */
+/** The spec's StoredFileResponse, plus file_count and files. */
 export function toStoredFileResponse(doc: FileDocument): StoredFileResponse {
   return {
     file_id: doc._id,
@@ -95,6 +112,7 @@ export function toStoredFileResponse(doc: FileDocument): StoredFileResponse {
     error_status: doc.error_status,
     error_message: doc.error_message,
     created_at: doc.created_at.toISOString(),
+    ...fileMembers(doc),
   }
 }
 

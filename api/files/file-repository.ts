@@ -11,7 +11,9 @@ import { WorkList, type Claim } from '../work-list.js'
 import { PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
-import { outputFileDocument, outputStorageUrl } from './output-files.js'
+import { fileMembers, managedObjectKeys } from './file-members.js'
+import { outputFileDocument, outputFileId, outputMembers, outputStorageUrl } from './output-files.js'
+import { writePlayback } from './playback.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -52,13 +54,20 @@ export class FileRepository {
 
   /**
    * Records a finished command's outputs, managed ones with a presigned
-   * storage_url. Their ids derive from the command and alias, so a replayed
-   * SUCCESS inserts nothing new; it gets back the records as first written.
+   * storage_url; a managed multi-file output's playlists get their playable
+   * copies first (playback.ts). Their ids derive from the command and alias,
+   * so a replayed SUCCESS writes nothing new; it gets back the records as
+   * first written.
    */
   async insertOutputs(command: CommandDocument, results: Record<string, OutputFileResult>, now: Date): Promise<Record<string, FileDocument>> {
     const outputs: Record<string, FileDocument> = {}
     for (const [alias, result] of Object.entries(results)) {
-      const file = outputFileDocument(command, alias, result, await outputStorageUrl(this.storage.s3, command, result), now)
+      const recorded = await this.#files.findOne({ _id: outputFileId(command._id, alias) })
+      if (recorded) {
+        outputs[alias] = recorded
+        continue
+      }
+      const file = await this.#outputDocument(command, alias, result, now)
       try {
         await this.#files.insertOne(file)
         outputs[alias] = file
@@ -68,6 +77,17 @@ export class FileRepository {
       }
     }
     return outputs
+  }
+
+  /** A new output's record; a managed multi-file output's playback copies are written before it, so a record never names a copy that is not there. */
+  async #outputDocument(command: CommandDocument, alias: string, result: OutputFileResult, now: Date): Promise<FileDocument> {
+    const { s3, bucket } = this.storage
+    const members = await outputMembers(s3, command, result)
+    const main = members?.find((member) => member.object_key === result.object_key)
+    const storageUrl = main ? main.storage_url : await outputStorageUrl(s3, command, result)
+    if (!members || result.storage_location !== 'INTERNAL') return outputFileDocument(command, alias, result, storageUrl, now, { members })
+    const playback = await writePlayback(s3, bucket, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
+    return outputFileDocument(command, alias, result, playback.mainUrl ?? storageUrl, now, { members, playbackKeys: playback.keys })
   }
 
   /** The file, deleted or not, if it is the account's. */
@@ -154,7 +174,8 @@ export class FileRepository {
    */
   async deleteManaged(file: FileDocument, log: FastifyBaseLogger): Promise<boolean> {
     if (file.storage_location !== 'INTERNAL') throw new Error(`file ${file._id} is external: it is never deleted`)
-    if (file.object_key) await this.storage.delete(file.object_key)
+    // Every object: a multi-file output's members and playback copies too.
+    await this.storage.deleteAll(managedObjectKeys(file))
     const now = this.now()
     // A file still being processed stops waiting: its processor's finish then finds no claim and discards what it stored (discardIfDeleted).
     const endsProcessing = file.processing_state === 'waiting' ? { [PROCESSING_WORK.state]: 'done', [PROCESSING_WORK.claim]: null } : {}
@@ -165,7 +186,10 @@ export class FileRepository {
     )
     // A processor that stored the bytes between the read and this write: they go too.
     if (deleted?.object_key && deleted.object_key !== file.object_key) await this.storage.delete(deleted.object_key)
-    if (file.command_id && file.output_alias) await this.commands.markOutputDeleted(file.command_id, file.output_alias, now)
+    if (file.command_id && file.output_alias) {
+      const members = deleted ?? { ...file, is_deleted: true, storage_url: null }
+      await this.commands.markOutputDeleted(file.command_id, file.output_alias, fileMembers(members).files, now)
+    }
     log.info({ file_id: file._id, account_id: file.account_id, command_id: file.command_id }, 'managed file deleted')
     return deleted !== null
   }

@@ -2,13 +2,16 @@ import { createWriteStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 
 /** Object keys in the managed bucket: one folder per account, one per file. */
 export function uploadObjectKey(accountId: string, fileId: string, filename: string): string {
   return `uploads/${accountId}/${fileId}/${filename}`
 }
+
+/** S3's most keys in one DeleteObjects request. */
+const DELETE_BATCH = 1000
 
 /** The managed bucket: where uploads and managed outputs live. */
 export class ManagedStorage {
@@ -58,5 +61,20 @@ export class ManagedStorage {
   /** Deletes an object; deleting one that is gone already succeeds, so a retried delete is safe. */
   async delete(key: string): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }))
+  }
+
+  /**
+   * Deletes objects, up to S3's 1,000 per request; keys already gone count as
+   * deleted, so a retried delete is safe. Throws naming the first key S3
+   * could not delete.
+   */
+  async deleteAll(keys: readonly string[]): Promise<void> {
+    if (keys.length === 1) return this.delete(keys[0] as string)
+    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
+      const batch = keys.slice(start, start + DELETE_BATCH)
+      const result = await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }))
+      const failed = result.Errors?.[0]
+      if (failed) throw new Error(`the object ${failed.Key ?? '?'} could not be deleted: ${failed.Code ?? ''} ${failed.Message ?? ''}`.trim())
+    }
   }
 }

@@ -4,11 +4,13 @@
  */
 import { createHash } from 'node:crypto'
 import type { S3Client } from '@aws-sdk/client-s3'
-import type { OutputFileResult } from '../../contracts/status-events.js'
+import { mimeTypeForFilename } from '../../contracts/output-file-meta.js'
+import type { OutputFileResult, OutputMember } from '../../contracts/status-events.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
-import { NO_MEDIA_FACTS, type FileDocument } from './file-document.js'
+import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
+import { fileMembers } from './file-members.js'
 import { presignGet } from './storage-url.js'
 
 /**
@@ -21,6 +23,49 @@ export function outputStorageUrl(s3: S3Client, command: CommandDocument, result:
   return Promise.resolve(publicUrlFor(command.storage_destination?.publicBaseUrl, result.object_key))
 }
 
+/** Presigns run side by side up to this many: each is a local computation, but a few milliseconds of the SDK's own. */
+const SIGNING_CONCURRENCY = 16
+
+/** `work` applied to every item, at most `limit` at once, results in order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+/** MIME types of the playlist and segment files FFmpeg's multi-file muxers write, which the probe's table does not name. */
+const SEGMENT_MIME: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', m3u: 'audio/x-mpegurl', mpd: 'application/dash+xml', m4s: 'video/iso.segment' }
+
+function memberMimeType(member: OutputMember): string | null {
+  const extension = /\.([A-Za-z0-9]+)$/.exec(member.filename)?.[1]?.toLowerCase() ?? ''
+  return member.mime_type ?? SEGMENT_MIME[extension] ?? mimeTypeForFilename(member.filename)
+}
+
+/**
+ * The members of a multi-file output as recorded, each with its own
+ * storage_url (presigned when managed, the destination's public URL or null
+ * when external); undefined for a single-file output.
+ */
+export async function outputMembers(s3: S3Client, command: CommandDocument, result: OutputFileResult): Promise<MemberRecord[] | undefined> {
+  if (!result.files) return undefined
+  const internal = result.storage_location === 'INTERNAL'
+  const publicBaseUrl = command.storage_destination?.publicBaseUrl
+  return mapLimited(result.files, SIGNING_CONCURRENCY, async (member) => ({
+    filename: member.filename,
+    object_key: member.object_key,
+    size_bytes: member.size_bytes,
+    mime_type: memberMimeType(member),
+    storage_url: internal ? await presignGet(s3, result.bucket, member.object_key) : publicUrlFor(publicBaseUrl, member.object_key),
+  }))
+}
+
 /**
  * An output's file id, derived from the command and alias: a redelivered
  * SUCCESS inserts the same ids, and the duplicate inserts fail harmlessly
@@ -30,8 +75,21 @@ export function outputFileId(commandId: string, alias: string): string {
   return `file_${createHash('sha256').update(`${commandId}:${alias}`).digest('hex').slice(0, 32)}`
 }
 
+/** What a multi-file output's record adds: its members and, when managed, the keys of its playback copies (api/files/playback.ts). */
+export interface MultiFileParts {
+  members?: MemberRecord[] | undefined
+  playbackKeys?: string[] | undefined
+}
+
 /** The `files` record of one output. */
-export function outputFileDocument(command: CommandDocument, alias: string, result: OutputFileResult, storageUrl: string | null, now: Date): FileDocument {
+export function outputFileDocument(
+  command: CommandDocument,
+  alias: string,
+  result: OutputFileResult,
+  storageUrl: string | null,
+  now: Date,
+  parts: MultiFileParts = {},
+): FileDocument {
   const internal = result.storage_location === 'INTERNAL'
   return {
     ...NO_MEDIA_FACTS,
@@ -68,6 +126,8 @@ export function outputFileDocument(command: CommandDocument, alias: string, resu
     error_message: null,
     created_at: now,
     updated_at: now,
+    ...(parts.members ? { members: parts.members } : {}),
+    ...(parts.playbackKeys && parts.playbackKeys.length > 0 ? { playback_keys: parts.playbackKeys } : {}),
   }
 }
 
@@ -95,5 +155,6 @@ export function outputFileMeta(file: FileDocument): OutputFileMeta {
     frame_rate: file.frame_rate,
     bitrate_video_kb: file.bitrate_video_kb,
     bitrate_audio_kb: file.bitrate_audio_kb,
+    ...fileMembers(file),
   }
 }

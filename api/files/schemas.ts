@@ -9,7 +9,29 @@ export type FileStatus = (typeof FILE_STATUSES)[number]
 export const STORE_TYPES = ['OUTPUT', 'STORED_FILE', 'UPLOAD'] as const
 export type StoreType = (typeof STORE_TYPES)[number]
 
-/** The spec's StoredFileResponse, field for field. */
+/**
+ * One file of a stored file or output: a multi-file output (a playlist and its
+ * segments, a numbered sequence) has one per file, main file included; every
+ * other file has one, itself, so clients read one shape always.
+ */
+export const FileMember = Type.Object({
+  filename: Type.String({ description: "path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8" }),
+  storage_url: Nullable(
+    Type.String({ description: 'a download URL of this file alone (presigned for managed storage, the public URL of an external destination with public_base_url); null for a private external bucket and after deletion' }),
+  ),
+  size_mbytes: Nullable(Type.Number()),
+  mime_type: Nullable(Type.String()),
+  external_object_key: Nullable(Type.String({ description: 'its object key in the customer bucket, for an external output; null otherwise' })),
+})
+export type FileMember = Static<typeof FileMember>
+
+/** How many files and which: the fields a stored file and an OutputFileMeta add to the spec's. */
+export const FileMembersFields = {
+  file_count: Type.Integer({ minimum: 0, description: 'how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total)' }),
+  files: Type.Array(FileMember, { description: 'every file, the main one among them; one entry for a single file' }),
+}
+
+/** The spec's StoredFileResponse, field for field, plus file_count and files. */
 export const StoredFileResponse = Type.Object({
   file_id: Type.String(),
   storage_url: Nullable(Type.String()),
@@ -34,6 +56,7 @@ export const StoredFileResponse = Type.Object({
   error_status: Nullable(Type.String()),
   error_message: Nullable(Type.String()),
   created_at: Type.String({ format: 'date-time' }),
+  ...FileMembersFields,
 })
 export type StoredFileResponse = Static<typeof StoredFileResponse>
 

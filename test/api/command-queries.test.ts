@@ -1,5 +1,6 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import t from 'tap'
+import { fileMembers } from '../../api/files/file-members.js'
 import { NO_MEDIA_FACTS, type FileDocument } from '../../api/files/file-document.js'
 import { startApi } from '../harness/api.js'
 
@@ -149,5 +150,6 @@ function outputMeta(file: FileDocument) {
     service_store_type: file.service_store_type,
     is_deleted: false,
     ...Object.fromEntries(Object.entries(NO_MEDIA_FACTS).filter(([k]) => !['sample_rate', 'channels'].includes(k))),
+    ...fileMembers(file),
   }
 }

@@ -82,6 +82,8 @@ t.test('file endpoints', async (t) => {
       error_status: null,
       error_message: null,
       created_at: now.toISOString(),
+      file_count: 1,
+      files: [{ filename: 'My_Clip_1_.mp4', storage_url: null, size_mbytes: null, mime_type: 'video/mp4', external_object_key: null }],
     })
   })
 

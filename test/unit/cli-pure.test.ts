@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ApiError, type CommandEvent, type CommandPollResponse } from '../../client/index.js'
 import { resolveConfig } from '../../cli/config.js'
-import { safeOutputName } from '../../cli/downloads.js'
+import { safeMemberPath, safeOutputName } from '../../cli/downloads.js'
 import { followCommand, STREAM_ATTEMPTS } from '../../cli/follow.js'
 import { looksLikeUrl, parsePairs, parsePositiveNumber, parseWholeNumber } from '../../cli/pairs.js'
 import { stageOf } from '../../cli/progress-display.js'
@@ -25,6 +25,23 @@ t.test('safeOutputName keeps a plain name and makes a hostile one harmless', asy
     [`${'x'.repeat(300)}.mp4`, `${'x'.repeat(196)}.mp4`],
   ]
   for (const [raw, expected] of cases) t.equal(safeOutputName(raw, 'out_x'), expected, JSON.stringify(raw))
+})
+
+t.test('safeMemberPath keeps a multi-file output\'s folders and refuses a path that would leave the directory', async (t) => {
+  const cases: [string, string | null][] = [
+    ['seg_001.ts', 'seg_001.ts'],
+    ['v0/prog.m3u8', 'v0/prog.m3u8'],
+    ['v0/./seg 1.ts', 'v0/seg 1.ts'],
+    ['v0//seg.ts', 'v0/seg.ts'],
+    ['../escaped.ts', null],
+    ['v0/../../x.ts', null],
+    ['/etc/passwd', 'etc/passwd'],
+    ['C:\\Windows\\evil.bat', 'C_/Windows/evil.bat'],
+    ['.ssh/authorized_keys', 'ssh/authorized_keys'],
+    ['', null],
+    ['a/b/c/d/e/f/g/h/i.ts', null],
+  ]
+  for (const [raw, expected] of cases) t.equal(safeMemberPath(raw), expected, JSON.stringify(raw))
 })
 
 t.test('parsePairs splits at the first = and refuses what is not NAME=VALUE', async (t) => {

@@ -29,6 +29,11 @@ const file = {
   frame_rate: -0,
   bitrate_video_kb: 12.5,
   not_in_schema: 'dropped',
+  // Members out of the schema's order too, and with a field it does not declare.
+  files: [
+    { mime_type: 'video/mp4', size_mbytes: 0.3, filename: 'a "quoted" ünïcode\u2028name.mp4', external_object_key: null, storage_url: 'https://s.example.com/a.mp4', extra: 1 },
+  ],
+  file_count: 1,
 }
 
 const polls: Record<string, unknown>[] = [

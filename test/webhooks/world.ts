@@ -223,6 +223,8 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
                   frame_rate: 29.97,
                   bitrate_video_kb: 900,
                   bitrate_audio_kb: 128,
+                  files: [{ storage_url: `https://storage.example.com/outputs/${commandId}/small.mp4`, filename: 'small.mp4', size_mbytes: 1.25, mime_type: 'video/mp4', external_object_key: null }],
+                  file_count: 1,
                 },
               },
             }

@@ -38,6 +38,31 @@ function useCommand(commandId: string) {
   return { command, error, setCommand }
 }
 
+/** Every file of a multi-file output (a playlist and its segments, a numbered sequence), each with its own link. */
+function OutputMembers({ alias, file }: { alias: string; file: OutputFileMeta }) {
+  return (
+    <details>
+      <summary>
+        {file.file_count} files of {alias}
+      </summary>
+      <ul class="members" aria-label={`Files of ${alias}`}>
+        {file.files.map((member) => (
+          <li key={member.filename}>
+            {member.storage_url ? (
+              <a href={member.storage_url} download={member.filename.split('/').pop()} aria-label={`Download ${member.filename} of ${alias}`}>
+                {member.filename}
+              </a>
+            ) : (
+              member.filename
+            )}{' '}
+            <span class="hint">{formatMegabytes(member.size_mbytes)}</span>
+          </li>
+        ))}
+      </ul>
+    </details>
+  )
+}
+
 function OutputRow({ alias, file }: { alias: string; file: OutputFileMeta }) {
   const facts = [file.file_type, file.file_format, file.codec, file.width && file.height ? `${file.width}×${file.height}` : null, file.frame_rate ? `${file.frame_rate} fps` : null, file.duration ? formatSeconds(file.duration) : null]
   return (
@@ -54,6 +79,7 @@ function OutputRow({ alias, file }: { alias: string; file: OutputFileMeta }) {
           file.filename
         )}
         {file.external_uri && <div class="hint">{file.external_uri}</div>}
+        {file.files.length > 1 && <OutputMembers alias={alias} file={file} />}
       </td>
       <td>{facts.filter(Boolean).join(' · ') || '—'}</td>
       <td>{formatMegabytes(file.size_mbytes)}</td>

@@ -60,7 +60,10 @@ export function Files() {
               </td>
               <td>{file.service_store_type}</td>
               <td>{[file.file_type, file.codec, file.width && file.height ? `${file.width}×${file.height}` : null, file.duration ? formatSeconds(file.duration) : null].filter(Boolean).join(' · ') || '—'}</td>
-              <td>{formatMegabytes(file.size_mbytes)}</td>
+              <td>
+                {formatMegabytes(file.size_mbytes)}
+                {file.file_count > 1 && <span class="hint"> in {file.file_count} files</span>}
+              </td>
               <td>{formatDate(file.created_at)}</td>
               <td>
                 <button

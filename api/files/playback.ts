@@ -1,0 +1,79 @@
+/**
+ * Playback without credentials for a managed multi-file output. The
+ * managed bucket is private and a presigned URL signs one key, so a
+ * playlist's relative entries would not resolve beside its own presigned
+ * URL. For every playlist of the output (HLS, and DASH manifests) the
+ * service writes a copy, under `playback/{command_id}/{alias}/{filename}`,
+ * whose entries are presigned URLs: of the segments as stored, and of the
+ * other playlists' copies (a master playlist's variants). The output's storage_url is the presigned
+ * URL of its main playlist's copy; the stored files stay as the command
+ * wrote them, so a download of every file plays offline. Everything is
+ * signed at the same moment and so expires together, STORAGE_URL_TTL_SECONDS
+ * after the command's SUCCESS was recorded.
+ */
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import type { MemberRecord } from './file-document.js'
+import { rewriteDash } from './dash-rewrite.js'
+import { playlistKind, rewriteHls, type MemberUrl, type PlaylistKind } from './playlist-rewrite.js'
+import { presignGet } from './storage-url.js'
+
+/** A playlist larger than this is left as it is (its storage_url then does not play): no FFmpeg playlist of an output under the file-count caps comes near. */
+export const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024
+
+const REWRITERS: Record<PlaylistKind, (text: string, path: string, urlOf: MemberUrl, memberCount: number) => string> = { hls: rewriteHls, dash: rewriteDash }
+const CONTENT_TYPES: Record<PlaylistKind, string> = { hls: 'application/vnd.apple.mpegurl', dash: 'application/dash+xml' }
+
+/** The managed key of a playlist's playable copy. */
+export function playbackKey(commandId: string, alias: string, filename: string): string {
+  return `playback/${commandId}/${alias}/${filename}`
+}
+
+/** What was written for an output's playback: the copies' keys, and the main file's playable URL (null when the main file is no playlist). */
+export interface Playback {
+  keys: string[]
+  mainUrl: string | null
+}
+
+/** A playlist's text, or null when it is too large to rewrite. */
+async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<string | null> {
+  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+  if (!object.Body) return null
+  if ((object.ContentLength ?? 0) > MAX_PLAYLIST_BYTES) {
+    // Not read: close the connection's body.
+    ;(object.Body as { destroy?: () => void }).destroy?.()
+    return null
+  }
+  return object.Body.transformToString('utf8')
+}
+
+/**
+ * Writes the playable copies of an output's playlists (members with
+ * their presigned storage_urls already set) and returns their keys and the
+ * main file's playable URL. Writing them again (a replayed SUCCESS) puts the
+ * same layout with fresh signatures; nothing else changes.
+ */
+export async function writePlayback(
+  s3: S3Client,
+  bucket: string,
+  output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[] },
+): Promise<Playback> {
+  const playlists = output.members.filter((member) => playlistKind(member.filename) !== null)
+  if (playlists.length === 0) return { keys: [], mainUrl: null }
+  const texts = new Map<string, string>()
+  for (const playlist of playlists) {
+    const text = await readPlaylist(s3, bucket, playlist.object_key)
+    if (text !== null) texts.set(playlist.filename, text)
+  }
+  const copyUrls = new Map<string, string>()
+  for (const filename of texts.keys()) copyUrls.set(filename, await presignGet(s3, bucket, playbackKey(output.commandId, output.alias, filename)))
+  const byName = new Map(output.members.map((member) => [member.filename, member]))
+  const urlOf = (filename: string) => copyUrls.get(filename) ?? byName.get(filename)?.storage_url ?? null
+  const keys: string[] = []
+  for (const [filename, text] of texts) {
+    const key = playbackKey(output.commandId, output.alias, filename)
+    const kind = playlistKind(filename) as PlaylistKind
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: REWRITERS[kind](text, filename, urlOf, output.members.length), ContentType: CONTENT_TYPES[kind] }))
+    keys.push(key)
+  }
+  return { keys, mainUrl: copyUrls.get(output.mainFilename) ?? null }
+}

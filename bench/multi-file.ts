@@ -1,0 +1,138 @@
+/**
+ * Multi-file outputs benchmark (issue 28 item 5; run after `npx tsc`:
+ * `node dist/bench/multi-file.js`). A 60 s 1280x720 H.264/AAC clip to a
+ * three-rendition HLS ladder (720p, 480p, 360p) with 1 s segments and a
+ * master playlist: about 190 files.
+ *   (a) storing the outputs: the runner (in this process, on harness MinIO)
+ *       times its deliver phase (the main file's probe and every upload,
+ *       runner_phase_seconds.deliver); then, in the same run, the same SDK
+ *       uploads the same files from this script, all at once and 12 at a
+ *       time, to another prefix. Target: ffkube <= 1.5x the script.
+ *   (b) submit -> SUCCESS through the service as `npm start` runs it (HTTP,
+ *       local executor, polling GET /commands/:id every 50 ms), minus a bare
+ *       ffmpeg of the same arguments on a local copy run right after it.
+ *       Target: <= 1 s.
+ * Knobs: BENCH_SAMPLES (default 2), BENCH_CLIP_SECONDS (default 60).
+ */
+import { execFile } from 'node:child_process'
+import { readdir, stat } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { toolPath } from '../api/local/tools.js'
+import { planFfmpegCommands } from '../contracts/ffmpeg-plan.js'
+import { inputPathsFor } from '../contracts/ffmpeg-paths.js'
+import { makeClip, serveFiles } from '../test/harness/media.js'
+import { startS3, type TestS3 } from '../test/harness/s3.js'
+import { scratchDir } from '../test/harness/scratch.js'
+import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
+import { runRunner, specOf } from '../test/runner/harness.js'
+import { benchRun } from './bench-run.js'
+
+const exec = promisify(execFile)
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2)
+const CLIP_SECONDS = Number(process.env.BENCH_CLIP_SECONDS ?? 60)
+const OUTPUTS = { out_ladder: 'stream_%v.m3u8' }
+const COMMAND =
+  'ffmpeg -i {{in_video}} -map 0:v -map 0:a -map 0:v -map 0:a -map 0:v -map 0:a ' +
+  '-s:v:0 1280x720 -s:v:1 854x480 -s:v:2 640x360 -c:v libx264 -preset ultrafast -g 25 -keyint_min 25 -sc_threshold 0 -c:a aac ' +
+  "-f hls -hls_time 1 -hls_playlist_type vod -var_stream_map 'v:0,a:0,name:720p v:1,a:1,name:480p v:2,a:2,name:360p' " +
+  '-master_pl_name master.m3u8 -hls_segment_filename seg_%v_%03d.ts {{out_ladder}}'
+
+const { t, run } = benchRun()
+
+/** Every file under `dir`, relative. */
+async function filesUnder(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+}
+
+/** The same SDK, from a script: PUT every file streamed from disk, at most `limit` at once. */
+async function scriptUpload(client: S3Client, s3: TestS3, dir: string, files: string[], prefix: string, limit: number): Promise<number> {
+  const started = performance.now()
+  let next = 0
+  const worker = async () => {
+    while (next < files.length) {
+      const name = files[next++] as string
+      const path = join(dir, name)
+      const { size } = await stat(path)
+      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${name}`, Body: createReadStream(path), ContentLength: size }))
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, files.length) }, worker))
+  return (performance.now() - started) / 1000
+}
+
+/** A bare ffmpeg of the policy's argv on a local copy of the input, in a fresh work dir. */
+async function bareFfmpeg(clip: string): Promise<number> {
+  const work = await scratchDir(t, 'ffkube-bench-bare-')
+  const plan = planFfmpegCommands([COMMAND], { mode: 'ffmpeg', inputs: inputPathsFor({ in_video: 'http://x/clip.mp4' }), outputs: OUTPUTS })
+  if (!plan.ok) throw new Error(plan.violation.message)
+  await exec('mkdir', ['-p', join(work, 'inputs'), join(work, 'outputs', 'out_ladder')])
+  await exec('cp', [clip, join(work, 'inputs', 'in_video.mp4')])
+  const started = performance.now()
+  await exec(toolPath('ffmpeg'), plan.argvs[0] as string[], { cwd: work, maxBuffer: 64 * 1024 * 1024 })
+  return (performance.now() - started) / 1000
+}
+
+/** A titled table with a column per header. */
+function printTable(title: string, headers: string[], rows: string[][]): void {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)))
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padStart(widths[i] as number)).join(' | ')
+  console.log(`\n${title}\n${line(headers)}\n${widths.map((w) => '-'.repeat(w)).join('-|-')}`)
+  for (const row of rows) console.log(line(row))
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+const f = (seconds: number) => seconds.toFixed(3)
+
+await run(async () => {
+  const dir = await scratchDir(t, 'ffkube-bench-multi-')
+  const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: CLIP_SECONDS, width: 1280, height: 720 })
+  const media = await serveFiles(t, [clip])
+
+  // (a) storing the outputs: the runner's deliver phase against the same SDK from a script.
+  const s3 = await startS3(t)
+  const client = s3.client()
+  t.teardown(() => client.destroy())
+  const storing: string[][] = []
+  let fileCount = 0
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const spec = specOf({ inputFiles: { in_video: media.url(clip) }, outputFiles: OUTPUTS, ffmpegCommands: [COMMAND] })
+    const result = await runRunner(dir, spec, s3, { ALLOW_PRIVATE_NETWORKS: '1' })
+    if (result.terminal.type !== 'SUCCESS') throw new Error(JSON.stringify(result.terminal))
+    const phases = result.terminal.runner_phase_seconds
+    const deliver = phases?.deliver ?? NaN
+    const folder = join(dir, `work-${spec.commandId}`, 'outputs', 'out_ladder')
+    const files = await filesUnder(folder)
+    fileCount = files.length
+    const all = await scriptUpload(client, s3, folder, files, `script-all/${spec.commandId}`, files.length)
+    const twelve = await scriptUpload(client, s3, folder, files, `script-12/${spec.commandId}`, 12)
+    const best = Math.min(all, twelve)
+    storing.push([String(sample + 1), String(files.length), `${f(phases?.fetch ?? NaN)} / ${f(phases?.run ?? NaN)}`, f(deliver), f(all), f(twelve), (deliver / best).toFixed(2)])
+  }
+  printTable(
+    `(a) storing a ${CLIP_SECONDS} s 3-rendition HLS ladder (${fileCount} files), seconds; target ffkube <= 1.5x the script`,
+    ['sample', 'files', 'runner fetch / run', 'ffkube deliver', 'script, all at once', 'script, 12 at a time', 'ratio to the faster'],
+    storing,
+  )
+
+  // (b) submit -> SUCCESS through the service, over a bare ffmpeg of the same arguments.
+  const environment = await serviceEnvironment(t)
+  const service = await startService(t, environment)
+  const api = new Client(service)
+  const overhead: string[][] = []
+  const overheads: number[] = []
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const started = performance.now()
+    const { command_id } = await api.post('/run-ffmpeg-command', { input_files: { in_video: media.url(clip) }, output_files: OUTPUTS, ffmpeg_command: COMMAND })
+    const done = await api.waitForCommand(command_id, 600_000)
+    const total = (performance.now() - started) / 1000
+    if (done.status !== 'SUCCESS') throw new Error(JSON.stringify(done))
+    const bare = await bareFfmpeg(clip)
+    overheads.push(total - bare)
+    overhead.push([String(sample + 1), f(total), f(done.ffmpeg_command_run_seconds as number), f(bare), f(total - bare)])
+  }
+  printTable('(b) submit -> SUCCESS over bare ffmpeg, seconds; target overhead <= 1 s', ['sample', 'submit -> SUCCESS', 'ffmpeg in service', 'bare ffmpeg', 'overhead'], overhead)
+  process.stdout.write(`median overhead ${f(median(overheads))} s\n`)
+})
