@@ -22,7 +22,7 @@
  */
 import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { describeBadFilename } from './ffmpeg-paths.js'
-import { refuse } from './ffmpeg-refusal.js'
+import { refuse } from './policy-refusal.js'
 import { resolveWorkFile, sequenceProblem, type WorkFileCheck, type WorkFileContext } from './ffmpeg-work-files.js'
 
 /** Options placed right before every plain `-i`: local files only, and only demuxers that open nothing else. */
