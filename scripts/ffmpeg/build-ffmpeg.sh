@@ -44,9 +44,10 @@ BUILD_PACKAGES=(
   libfreetype-dev libfontconfig-dev libexpat1-dev libfribidi-dev libharfbuzz-dev libpng-dev libbrotli-dev
   libass-dev
 )
-# drawtext's font: the policy refuses fontfile, so the static fontconfig finds
-# one through Debian's /etc/fonts/fonts.conf (fontconfig-config), which local
-# mode's sandbox binds and the images install: DejaVu as "Sans".
+# drawtext's default font: without a fontfile (which may name only the
+# command's own files, contracts/ffmpeg-filter-files.ts), the static fontconfig
+# finds one through Debian's /etc/fonts/fonts.conf (fontconfig-config), which
+# local mode's sandbox binds and the images install: DejaVu as "Sans".
 RUNTIME_PACKAGES=(libharfbuzz0b libdav1d6 fontconfig-config fonts-dejavu-core)
 
 CONFIGURE_FLAGS=(

@@ -38,16 +38,25 @@ t.test('hostile inputs end FAILED without leaking a local file', async (t) => {
     t.ok((await probeDuration(leaked)) > 2, 'without the policy, ffmpeg reads the local file')
   })
 
-  const cases: Array<[string, string]> = [
-    ['an HLS playlist naming a local file', server.url(playlist)],
-    ['an HLS playlist disguised as an .mp4', server.url(disguised)],
-    ['an ffconcat list naming a local file', server.url(concatList)],
+  // A .m3u8 input, or one forced with -f hls or -f concat, is read as a list: the runner reads its
+  // entries first (INVALID_COMMAND); any other input meets the demuxer whitelist (FFMPEG_FAILED).
+  const cases: Array<[string, string, string, { error_status: string; error_message: RegExp }]> = [
+    ['an HLS playlist naming a local file', server.url(playlist), 'ffmpeg -i {{in_video}} -c copy {{out_video}}',
+      { error_status: 'INVALID_COMMAND', error_message: /^-i \{\{in_video\}\}: inputs\/in_video.m3u8: line 4: ".*secret.ts": absolute paths are not allowed$/ }],
+    ['an HLS playlist disguised as an .mp4', server.url(disguised), 'ffmpeg -i {{in_video}} -c copy {{out_video}}',
+      { error_status: 'FFMPEG_FAILED', error_message: /whitelist|Invalid data/ }],
+    ['an HLS playlist disguised as an .mp4, forced with -f hls', server.url(disguised), 'ffmpeg -f hls -i {{in_video}} -c copy {{out_video}}',
+      { error_status: 'INVALID_COMMAND', error_message: /inputs\/in_video.mp4: line 4: ".*secret.ts": absolute paths/ }],
+    ['an ffconcat list naming a local file', server.url(concatList), 'ffmpeg -i {{in_video}} -c copy {{out_video}}',
+      { error_status: 'FFMPEG_FAILED', error_message: /whitelist|Invalid data/ }],
+    ['an ffconcat list naming a local file, forced with -f concat', server.url(concatList), 'ffmpeg -f concat -i {{in_video}} -c copy {{out_video}}',
+      { error_status: 'INVALID_COMMAND', error_message: /inputs\/in_video.txt: line 2: ".*secret.ts": absolute paths/ }],
   ]
-  for (const [name, url] of cases) {
+  for (const [name, url, command, failure] of cases) {
     t.test(`refuses ${name}`, async (t) => {
-      const spec = specOf({ inputFiles: { in_video: url }, outputFiles: { out_video: 'x.mkv' }, ffmpegCommands: ['ffmpeg -i {{in_video}} -c copy {{out_video}}'] })
+      const spec = specOf({ inputFiles: { in_video: url }, outputFiles: { out_video: 'x.mkv' }, ffmpegCommands: [command] })
       const result = await runRunner(dir, spec, s3, PRIVATE_OK)
-      t.match(result.terminal, { type: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: /whitelist|Invalid data/ })
+      t.match(result.terminal, { type: 'FAILED', ...failure })
       t.notOk(result.raw.includes(MARKER), 'no event carries the secret')
       const client = s3.client()
       t.teardown(() => client.destroy())
@@ -78,7 +87,7 @@ t.test('hostile inputs end FAILED without leaking a local file', async (t) => {
   t.test('refuses hostile command strings before fetching', async (t) => {
     const commands = [
       "ffmpeg -i {{in_video}} -vf 'movie=/etc/passwd' {{out_video}}",
-      `ffmpeg -f hls -i {{in_video}} {{out_video}}`,
+      `ffmpeg -f dash -i {{in_video}} {{out_video}}`,
       `ffmpeg -i {{in_video}} -i ${secret} -map 1 {{out_video}}`,
       `ffmpeg -i {{in_video}} -c copy ${join(dir, 'escape.mkv')}`,
       'ffmpeg -i {{in_video}} -f tee "[f=matroska]x.mkv|/tmp/y.mkv"',

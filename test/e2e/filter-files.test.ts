@@ -1,0 +1,131 @@
+/**
+ * Files inside filter arguments, through HTTP in local mode: burned-in
+ * subtitles and a font named by placeholders, an ASS file a chained command
+ * wrote, and the hostile forms — refused at submit (400 with the policy's
+ * message) or, when only the bytes tell, FAILED before ffmpeg opens them.
+ */
+import { execFile } from 'node:child_process'
+import { copyFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { toolPath } from '../../api/local/tools.js'
+import { makeClip, serveFiles } from '../harness/media.js'
+import { scratchDir } from '../harness/scratch.js'
+import { downloadAndProbe } from './download.js'
+import { Client, serviceEnvironment, startService } from './service.js'
+
+const run = promisify(execFile)
+const FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'
+const SRT = '1\n00:00:00,000 --> 00:00:10,000\nBURNED IN\n'
+
+/** The grey pixels of a region (`crop` filter arguments) of an image, for comparing two frames where it matters. */
+async function region(path: string, crop: string): Promise<Buffer> {
+  const { stdout } = await run(toolPath('ffmpeg'), ['-v', 'error', '-i', path, '-vf', `crop=${crop}`, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 1 << 24 })
+  return stdout
+}
+
+t.test('filters read the command\'s own files, through HTTP in local mode', async (t) => {
+  const dir = await scratchDir(t)
+  const environment = await serviceEnvironment(t)
+  const files = {
+    srt: join(dir, 'subs.srt'),
+    font: join(dir, 'DejaVuSans.ttf'),
+    playlist: join(dir, 'playlist.srt'),
+  }
+  await Promise.all([
+    writeFile(files.srt, SRT),
+    copyFile(FONT, files.font),
+    writeFile(files.playlist, '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n'),
+  ])
+  const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })])
+  const media = await serveFiles(t, [clip, ...Object.values(files)])
+  const api = new Client(service)
+  const url = (path: string) => media.url(path)
+
+  t.test('burns subtitles named {{in_srt}} into the bottom of the frame and leaves the top as it was', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_video: url(clip), in_srt: url(files.srt) },
+      output_files: { out_plain: 'plain.png', out_subs: 'subs.png' },
+      ffmpeg_command: "ffmpeg -ss 1 -i {{in_video}} -frames:v 1 {{out_plain}} -frames:v 1 -vf \"subtitles='{{in_srt}}':force_style='FontSize=28'\" {{out_subs}}",
+    })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    const plain = join(dir, `${command_id}-plain.png`)
+    const subs = join(dir, `${command_id}-subs.png`)
+    await downloadAndProbe(done.output_files.out_plain.storage_url, dir, `${command_id}-plain.png`)
+    await downloadAndProbe(done.output_files.out_subs.storage_url, dir, `${command_id}-subs.png`)
+    t.same(await region(subs, 'iw:ih/2:0:0'), await region(plain, 'iw:ih/2:0:0'), 'the top half is untouched')
+    t.notSame(await region(subs, 'iw:ih/4:0:ih*3/4'), await region(plain, 'iw:ih/4:0:ih*3/4'), 'the bottom quarter holds the subtitle')
+  })
+
+  t.test('draws text with a font named fontfile={{in_font}}', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_video: url(clip), in_font: url(files.font) },
+      output_files: { out_plain: 'plain.png', out_text: 'text.png' },
+      ffmpeg_command: 'ffmpeg -ss 1 -i {{in_video}} -frames:v 1 {{out_plain}} -frames:v 1 -vf drawtext=fontfile={{in_font}}:text=ffkube:fontsize=40:fontcolor=white:x=10:y=h-60 {{out_text}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    await downloadAndProbe(done.output_files.out_plain.storage_url, dir, `${command_id}-plain.png`)
+    await downloadAndProbe(done.output_files.out_text.storage_url, dir, `${command_id}-text.png`)
+    const [plain, text] = [join(dir, `${command_id}-plain.png`), join(dir, `${command_id}-text.png`)]
+    t.same(await region(text, 'iw:ih/2:0:0'), await region(plain, 'iw:ih/2:0:0'), 'the top half is untouched')
+    t.notSame(await region(text, 'iw:60:0:ih-60'), await region(plain, 'iw:60:0:ih-60'), 'the text is where drawtext put it')
+  })
+
+  t.test('burns in an ASS file a chained command wrote (-vf ass=subs.ass)', async (t) => {
+    const { command_id } = await api.post('/run-chained-ffmpeg-commands', {
+      input_files: { in_video: url(clip), in_srt: url(files.srt) },
+      output_files: { out_video: 'subtitled.mp4' },
+      ffmpeg_commands: ['ffmpeg -i {{in_srt}} subs.ass', 'ffmpeg -i {{in_video}} -vf ass=subs.ass -c:v libx264 -preset ultrafast -c:a copy {{out_video}}'],
+    })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    t.match(done.output_files.out_video, { filename: 'subtitled.mp4', width: 320, height: 240, codec: 'h264' })
+    t.same(Object.keys(done.output_files), ['out_video'], 'the intermediate ASS file is not an output')
+  })
+
+  // [name, ffmpeg_command, exact 400 message]
+  const refused: Array<[string, string, string]> = [
+    ['a placeholder in drawtext text', 'ffmpeg -i {{in_video}} -vf drawtext=text={{in_srt}} {{out_x}}',
+      'ffmpeg_command: -vf: drawtext option text={{in_srt}}: placeholders may only name a file (-i, an output, or a filter\'s file option such as subtitles filename or drawtext fontfile)'],
+    ['a fontfile of /etc/passwd', 'ffmpeg -i {{in_video}} -vf drawtext=fontfile=/etc/passwd:text=x {{out_x}}',
+      'ffmpeg_command: -vf: drawtext option fontfile /etc/passwd: absolute paths are not allowed; name an input as {{in_alias}}'],
+    ['a subtitles file leaving the work dir', 'ffmpeg -i {{in_video}} -vf subtitles=../secret.srt {{out_x}}',
+      'ffmpeg_command: -vf: subtitles option filename ../secret.srt: paths leaving the work directory are not allowed; name an input as {{in_alias}}'],
+    ['a protocol in a filter file option', "ffmpeg -i {{in_video}} -vf \"subtitles='http\\\\://127.0.0.1/x.srt'\" {{out_x}}",
+      'ffmpeg_command: -vf: subtitles option filename http://127.0.0.1/x.srt: protocols and URLs are not allowed; name an input as {{in_alias}}'],
+    ['an unknown alias in a filter file option', 'ffmpeg -i {{in_video}} -vf subtitles={{in_nope}} {{out_x}}',
+      'ffmpeg_command: placeholder {{in_nope}} names no declared alias (declared: in_video, in_srt, out_x)'],
+    ['a placeholder glued inside a file option', 'ffmpeg -i {{in_video}} -vf subtitles=x{{in_srt}} {{out_x}}',
+      'ffmpeg_command: -vf: subtitles option filename=x{{in_srt}}: a placeholder must be the whole value of an option that names a file'],
+  ]
+  for (const [name, command, message] of refused) {
+    t.test(`answers 400 for ${name}`, async (t) => {
+      const answer = await api.request('POST', '/run-ffmpeg-command', {
+        input_files: { in_video: url(clip), in_srt: url(files.srt) },
+        output_files: { out_x: 'x.mp4' },
+        ffmpeg_command: command,
+      })
+      t.equal(answer.status, 400, JSON.stringify(answer.body))
+      t.equal(answer.body.message, message)
+    })
+  }
+
+  t.test('fails INVALID_COMMAND, before ffmpeg opens it, a subtitle file that is really a playlist', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_video: url(clip), in_srt: url(files.playlist) },
+      output_files: { out_x: 'x.mp4' },
+      ffmpeg_command: 'ffmpeg -i {{in_video}} -vf subtitles={{in_srt}} {{out_x}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.match(done, {
+      status: 'FAILED',
+      error_status: 'INVALID_COMMAND',
+      error_message: '-vf subtitles filename: inputs/in_srt.srt: it is an HLS playlist, not a subtitle file',
+      ffmpeg_command_run_seconds: null,
+    })
+    t.notOk('output_files' in done)
+  })
+})
