@@ -45,9 +45,11 @@ function managedInputs(value: unknown, inputFiles: Record<string, string>): stri
   return value as string[]
 }
 
-/** A positive whole number, or a SpecError naming the field. */
-function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new SpecError(`${field} must be a positive whole number`)
+/** A positive number (a whole one when `whole`), or a SpecError naming the field. */
+function positive(value: unknown, field: string, whole = false): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+    throw new SpecError(`${field} must be a positive ${whole ? 'whole ' : ''}number`)
+  }
   return value
 }
 
@@ -62,11 +64,17 @@ function folderFields(raw: Record<string, unknown>): Pick<CommandSpec, 'inputCom
   if (limits && typeof limits === 'object') {
     const folder = limits.folder as Record<string, unknown> | undefined
     fields.limits = {
-      maxRunSeconds: positiveInteger(limits.maxRunSeconds, 'limits.maxRunSeconds'),
-      vcpuMillis: positiveInteger(limits.vcpuMillis, 'limits.vcpuMillis'),
-      memoryMib: positiveInteger(limits.memoryMib, 'limits.memoryMib'),
+      maxRunSeconds: positive(limits.maxRunSeconds, 'limits.maxRunSeconds'),
+      vcpuMillis: positive(limits.vcpuMillis, 'limits.vcpuMillis'),
+      memoryMib: positive(limits.memoryMib, 'limits.memoryMib'),
       ...(folder !== undefined && folder !== null
-        ? { folder: { maxBytes: positiveInteger(folder.maxBytes, 'limits.folder.maxBytes'), maxEntries: positiveInteger(folder.maxEntries, 'limits.folder.maxEntries'), maxRatio: positiveInteger(folder.maxRatio, 'limits.folder.maxRatio') } }
+        ? {
+            folder: {
+              maxBytes: positive(folder.maxBytes, 'limits.folder.maxBytes', true),
+              maxEntries: positive(folder.maxEntries, 'limits.folder.maxEntries', true),
+              maxRatio: positive(folder.maxRatio, 'limits.folder.maxRatio', true),
+            },
+          }
         : {}),
     }
   }
