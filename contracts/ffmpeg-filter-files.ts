@@ -23,7 +23,7 @@
  */
 import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { hasEmbeddedPlaceholder, placeholderAlias } from './ffmpeg-paths.js'
-import { refuse } from './ffmpeg-refusal.js'
+import { refuse } from './policy-refusal.js'
 import { resolveWorkFile, type WorkFileCheck, type WorkFileCheckKind, type WorkFileContext } from './ffmpeg-work-files.js'
 import type { FilterNode, FilterOption } from './filtergraph.js'
 
@@ -86,7 +86,7 @@ export interface ResolvedFilterFiles {
 
 /**
  * Checks one filter's options against its file rule and resolves the files
- * they name. `where` starts every message (`-vf`). Throws PolicyRefusal.
+ * they name. `where` starts every message (`-vf`). Throws a Refusal (policy-refusal.ts).
  */
 export function resolveFilterFiles(filter: FilterNode, where: string, context: WorkFileContext): ResolvedFilterFiles {
   const rule = FILTER_FILE_RULES.get(filter.name)

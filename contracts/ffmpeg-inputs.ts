@@ -22,7 +22,7 @@
  */
 import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { describeBadFilename } from './ffmpeg-paths.js'
-import { refuse } from './ffmpeg-refusal.js'
+import { refuse } from './policy-refusal.js'
 import { resolveWorkFile, sequenceProblem, type WorkFileCheck, type WorkFileContext } from './ffmpeg-work-files.js'
 
 /** Options placed right before every plain `-i`: local files only, and only demuxers that open nothing else. */
@@ -60,7 +60,7 @@ export function planInput(value: string, format: string | null, context: WorkFil
   if (format === 'dash') {
     refuse('FORMAT_NOT_ALLOWED', '-f dash: this ffmpeg has no DASH demuxer (it is built without libxml2); read an HLS playlist (-f hls) instead')
   }
-  if (value.includes('%') && !context.written?.has(value)) return planSequence(value, format, context)
+  if (value.includes('%')) return planSequence(value, format, context)
   if (format === 'concat') {
     const { path } = resolveWorkFile(value, context, argument, 'INPUT_NOT_ALLOWED')
     return { options: CONCAT_HARDENING, path, checks: [{ kind: 'concat', path, argument: `-f concat -i ${value}` }] }
@@ -73,13 +73,16 @@ export function planInput(value: string, format: string | null, context: WorkFil
   return { options: INPUT_HARDENING, path, checks: fromFolder ? [{ kind: 'file', path, argument: `-i ${value}` }] : [] }
 }
 
+/** A numbered image sequence: of the folder's entries, or one an earlier command of the chain wrote. */
 function planSequence(value: string, format: string | null, context: WorkFileContext): PlannedInput {
+  if (format !== null && format !== 'image2') {
+    refuse('FORMAT_NOT_ALLOWED', `-f ${format} -i ${value}: a numbered sequence is read by -f image2 only`)
+  }
+  const written = context.written?.get(value)
+  if (written !== undefined) return { options: SEQUENCE_HARDENING, path: written, checks: [] }
   if (!context.folder) {
     const why = describeBadFilename(value) ?? 'filename patterns are not allowed'
     refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why} (a numbered sequence reads the entries of an input_compressed_folder)`)
-  }
-  if (format !== null && format !== 'image2') {
-    refuse('FORMAT_NOT_ALLOWED', `-f ${format} -i ${value}: a numbered sequence is read by -f image2 only`)
   }
   const why = sequenceProblem(value)
   if (why !== null) refuse('INPUT_NOT_ALLOWED', `-i ${value}: ${why}`)

@@ -11,13 +11,37 @@ import { resolveFilterFiles } from './ffmpeg-filter-files.js'
 import { planInput } from './ffmpeg-inputs.js'
 import { ALLOWED_OPTIONS, MAX_FFMPEG_THREADS, splitOptionName } from './ffmpeg-options.js'
 import { hasEmbeddedPlaceholder, placeholderAlias } from './ffmpeg-paths.js'
-import { PolicyRefusal, refuse, type PolicyViolation } from './ffmpeg-refusal.js'
 import type { WorkFileCheck } from './ffmpeg-work-files.js'
 import { formatFilterArgs, FiltergraphSyntaxError, parseFiltergraph, type FilterNode } from './filtergraph.js'
 import { checkMuxerOptionName, resolveOutputWord, type PendingMuxerOption } from './policy-outputs.js'
+import { Refusal, refuse } from './policy-refusal.js'
 import { ShellSyntaxError, splitShellWords } from './shell-words.js'
 
-export type { PolicyViolation, PolicyViolationCode } from './ffmpeg-refusal.js'
+/** Machine-readable reasons a command string is refused. */
+export type PolicyViolationCode =
+  | 'SHELL_SYNTAX'
+  | 'CONTROL_CHARACTER'
+  | 'NOT_FFMPEG'
+  | 'OPTION_NOT_ALLOWED'
+  | 'MISSING_VALUE'
+  | 'VALUE_NOT_ALLOWED'
+  | 'FORMAT_NOT_ALLOWED'
+  | 'FILTERGRAPH_SYNTAX'
+  | 'FILTER_NOT_ALLOWED'
+  | 'FILTER_OPTION_NOT_ALLOWED'
+  | 'INPUT_NOT_ALLOWED'
+  | 'OUTPUT_NOT_ALLOWED'
+  | 'UNKNOWN_PLACEHOLDER'
+  | 'PLACEHOLDER_NOT_WHOLE_ARGUMENT'
+  | 'TRAILING_OPTIONS'
+  | 'NO_INPUT'
+  | 'NO_OUTPUT'
+
+/** A refused command: `message` names the argument and the reason. */
+export interface PolicyViolation {
+  code: PolicyViolationCode
+  message: string
+}
 export { INPUT_HARDENING } from './ffmpeg-inputs.js'
 
 /** What the policy needs to know about the command's files. */
@@ -70,7 +94,7 @@ export function applyFfmpegPolicy(command: string, context: PolicyContext): Poli
   try {
     return { ok: true, value: buildArgv(command, context) }
   } catch (error) {
-    if (error instanceof PolicyRefusal) return { ok: false, violation: error.violation }
+    if (error instanceof Refusal) return { ok: false, violation: error.violation }
     throw error
   }
 }

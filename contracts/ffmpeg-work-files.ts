@@ -9,7 +9,8 @@
  * get a check of their content too, whatever their origin.
  */
 import { describeBadFilename, PLAIN_FILENAME, placeholderAlias } from './ffmpeg-paths.js'
-import { refuse, type PolicyViolationCode } from './ffmpeg-refusal.js'
+import type { PolicyViolationCode } from './ffmpeg-policy.js'
+import { refuse } from './policy-refusal.js'
 
 /** What the runner checks about one work-dir path before the command runs. */
 export type WorkFileCheckKind =

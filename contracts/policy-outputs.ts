@@ -16,7 +16,7 @@ import type { PolicyContext } from './ffmpeg-policy.js'
 import { MULTI_FILE_MUXERS, MUXER_OPTIONS, muxerOptionValueProblem, REFUSED_MUXER_OPTIONS } from './muxer-options.js'
 import { declaredOutputPath, isFolderOutput, outputFolder, playlistMuxerOf } from './output-patterns.js'
 import { filenameProblem } from './placeholders.js'
-import { refuse } from './ffmpeg-refusal.js'
+import { refuse } from './policy-refusal.js'
 import { formatTeeSlaves, parseTeeSlaves, TeeSyntaxError, type TeeSlave } from './tee-slaves.js'
 
 /** A muxer option seen before an output: its name and where its value sits in the pending options. */

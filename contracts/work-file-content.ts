@@ -66,6 +66,15 @@ export function hlsPlaylistProblem(text: string): string | null {
   return null
 }
 
+/** The URIs of an HLS playlist that name further playlists (variants, renditions), which ffmpeg opens as playlists too. */
+export function hlsNestedPlaylists(text: string): string[] {
+  const uris = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .flatMap((line) => (line.startsWith('#') ? [...line.matchAll(URI_ATTRIBUTE)].map((match) => match[1] as string) : line === '' ? [] : [line]))
+  return [...new Set(uris.filter((uri) => /\.m3u8$/i.test(uri)))]
+}
+
 const CONCAT_DIRECTIVES = new Set([
   'ffconcat', 'file', 'duration', 'inpoint', 'outpoint', 'file_packet_meta', 'file_packet_metadata',
   'stream', 'exact_stream_id', 'stream_meta', 'stream_codec', 'stream_extradata', 'chapter',

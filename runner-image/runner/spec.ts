@@ -45,9 +45,11 @@ function managedInputs(value: unknown, inputFiles: Record<string, string>): stri
   return value as string[]
 }
 
-/** A positive whole number, or a SpecError naming the field. */
-function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new SpecError(`${field} must be a positive whole number`)
+/** A positive number (whole when `whole`), or a SpecError naming the field. */
+function positive(value: unknown, field: string, whole = false): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+    throw new SpecError(`${field} must be a positive ${whole ? 'whole ' : ''}number`)
+  }
   return value
 }
 
@@ -102,13 +104,13 @@ function limits(value: unknown): { limits?: CommandLimits } {
   const folder = l.folder as Record<string, unknown> | null | undefined
   return {
     limits: {
-      maxRunSeconds: positiveInteger(l.maxRunSeconds, 'limits.maxRunSeconds'),
-      vcpuMillis: positiveInteger(l.vcpuMillis, 'limits.vcpuMillis'),
-      memoryMib: positiveInteger(l.memoryMib, 'limits.memoryMib'),
+      maxRunSeconds: positive(l.maxRunSeconds, 'limits.maxRunSeconds'),
+      vcpuMillis: positive(l.vcpuMillis, 'limits.vcpuMillis'),
+      memoryMib: positive(l.memoryMib, 'limits.memoryMib'),
       ...(folder !== undefined && folder !== null
-        ? { folder: { maxBytes: positiveInteger(folder.maxBytes, 'limits.folder.maxBytes'), maxEntries: positiveInteger(folder.maxEntries, 'limits.folder.maxEntries'), maxRatio: positiveInteger(folder.maxRatio, 'limits.folder.maxRatio') } }
+        ? { folder: { maxBytes: positive(folder.maxBytes, 'limits.folder.maxBytes', true), maxEntries: positive(folder.maxEntries, 'limits.folder.maxEntries', true), maxRatio: positive(folder.maxRatio, 'limits.folder.maxRatio', true) } }
         : {}),
-      ...(l.maxOutputFiles !== undefined ? { maxOutputFiles: positiveInteger(l.maxOutputFiles, 'limits.maxOutputFiles') } : {}),
+      ...(l.maxOutputFiles !== undefined ? { maxOutputFiles: positive(l.maxOutputFiles, 'limits.maxOutputFiles', true) } : {}),
     },
   }
 }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { GetObjectCommand } from '@aws-sdk/client-s3'
 import { startS3 } from '../harness/s3.js'
@@ -6,6 +7,7 @@ import { downloadAndProbe } from '../e2e/download.js'
 import { startKube } from '../harness/kube.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
+import { buildZip } from '../harness/zip-writer.js'
 import { installCrd, mediaCommandIn } from './kube-setup.js'
 import { startKubernetesService } from './kubernetes-service.js'
 
@@ -63,6 +65,31 @@ t.test('a command whose ffmpeg fails at run time ends FAILED with the runner\'s 
   t.same(containersRun(done.command_id), [['fetch', 0], ['ffmpeg', 1]], 'the upload container never ran')
 })
 
+
+t.test('a zip folder is unpacked by the fetch container and read by the ffmpeg container; a hostile one ends FAILED in the fetch container', async (t) => {
+  const clipBytes = await readFile(clip)
+  await writeFile(join(dir, 'parts.zip'), buildZip([{ name: 'clips/a.mp4', data: clipBytes }, { name: 'list.txt', data: "file 'clips/a.mp4'\nfile 'clips/a.mp4'\n" }]))
+  await writeFile(join(dir, 'hostile.zip'), buildZip([{ name: 'clips/a.mp4', data: clipBytes }, { name: 'list.txt', data: "file 'clips/a.mp4'\nfile '/etc/passwd'\n" }]))
+  const zips = await serveFiles(t, [join(dir, 'parts.zip'), join(dir, 'hostile.zip')])
+  const done = await runToEnd('/run-ffmpeg-command', {
+    input_compressed_folder: zips.url(join(dir, 'parts.zip')),
+    output_files: { out_joined: 'joined.mp4' },
+    ffmpeg_command: 'ffmpeg -f concat -i list.txt -c copy {{out_joined}}',
+  })
+  t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+  t.ok(done.output_files.out_joined.duration > 1.8, 'both clips of the list were read in the ffmpeg container')
+  const mc = await mediaCommandIn(kc, service.namespace, done.command_id, 'SUCCESS', TIMEOUT)
+  t.match(mc.spec.compressedFolder, { url: zips.url(join(dir, 'parts.zip')), managed: false, maxBytes: Number, maxEntries: Number, maxRatio: Number }, 'the CR carries the folder and its caps')
+  t.same(containersRun(done.command_id), [['fetch', 0], ['ffmpeg', 0], ['upload', 0]])
+
+  const hostile = await runToEnd('/run-ffmpeg-command', {
+    input_compressed_folder: zips.url(join(dir, 'hostile.zip')),
+    output_files: { out_joined: 'joined.mp4' },
+    ffmpeg_command: 'ffmpeg -f concat -i list.txt -c copy {{out_joined}}',
+  })
+  t.match(hostile, { status: 'FAILED', error_status: 'FOLDER_UNSAFE_PLAYLIST', error_message: /file "list\.txt" line 2: entry "\/etc\/passwd"/ })
+  t.same(containersRun(hostile.command_id), [['fetch', 1]], 'neither ffmpeg nor upload ran')
+})
 
 t.test('chained, multiple and run-ytdlp commands complete through MediaCommands and Jobs too', async (t) => {
   const chained = await runToEnd('/run-chained-ffmpeg-commands', {

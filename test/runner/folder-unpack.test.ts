@@ -78,6 +78,24 @@ for (const [what, entries, status, message] of refusals) {
   })
 }
 
+t.test('judges the name readers use: a Unicode Path field overrides the plain name', async (t) => {
+  const { root, workDir, zipPath } = await setup(t, [{ name: 'ok.txt', unicodePath: '../escaped.txt', data: 'x' }])
+  await t.rejects(unpackFolder(zipPath, workDir, LIMITS), { status: 'FOLDER_UNSAFE_ENTRY', message: /entry "\.\.\/escaped\.txt" has a "\.\." segment/ })
+  t.notOk((await tree(root)).some((path) => path.includes('escaped')))
+})
+
+t.test('writes by the central directory name, whatever the local header says', async (t) => {
+  const { root, workDir, zipPath } = await setup(t, [{ name: 'ok.txt', localName: '../escaped.txt', data: 'x' }])
+  t.same((await unpackFolder(zipPath, workDir, LIMITS)).files, ['ok.txt'])
+  t.equal(await readFile(join(workDir, 'ok.txt'), 'utf8'), 'x')
+  t.notOk((await tree(root)).some((path) => path.includes('escaped')))
+})
+
+t.test('refuses an end record announcing more entries than the cap, before reading them', async (t) => {
+  const { workDir, zipPath } = await setup(t, buildZip([{ name: 'a.txt', data: 'x' }], { declaredCount: 65_000 }))
+  await t.rejects(unpackFolder(zipPath, workDir, LIMITS), { status: 'FOLDER_TOO_LARGE', message: /the zip has 65000 entries; at most 20/ })
+})
+
 t.test('refuses a file that is not a zip', async (t) => {
   const { workDir, zipPath } = await setup(t, Buffer.from('<html>not a zip</html>'))
   await t.rejects(unpackFolder(zipPath, workDir, LIMITS), { status: 'FOLDER_INVALID', message: /not a readable zip/ })

@@ -51,6 +51,7 @@ t.test('a zip folder in the runner', async (t) => {
     'playlist.zip': [{ name: 'hls/index.m3u8', data: '#EXTM3U\n#EXTINF:1,\nseg0.ts\n#EXTINF:1,\n/etc/passwd\n' }],
     'concat.zip': [{ name: 'list.txt', data: "ffconcat version 1.0\nfile 'a.mp4'\nfile 'concat:a.mp4|/etc/passwd'\n" }],
     'bomb.zip': [{ name: 'zeros.bin', data: Buffer.alloc(8 * 1024 * 1024) }],
+    'big.zip': [{ name: 'noise.bin', data: Buffer.from(Array.from({ length: 6 * 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)), method: 'stored' }],
   }
   const files = [clip]
   for (const [name, entries] of Object.entries(zips)) {
@@ -101,10 +102,11 @@ t.test('a zip folder in the runner', async (t) => {
     ['a concat list naming a protocol', 'concat.zip', 'FOLDER_UNSAFE_PLAYLIST', /^input_compressed_folder: file "list\.txt" line 3: entry "concat:a\.mp4\|\/etc\/passwd" names a protocol/],
     ['a bomb over the plan cap', 'bomb.zip', 'FOLDER_TOO_LARGE', /^input_compressed_folder: entry "zeros\.bin" (expands|takes the folder past)/],
     ['a file that is not a zip', 'not-a-zip.zip', 'FOLDER_INVALID', /^input_compressed_folder: not a readable zip/],
+    ['a zip larger than any within the caps', 'big.zip', 'INPUT_TOO_LARGE', /^input_compressed_folder: /],
   ]
   for (const [what, zip, status, message] of failures) {
     t.test(`${what} ends FAILED ${status} in the fetch container, and no later phase runs on it`, async (t) => {
-      const spec = thumbnail(zip, { limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 1024, folder: { maxBytes: 4 * 1024 * 1024, maxEntries: 100, maxRatio: 50 } } })
+      const spec = thumbnail(zip, { limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 1024, folder: { maxBytes: 4 * 1024 * 1024, maxEntries: 10, maxRatio: 50 } } })
       const work = workDir()
       await mkdir(work)
       const fetch = await phase('fetch', spec, work)

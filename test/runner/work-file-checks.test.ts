@@ -12,6 +12,10 @@ async function workDir(t: Pick<typeof tap, 'testdir'>): Promise<string> {
     fonts: { 'a.ttf': 'x' },
     subs: { 'ok.srt': '1\n00:00:00,000 --> 00:00:01,000\nHi\n', 'evil.srt': '#EXTM3U\n#EXTINF:1,\n/etc/passwd\n' },
     'good.m3u8': '#EXTM3U\n#EXTINF:1,\nseg0.ts\n#EXT-X-ENDLIST\n',
+    'master.m3u8': '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv0/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv1/index.m3u8\n',
+    'loop.m3u8': '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nloop.m3u8\n',
+    v0: { 'index.m3u8': '#EXTM3U\n#EXTINF:1,\nseg0.ts\n#EXT-X-ENDLIST\n' },
+    v1: { 'index.m3u8': '#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",URI="../a/index.m3u8"\n#EXTINF:1,\n/etc/secret.ts\n' },
     'evil.m3u8': '#EXTM3U\n#EXTINF:1,\n../../../etc/x.ts\n',
     'list.txt': "file 'frames/img_001.png'\n",
     'evil.txt': "file a.mp4\noption safe 0\n",
@@ -30,6 +34,7 @@ t.test('passes files, directories, sequences and lists that are there and safe',
     check('sequence', 'frames/img_%03d.png'),
     check('subtitles', 'subs/ok.srt'),
     check('hls', 'good.m3u8'),
+    check('hls', 'loop.m3u8'),
     check('concat', 'list.txt'),
   ]))
 })
@@ -43,6 +48,7 @@ const failures: Array<[string, WorkFileCheck, RegExp]> = [
   ['a sequence in a missing directory', check('sequence', 'shots/img_%03d.png'), /the folder has no such directory/],
   ['a subtitle file that is really a playlist', check('subtitles', 'subs/evil.srt'), /^arg subtitles: subs\/evil.srt: it is an HLS playlist, not a subtitle file$/],
   ['a playlist climbing out of the work dir', check('hls', 'evil.m3u8'), /evil.m3u8: line 3: "..\/..\/..\/etc\/x.ts"/],
+  ['a variant playlist a master names, naming something outside', check('hls', 'master.m3u8'), /^arg hls: master.m3u8: v1\/index.m3u8: line 2: "..\/a\/index.m3u8": each part/],
   ['a concat list with an option directive', check('concat', 'evil.txt'), /evil.txt: line 2: the option directive is not allowed/],
 ]
 

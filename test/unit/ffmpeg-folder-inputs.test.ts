@@ -43,6 +43,14 @@ for (const [name, command, context, argv, checks] of readings) {
   })
 }
 
+t.test('reads a numbered sequence an earlier command of the chain wrote as image2 with the sequence pattern type', async (t) => {
+  const written = new Map([['thumb_%03d.jpg', 'thumb_%03d.jpg']])
+  t.same(accepted('ffmpeg -framerate 2 -i thumb_%03d.jpg {{out_video}}', { ...plain, written }), {
+    argv: ['-framerate', '2', ...SEQUENCE_HARDENING, '-i', 'thumb_%03d.jpg'], checks: [],
+  })
+  t.match(accepted('ffmpeg -f mjpeg -i thumb_%03d.jpg {{out_video}}', { ...plain, written }), /^FORMAT_NOT_ALLOWED: -f mjpeg -i thumb_%03d.jpg: a numbered sequence is read by -f image2 only/)
+})
+
 t.test('leaves every demuxer that opens other files out of the whitelist of a plain input', async (t) => {
   const whitelist = INPUT_HARDENING[INPUT_HARDENING.indexOf('-format_whitelist') + 1]?.split(',') ?? []
   for (const name of ['concat', 'hls', 'dash', 'image2pipe', 'sdp', 'rtsp', 'lavfi']) t.notOk(whitelist.includes(name), name)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { concatListProblem, hlsPlaylistProblem, listEntryProblem, subtitleFileProblem } from '../../contracts/work-file-content.js'
+import { concatListProblem, hlsNestedPlaylists, hlsPlaylistProblem, listEntryProblem, subtitleFileProblem } from '../../contracts/work-file-content.js'
 
 const SRT = '1\n00:00:00,000 --> 00:00:02,000\nHello\n'
 
@@ -73,4 +73,9 @@ t.test('holds list entries to relative paths of plain parts', async (t) => {
   t.match(listEntryProblem('a//b.ts'), /each part/)
   t.match(listEntryProblem('.hidden.ts'), /each part/)
   t.match(listEntryProblem('C:/x.ts'), /protocols/)
+})
+
+t.test('finds the playlists a master playlist names, in lines and in URI attributes, each once', async (t) => {
+  const master = '#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,URI="audio/index.M3U8"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv0/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv0/index.m3u8\n#EXTINF:1,\nseg.ts\n'
+  t.same(hlsNestedPlaylists(master), ['audio/index.M3U8', 'v0/index.m3u8'])
 })

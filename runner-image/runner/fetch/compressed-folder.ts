@@ -36,17 +36,19 @@ export async function fetchCompressedFolder(
 ): Promise<string[]> {
   const url = spec.inputCompressedFolder
   if (!url) return []
+  const limits = spec.limits?.folder ?? FALLBACK_FOLDER_LIMITS
   const zipPath = join(workDir, STATE_DIR, 'input-folder.zip')
   await mkdir(join(workDir, STATE_DIR), { recursive: true })
   // A presigned GET of the managed bucket, verified by the API: read without the private-network guard, never redirected.
   const own = spec.managedCompressedFolder === true && isManagedStorageUrl(url, storage)
+  const capped = { ...options, maxBytes: Math.min(options.maxBytes, zipByteCap(limits)) }
   try {
-    await guardedDownload(url, zipPath, own ? { ...options, allowPrivateNetworks: true, maxRedirects: 0 } : options)
+    await guardedDownload(url, zipPath, own ? { ...capped, allowPrivateNetworks: true, maxRedirects: 0 } : capped)
   } catch (error) {
     throw folderFetchFailure(error)
   }
   try {
-    const unpacked = await unpackFolder(zipPath, workDir, spec.limits?.folder ?? FALLBACK_FOLDER_LIMITS)
+    const unpacked = await unpackFolder(zipPath, workDir, limits)
     await checkLists(workDir, unpacked.files)
     return unpacked.files
   } catch (error) {
@@ -55,6 +57,15 @@ export async function fetchCompressedFolder(
   } finally {
     await rm(zipPath, { force: true })
   }
+}
+
+/**
+ * The most bytes a zip within the caps can take: its data is at most the
+ * uncompressed cap (stored entries), plus two headers per entry with names
+ * of up to 1 KiB each. A larger download is refused before it is unpacked.
+ */
+export function zipByteCap(limits: FolderLimits): number {
+  return limits.maxBytes + limits.maxEntries * 4096 + 1024 * 1024
 }
 
 /** Maps a fetch failure to the command's error_status (INPUT_*), naming the field. */

@@ -133,8 +133,15 @@ async function writeEntry(zip: ZipFile, entry: Entry, name: string, target: stri
     await pipeline(source, byteCap(counter, maxBytes, shown), handle.createWriteStream())
   } catch (error) {
     if (error instanceof FolderEntryError) throw error
+    // A failing write (ENOSPC, EIO) is the runner's trouble, not the zip's: it stays an internal error.
+    if (isSystemError(error)) throw error
     throw new FolderEntryError('FOLDER_INVALID', `entry ${shown} cannot be read: ${messageOf(error)}`)
   }
+}
+
+/** An error of a system call (it names one); zlib's and yauzl's errors about the data do not. */
+function isSystemError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && typeof (error as NodeJS.ErrnoException).syscall === 'string'
 }
 
 /** Counts bytes as they stream and stops the stream at the cap, whatever the headers said. */

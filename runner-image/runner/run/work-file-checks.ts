@@ -13,6 +13,7 @@ import { dirname, join, sep } from 'node:path'
 import { sequenceNameMatcher, type WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import {
   concatListProblem,
+  hlsNestedPlaylists,
   hlsPlaylistProblem,
   MAX_LIST_BYTES,
   SUBTITLE_HEAD_BYTES,
@@ -54,11 +55,43 @@ async function checkOne(workDir: string, check: WorkFileCheck): Promise<void> {
       return
     }
     case 'hls':
+      return checkPlaylists(workDir, check, fail)
     case 'concat': {
+      // Nested files open under the concat demuxer's own -safe 1 (its default), so one level is read here.
       if (stats.size > MAX_LIST_BYTES) fail(`a list longer than ${MAX_LIST_BYTES} bytes is not read`)
-      const text = await readFile(path, 'utf8')
-      const why = check.kind === 'hls' ? hlsPlaylistProblem(text) : concatListProblem(text)
+      const why = concatListProblem(await readFile(path, 'utf8'))
       if (why !== null) fail(why)
+    }
+  }
+}
+
+/** Most playlists one HLS input may lead to (a master, its variants and renditions). */
+const MAX_PLAYLISTS = 64
+
+/**
+ * An HLS playlist and every playlist it names (variants, renditions), each of
+ * which ffmpeg's HLS demuxer opens and follows with no rule of its own about
+ * where an entry may point. A named playlist that is not there is left to
+ * ffmpeg (it fails to open it).
+ */
+async function checkPlaylists(workDir: string, check: WorkFileCheck, fail: (why: string) => never): Promise<void> {
+  const queue = [check.path]
+  const seen = new Set(queue)
+  for (let playlist = queue.shift(); playlist !== undefined; playlist = queue.shift()) {
+    const path = join(workDir, playlist)
+    const stats = await lstat(path).catch(() => null)
+    if (stats === null || !stats.isFile()) continue
+    await assertInside(workDir, path, fail)
+    const where = playlist === check.path ? '' : `${playlist}: `
+    if (stats.size > MAX_LIST_BYTES) fail(`${where}a playlist longer than ${MAX_LIST_BYTES} bytes is not read`)
+    const text = await readFile(path, 'utf8')
+    const why = hlsPlaylistProblem(text)
+    if (why !== null) fail(where + why)
+    for (const nested of hlsNestedPlaylists(text).map((uri) => join(dirname(playlist), uri))) {
+      if (seen.has(nested)) continue
+      if (seen.size >= MAX_PLAYLISTS) fail(`it leads to more than ${MAX_PLAYLISTS} playlists`)
+      seen.add(nested)
+      queue.push(nested)
     }
   }
 }
