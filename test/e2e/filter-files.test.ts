@@ -32,11 +32,14 @@ t.test('filters read the command\'s own files, through HTTP in local mode', asyn
     srt: join(dir, 'subs.srt'),
     font: join(dir, 'DejaVuSans.ttf'),
     playlist: join(dir, 'playlist.srt'),
+    lut: join(dir, 'invert.cube'),
   }
   await Promise.all([
     writeFile(files.srt, SRT),
     copyFile(FONT, files.font),
     writeFile(files.playlist, '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n'),
+    // A 2×2×2 3D LUT that inverts every colour (red varies fastest).
+    writeFile(files.lut, `LUT_3D_SIZE 2\n${[0, 1].flatMap((b) => [0, 1].flatMap((g) => [0, 1].map((r) => `${1 - r} ${1 - g} ${1 - b}`))).join('\n')}\n`),
   ])
   const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })])
   const media = await serveFiles(t, [clip, ...Object.values(files)])
@@ -84,6 +87,30 @@ t.test('filters read the command\'s own files, through HTTP in local mode', asyn
     t.equal(done.status, 'SUCCESS', JSON.stringify(done))
     t.match(done.output_files.out_video, { filename: 'subtitled.mp4', width: 320, height: 240, codec: 'h264' })
     t.same(Object.keys(done.output_files), ['out_video'], 'the intermediate ASS file is not an output')
+  })
+
+  t.test('applies a LUT named lut3d={{in_lut}} and overlays a movie source named movie={{in_logo}}', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_video: url(clip), in_lut: url(files.lut), in_logo: url(clip) },
+      output_files: { out_plain: 'plain.png', out_lut: 'lut.png', out_movie: 'movie.png' },
+      ffmpeg_command: 'ffmpeg -ss 1 -i {{in_video}} -frames:v 1 {{out_plain}} -frames:v 1 -vf lut3d={{in_lut}} {{out_lut}} ' +
+        '-frames:v 1 -filter_complex "movie={{in_logo}},scale=80:60,negate[l];[0:v][l]overlay=0:0" {{out_movie}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.equal(done.status, 'SUCCESS', JSON.stringify(done))
+    for (const alias of ['out_plain', 'out_lut', 'out_movie']) await downloadAndProbe(done.output_files[alias].storage_url, dir, `${command_id}-${alias}.png`)
+    const [plain, lut, movie] = ['out_plain', 'out_lut', 'out_movie'].map((alias) => join(dir, `${command_id}-${alias}.png`)) as [string, string, string]
+    const whole = 'iw:ih:0:0'
+    const [p, l] = [await region(plain, whole), await region(lut, whole)]
+    // Inverted, each pixel's grey plus the original's is about constant; unchanged, the sum varies as much as the picture.
+    const spread = (values: number[]) => {
+      const mean = values.reduce((sum, v) => sum + v, 0) / values.length
+      return values.reduce((sum, v) => sum + Math.abs(v - mean), 0) / values.length
+    }
+    const sums = [...p].map((v, i) => v + (l[i] as number))
+    t.ok(spread(sums) < spread([...p]) / 4, `the LUT inverts the frame (spread of the sums ${spread(sums).toFixed(1)}, of the picture ${spread([...p]).toFixed(1)})`)
+    t.notSame(await region(movie, '80:60:0:0'), await region(plain, '80:60:0:0'), 'the movie source is drawn in the corner')
+    t.same(await region(movie, 'iw/2:ih/2:iw/2:ih/2'), await region(plain, 'iw/2:ih/2:iw/2:ih/2'), 'and nowhere else')
   })
 
   // [name, ffmpeg_command, exact 400 message]
