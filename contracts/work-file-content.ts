@@ -7,6 +7,7 @@
  * Each returns why the file is refused, or null.
  */
 import { PLAIN_FILENAME } from './ffmpeg-paths.js'
+import { hlsLines, hlsProblems, scanConcat } from './media-lists.js'
 
 /** The most of a playlist or list the runner reads; a longer one is refused rather than half-checked. */
 export const MAX_LIST_BYTES = 4 * 1024 * 1024
@@ -49,69 +50,36 @@ export function listEntryProblem(entry: string): string | null {
   return null
 }
 
-const URI_ATTRIBUTE = /URI="([^"]*)"/g
-
-/** Why an HLS playlist names something outside the work dir; null when every URI is a safe relative path. */
+/**
+ * Why an HLS playlist names something outside the work dir; null when every
+ * URI is a safe relative path. Read as media-lists.ts reads it (ffmpeg's own
+ * line rules), with listEntryProblem's stricter rule for each entry.
+ */
 export function hlsPlaylistProblem(text: string): string | null {
-  const lines = text.split(/\r?\n/).map((line) => line.trim())
-  if (lines[0]?.replace(/^\uFEFF/, '') !== '#EXTM3U') return 'it does not start with #EXTM3U'
-  for (const [index, line] of lines.entries()) {
-    if (line === '') continue
-    const uris = line.startsWith('#') ? [...line.matchAll(URI_ATTRIBUTE)].map((match) => match[1] as string) : [line]
-    for (const uri of uris) {
-      const why = listEntryProblem(uri)
-      if (why !== null) return `line ${index + 1}: ${why}`
-    }
-  }
-  return null
+  if (text.split(/\r?\n/, 1)[0]?.trim().replace(/^\uFEFF/, '') !== '#EXTM3U') return 'it does not start with #EXTM3U'
+  const problem = hlsProblems(text, listEntryProblem)[0]
+  if (problem === undefined) return null
+  // listEntryProblem's reasons name the entry; a too-long line's does not.
+  return `line ${problem.line}: ${problem.reason.startsWith('"') ? problem.reason : `"${problem.entry}" ${problem.reason}`}`
 }
 
 /** The URIs of an HLS playlist that name further playlists (variants, renditions), which ffmpeg opens as playlists too. */
 export function hlsNestedPlaylists(text: string): string[] {
-  const uris = text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .flatMap((line) => (line.startsWith('#') ? [...line.matchAll(URI_ATTRIBUTE)].map((match) => match[1] as string) : line === '' ? [] : [line]))
+  const uris = hlsLines(text).flatMap((line) => line.entries)
   return [...new Set(uris.filter((uri) => /\.m3u8$/i.test(uri)))]
-}
-
-const CONCAT_DIRECTIVES = new Set([
-  'ffconcat', 'file', 'duration', 'inpoint', 'outpoint', 'file_packet_meta', 'file_packet_metadata',
-  'stream', 'exact_stream_id', 'stream_meta', 'stream_codec', 'stream_extradata', 'chapter',
-])
-
-/** The first token of `text` as av_get_token reads it (quotes and backslashes), and the rest. */
-function concatToken(text: string): [string, string] {
-  let out = ''
-  let i = 0
-  while (i < text.length && !/\s/.test(text[i] as string)) {
-    const c = text[i++] as string
-    if (c === '\\' && i < text.length) out += text[i++]
-    else if (c === "'") {
-      const end = text.indexOf("'", i)
-      out += text.slice(i, end < 0 ? text.length : end)
-      i = end < 0 ? text.length : end + 1
-    } else out += c
-  }
-  return [out, text.slice(i).trim()]
 }
 
 /**
  * Why a concat list may not be read: an unknown directive, `option` (it could
  * change the nested file's whitelists; ffmpeg's `-safe 1` refuses it too), or
- * a `file` entry that is not a safe relative path.
+ * a `file` entry that is not a safe relative path. Read as media-lists.ts
+ * reads it, with listEntryProblem's rule for each entry.
  */
 export function concatListProblem(text: string): string | null {
-  for (const [index, raw] of text.split(/\r?\n/).entries()) {
-    const line = raw.replace(/^\uFEFF/, '').trim()
-    if (line === '' || line.startsWith('#')) continue
-    const [directive, rest] = concatToken(line)
-    if (directive === 'option') return `line ${index + 1}: the option directive is not allowed`
-    if (!CONCAT_DIRECTIVES.has(directive)) return `line ${index + 1}: unknown directive "${directive}"`
-    if (directive !== 'file') continue
-    const [entry] = concatToken(rest)
-    const why = listEntryProblem(entry)
-    if (why !== null) return `line ${index + 1}: ${why}`
-  }
+  const { problems, stopped } = scanConcat(text, listEntryProblem)
+  const problem = problems[0]
+  if (problem?.option) return `line ${problem.line}: the option directive is not allowed`
+  if (problem !== undefined) return `line ${problem.line}: ${problem.reason}`
+  if (stopped !== null) return `line ${stopped.line}: unknown directive "${stopped.keyword}"`
   return null
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { concatProblems, dashProblems, hlsProblems, listedPathProblem, listProblems, unquoteToken } from '../../runner-image/runner/fetch/folder-playlists.js'
+import { concatProblems, dashProblems, hlsProblems, listedPathProblem, listProblems, unquoteToken } from '../../contracts/media-lists.js'
 
 t.test('accepts relative paths inside the folder', async (t) => {
   for (const path of ['seg_001.ts', 'v0/seg_1.ts', 'clips/a b.mp4', 'key.bin?x=1', 'a..b.ts', './a.ts']) t.equal(listedPathProblem(path), null, path)

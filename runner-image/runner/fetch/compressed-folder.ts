@@ -2,10 +2,10 @@
  * The fetch phase's input_compressed_folder: the zip is fetched like an input
  * (through the URL guard, or from managed storage for the service's own
  * storage_url), unpacked into the work dir root (folder-unpack.ts), and every
- * file the demuxers could read as a list is checked (folder-playlists.ts),
+ * file the demuxers could read as a list is checked (contracts/media-lists.ts),
  * all before ffmpeg runs. The zip itself is removed once unpacked.
  */
-import { mkdir, open, rm, stat } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandSpec, FolderLimits } from '../../../contracts/command-spec.js'
 import { guardedDownload, UrlGuardError, type GuardedFetchOptions } from '../../../contracts/url-guard-fetch.js'
@@ -13,9 +13,10 @@ import type { RunnerErrorStatus } from '../../../contracts/status-events.js'
 import { RunnerFailure } from '../failure.js'
 import { STATE_DIR } from '../phase-state.js'
 import { FolderEntryError } from './folder-entries.js'
-import { isDashManifest, isHlsPlaylist, listProblems, scanConcat, type PlaylistProblem } from './folder-playlists.js'
+import { isDashManifest, isHlsPlaylist, listProblems, scanConcat, type PlaylistProblem } from '../../../contracts/media-lists.js'
 import { unpackFolder } from './folder-unpack.js'
 import { isManagedStorageUrl, type ManagedInputs } from './inputs.js'
+import { readHead } from '../file-head.js'
 
 /** The field's name, as the API and the messages say it. */
 const FIELD = 'input_compressed_folder'
@@ -90,10 +91,10 @@ async function checkLists(workDir: string, files: readonly string[]): Promise<vo
  */
 async function fileProblem(path: string): Promise<PlaylistProblem | null> {
   const size = (await stat(path)).size
-  if (size <= READ_WHOLE_BYTES) return textsOf(await readBytes(path, size)).flatMap(listProblems)[0] ?? null
-  const head = (await readBytes(path, HEAD_BYTES)).toString('latin1')
+  if (size <= READ_WHOLE_BYTES) return textsOf(await readHead(path, size)).flatMap(listProblems)[0] ?? null
+  const head = (await readHead(path, HEAD_BYTES)).toString('latin1')
   // A large file is fine when no list parser would get past its start: binary media, or a text that is no list.
-  if (isHlsPlaylist(head) || isDashManifest(head) || /^\uFEFF?\s*</.test(head) || !scanConcat(head).stopped) {
+  if (isHlsPlaylist(head) || isDashManifest(head) || /^\uFEFF?\s*</.test(head) || scanConcat(head).stopped === null) {
     return { line: 1, entry: '', reason: `reads as a playlist or concat list larger than ${READ_WHOLE_BYTES} bytes, too large to check` }
   }
   return scanConcat(head).problems[0] ?? null
@@ -112,13 +113,3 @@ function textsOf(buffer: Buffer): string[] {
   return texts
 }
 
-async function readBytes(path: string, bytes: number): Promise<Buffer> {
-  const handle = await open(path, 'r')
-  try {
-    const buffer = Buffer.alloc(bytes)
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0)
-    return buffer.subarray(0, bytesRead)
-  } finally {
-    await handle.close()
-  }
-}

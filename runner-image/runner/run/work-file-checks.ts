@@ -8,7 +8,7 @@
  * naming anything outside the work dir, ends it the same way before ffmpeg
  * opens a byte of it.
  */
-import { lstat, open, readdir, readFile, realpath } from 'node:fs/promises'
+import { lstat, readdir, readFile, realpath } from 'node:fs/promises'
 import { dirname, join, sep } from 'node:path'
 import { sequenceNameMatcher, type WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import {
@@ -20,6 +20,7 @@ import {
   subtitleFileProblem,
 } from '../../../contracts/work-file-content.js'
 import { RunnerFailure } from '../failure.js'
+import { readHead } from '../file-head.js'
 
 /** Makes every check in order; throws RunnerFailure INVALID_COMMAND at the first that fails. */
 export async function checkWorkFiles(workDir: string, checks: readonly WorkFileCheck[]): Promise<void> {
@@ -102,13 +103,3 @@ async function assertInside(workDir: string, path: string, fail: (why: string) =
   if (real !== root && !real.startsWith(root + sep)) fail('leads outside the work directory')
 }
 
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const handle = await open(path, 'r')
-  try {
-    const buffer = Buffer.alloc(bytes)
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0)
-    return buffer.subarray(0, bytesRead)
-  } finally {
-    await handle.close()
-  }
-}

@@ -6,8 +6,10 @@
  * `clip.mp4` opens the HLS demuxer; `-f concat` reads any file as a list), so
  * every text file of the folder is read as each kind it could be, and every
  * entry it names must be a plain relative path inside the folder. Pure; the
- * fetch phase reads the files (compressed-folder.ts). The ffmpeg side forces
- * `-protocol_whitelist file` and `-safe 1` as well (contracts/ffmpeg-policy.ts).
+ * fetch phase reads the files (runner-image/runner/fetch/compressed-folder.ts).
+ * The run phase reads lists a command names with the same parsers and a
+ * stricter rule for entries (work-file-content.ts). The ffmpeg side forces
+ * `-protocol_whitelist file` and `-safe 1` as well (ffmpeg-policy.ts).
  */
 
 /** One entry a list names that may not be opened, and where. */
@@ -16,7 +18,12 @@ export interface PlaylistProblem {
   line: number
   entry: string
   reason: string
+  /** A concat list's `option` line, refused whatever it sets. */
+  option?: true
 }
+
+/** Why an entry may not be opened, or null: listedPathProblem, or a stricter rule of the caller's. */
+export type EntryRule = (entry: string) => string | null
 
 /** Why `path` (an entry of a playlist or list) is not a relative path inside the folder, or null. */
 export function listedPathProblem(path: string): string | null {
@@ -48,26 +55,43 @@ export function isDashManifest(text: string): boolean {
 /** FFmpeg's HLS line buffer (MAX_URL_SIZE) less margin: a longer line is cut there, and the cut could make a new path. */
 export const MAX_HLS_LINE = 4000
 
+/** One line's URIs of an HLS playlist, or the line itself when it is too long to be read as ffmpeg does. */
+export interface HlsLine {
+  /** 1-based. */
+  line: number
+  entries: string[]
+  tooLong: string | null
+}
+
 /**
- * Every URI an HLS playlist opens: its URI lines and the URI="…" attributes
- * of its tags. Lines end at CR, LF or NUL, as ff_get_line reads them.
+ * Every URI an HLS playlist opens, line by line: its URI lines and the
+ * URI="…" attributes of its tags. Lines end at CR, LF or NUL, as ff_get_line
+ * reads them.
  */
-export function hlsProblems(text: string): PlaylistProblem[] {
-  const problems: PlaylistProblem[] = []
+export function hlsLines(text: string): HlsLine[] {
+  const lines: HlsLine[] = []
   text.split(/\r\n|[\r\n\0]/).forEach((raw, index) => {
     const line = raw.replace(/^\uFEFF/, '').trim()
     if (line === '') return
     if (line.length > MAX_HLS_LINE) {
-      problems.push({ line: index + 1, entry: `${line.slice(0, 40)}…`, reason: `is longer than ${MAX_HLS_LINE} characters` })
+      lines.push({ line: index + 1, entries: [], tooLong: `${line.slice(0, 40)}…` })
       return
     }
     const entries = line.startsWith('#') ? [...line.matchAll(/URI\s*=\s*"([^"]*)"|URI\s*=\s*([^,\s]+)/gi)].map((m) => m[1] ?? m[2] ?? '') : [line]
-    for (const entry of entries) {
-      const reason = listedPathProblem(entry)
-      if (reason) problems.push({ line: index + 1, entry, reason })
-    }
+    lines.push({ line: index + 1, entries, tooLong: null })
   })
-  return problems
+  return lines
+}
+
+/** Every URI an HLS playlist opens that `rule` refuses, and every line too long to check. */
+export function hlsProblems(text: string, rule: EntryRule = listedPathProblem): PlaylistProblem[] {
+  return hlsLines(text).flatMap(({ line, entries, tooLong }): PlaylistProblem[] => {
+    if (tooLong !== null) return [{ line, entry: tooLong, reason: `is longer than ${MAX_HLS_LINE} characters` }]
+    return entries.flatMap((entry) => {
+      const reason = rule(entry)
+      return reason ? [{ line, entry, reason }] : []
+    })
+  })
 }
 
 /** Elements and attributes of an MPD that name something the DASH demuxer opens. */
@@ -105,12 +129,12 @@ const CONCAT_DIRECTIVES = new Set(['ffconcat', 'file', 'duration', 'inpoint', 'o
  * there, so nothing after it is ever opened, and a media file is judged by
  * its first line only). A path is unquoted as av_get_token does.
  */
-export function concatProblems(text: string): PlaylistProblem[] {
-  return scanConcat(text).problems
+export function concatProblems(text: string, rule: EntryRule = listedPathProblem): PlaylistProblem[] {
+  return scanConcat(text, rule).problems
 }
 
-/** concatProblems, and whether the parse stopped at an unknown keyword before the end of `text`. */
-export function scanConcat(text: string): { problems: PlaylistProblem[]; stopped: boolean } {
+/** concatProblems, and the unknown keyword (and its line) where the parse stopped before the end of `text`, if it did. */
+export function scanConcat(text: string, rule: EntryRule = listedPathProblem): { problems: PlaylistProblem[]; stopped: { line: number; keyword: string } | null } {
   const problems: PlaylistProblem[] = []
   const lines = text.split(/\r\n|[\r\n]/)
   for (const [index, raw] of lines.entries()) {
@@ -119,17 +143,17 @@ export function scanConcat(text: string): { problems: PlaylistProblem[]; stopped
     const keyword = match[1] as string
     const rest = (match[2] as string).trim()
     if (keyword === '' || keyword.startsWith('#')) continue
-    if (!CONCAT_DIRECTIVES.has(keyword)) return { problems, stopped: true }
+    if (!CONCAT_DIRECTIVES.has(keyword)) return { problems, stopped: { line: index + 1, keyword } }
     if (keyword === 'option') {
       // Demuxer options for the listed file (protocol_whitelist and the like) would undo the ffmpeg side's hardening; -safe 1 refuses them too.
-      problems.push({ line: index + 1, entry: rest, reason: 'sets demuxer options; concat lists in a folder may not use "option"' })
+      problems.push({ line: index + 1, entry: rest, reason: 'sets demuxer options; concat lists in a folder may not use "option"', option: true })
     } else if (keyword === 'file') {
       const entry = unquoteToken(rest)
-      const reason = listedPathProblem(entry)
+      const reason = rule(entry)
       if (reason) problems.push({ line: index + 1, entry, reason })
     }
   }
-  return { problems, stopped: false }
+  return { problems, stopped: null }
 }
 
 /** av_get_token's reading of one token: single quotes group, a backslash escapes the next character, whitespace ends it. */
