@@ -130,11 +130,11 @@ export class FileRepository {
       const file = await this.#files.findOne({ _id: segments[2] as string })
       if (file?.object_key === key) return file
     }
-    // {prefix}/{command_id}/{filename}: a command's output.
+    // {prefix}/{command_id}/{filename}: a command's output, or one file of a multi-file output.
     const commandId = segments.at(-2)
     if (commandId === undefined) return null
     const outputs = await this.#files.find({ command_id: commandId, storage_location: 'INTERNAL' }).toArray()
-    return outputs.find((file) => file.object_key === key) ?? null
+    return outputs.find((file) => file.object_key === key || file.members?.some((member) => member.object_key === key)) ?? null
   }
 
   /** The account's files that are not deleted, newest first. */
