@@ -14,6 +14,8 @@ import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
 import { fileMembers, managedObjectKeys } from './file-members.js'
 import { outputFileDocument, outputFileId, outputMembers, outputStorageUrl } from './output-files.js'
 import { writePlayback } from './playback.js'
+import { PresignedGets } from './presigned-gets.js'
+import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -82,11 +84,13 @@ export class FileRepository {
   /** A new output's record; a managed multi-file output's playback copies are written before it, so a record never names a copy that is not there. */
   async #outputDocument(command: CommandDocument, alias: string, result: OutputFileResult, now: Date): Promise<FileDocument> {
     const { s3, bucket } = this.storage
-    const members = await outputMembers(s3, command, result)
+    if (!result.files) return outputFileDocument(command, alias, result, await outputStorageUrl(s3, command, result), now)
+    const signer = await PresignedGets.of(s3, bucket, STORAGE_URL_TTL_SECONDS)
+    const members = await outputMembers(signer, command, result)
     const main = members?.find((member) => member.object_key === result.object_key)
     const storageUrl = main ? main.storage_url : await outputStorageUrl(s3, command, result)
     if (!members || result.storage_location !== 'INTERNAL') return outputFileDocument(command, alias, result, storageUrl, now, { members })
-    const playback = await writePlayback(s3, bucket, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
+    const playback = await writePlayback(s3, bucket, signer, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
     return outputFileDocument(command, alias, result, playback.mainUrl ?? storageUrl, now, { members, playbackKeys: playback.keys })
   }
 

@@ -11,6 +11,7 @@ import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { fileMembers } from './file-members.js'
+import type { PresignedGets } from './presigned-gets.js'
 import { presignGet } from './storage-url.js'
 
 /**
@@ -23,7 +24,7 @@ export function outputStorageUrl(s3: S3Client, command: CommandDocument, result:
   return Promise.resolve(publicUrlFor(command.storage_destination?.publicBaseUrl, result.object_key))
 }
 
-/** Presigns run side by side up to this many: each is a local computation, but a few milliseconds of the SDK's own. */
+/** Presigns run side by side up to this many: each is a local computation, awaited only because the SDK's signer is async. */
 const SIGNING_CONCURRENCY = 16
 
 /** `work` applied to every item, at most `limit` at once, results in order. */
@@ -53,7 +54,7 @@ function memberMimeType(member: OutputMember): string | null {
  * storage_url (presigned when managed, the destination's public URL or null
  * when external); undefined for a single-file output.
  */
-export async function outputMembers(s3: S3Client, command: CommandDocument, result: OutputFileResult): Promise<MemberRecord[] | undefined> {
+export async function outputMembers(signer: PresignedGets, command: CommandDocument, result: OutputFileResult): Promise<MemberRecord[] | undefined> {
   if (!result.files) return undefined
   const internal = result.storage_location === 'INTERNAL'
   const publicBaseUrl = command.storage_destination?.publicBaseUrl
@@ -62,7 +63,7 @@ export async function outputMembers(s3: S3Client, command: CommandDocument, resu
     object_key: member.object_key,
     size_bytes: member.size_bytes,
     mime_type: memberMimeType(member),
-    storage_url: internal ? await presignGet(s3, result.bucket, member.object_key) : publicUrlFor(publicBaseUrl, member.object_key),
+    storage_url: internal ? await signer.url(member.object_key) : publicUrlFor(publicBaseUrl, member.object_key),
   }))
 }
 

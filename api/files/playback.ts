@@ -15,7 +15,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import type { MemberRecord } from './file-document.js'
 import { rewriteDash } from './dash-rewrite.js'
 import { playlistKind, rewriteHls, type MemberUrl, type PlaylistKind } from './playlist-rewrite.js'
-import { presignGet } from './storage-url.js'
+import type { PresignedGets } from './presigned-gets.js'
 
 /** A playlist larger than this is left as it is (its storage_url then does not play): no FFmpeg playlist of an output under the file-count caps comes near. */
 export const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024
@@ -55,6 +55,7 @@ async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<
 export async function writePlayback(
   s3: S3Client,
   bucket: string,
+  signer: PresignedGets,
   output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[] },
 ): Promise<Playback> {
   const playlists = output.members.filter((member) => playlistKind(member.filename) !== null)
@@ -65,7 +66,7 @@ export async function writePlayback(
     if (text !== null) texts.set(playlist.filename, text)
   }
   const copyUrls = new Map<string, string>()
-  for (const filename of texts.keys()) copyUrls.set(filename, await presignGet(s3, bucket, playbackKey(output.commandId, output.alias, filename)))
+  for (const filename of texts.keys()) copyUrls.set(filename, await signer.url(playbackKey(output.commandId, output.alias, filename)))
   const byName = new Map(output.members.map((member) => [member.filename, member]))
   const urlOf = (filename: string) => copyUrls.get(filename) ?? byName.get(filename)?.storage_url ?? null
   const keys: string[] = []
