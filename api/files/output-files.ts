@@ -11,6 +11,7 @@ import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { fileMembers } from './file-members.js'
+import { mapLimited } from './map-limited.js'
 import type { PresignedGets } from './presigned-gets.js'
 import { presignGet } from './storage-url.js'
 
@@ -26,20 +27,6 @@ export function outputStorageUrl(s3: S3Client, command: CommandDocument, result:
 
 /** Presigns run side by side up to this many: each is a local computation, awaited only because the SDK's signer is async. */
 const SIGNING_CONCURRENCY = 16
-
-/** `work` applied to every item, at most `limit` at once, results in order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await work(items[index] as T)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
-}
 
 /** MIME types of the playlist and segment files FFmpeg's multi-file muxers write, which the probe's table does not name. */
 const SEGMENT_MIME: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', m3u: 'audio/x-mpegurl', mpd: 'application/dash+xml', m4s: 'video/iso.segment' }
