@@ -31,7 +31,7 @@ export function safeOutputName(raw: string | null | undefined, fallback: string)
 
 /** One output as the CLI handled it. */
 export type DownloadResult =
-  | { alias: string; path: string; bytes: number }
+  | { alias: string; path: string; bytes: number; /** Set for a file of a multi-file output other than its main one: the output's media facts are not this file's. */ member?: string }
   | { alias: string; skipped: string }
 
 export interface DownloadOptions {
@@ -105,7 +105,8 @@ export async function downloadOutputs(command: CommandPollResponse, options: Dow
         results.push({ alias, skipped: path === null ? `refusing the file name "${file.filename}"` : `${file.filename} has no download URL` })
         continue
       }
-      results.push({ alias, ...(await downloadOne(file.storage_url, claim(path, alias), options)) })
+      const downloaded = await downloadOne(file.storage_url, claim(path, alias), options)
+      results.push(file.filename === meta.filename ? { alias, ...downloaded } : { alias, member: file.filename, ...downloaded })
     }
   }
   return results

@@ -161,7 +161,12 @@ const StoreType = Type.Enum(['OUTPUT', 'STORED_FILE', 'UPLOAD'])
 export const OutputFileMeta = Type.Object({
   file_id: Type.String(),
   filename: Type.String(),
-  storage_url: Nullable(Type.String()),
+  storage_url: Nullable(
+    Type.String({
+      description:
+        'managed download URL (presigned, 7 days), or the public URL of an external destination; null for a private external bucket. For an HLS or DASH output, the URL a player opens without credentials: in managed storage a copy of the playlist whose entries are presigned URLs',
+    }),
+  ),
   storage_location: Type.Enum(['INTERNAL', 'EXTERNAL']),
   external_uri: Nullable(Type.String()),
   external_object_key: Nullable(Type.String()),

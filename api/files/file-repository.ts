@@ -14,6 +14,8 @@ import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
 import { fileMembers, managedObjectKeys } from './file-members.js'
 import { outputFileDocument, outputFileId, outputMembers, outputStorageUrl } from './output-files.js'
 import { writePlayback } from './playback.js'
+import { PresignedGets } from './presigned-gets.js'
+import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -82,11 +84,13 @@ export class FileRepository {
   /** A new output's record; a managed multi-file output's playback copies are written before it, so a record never names a copy that is not there. */
   async #outputDocument(command: CommandDocument, alias: string, result: OutputFileResult, now: Date): Promise<FileDocument> {
     const { s3, bucket } = this.storage
-    const members = await outputMembers(s3, command, result)
+    if (!result.files) return outputFileDocument(command, alias, result, await outputStorageUrl(s3, command, result), now)
+    const signer = await PresignedGets.of(s3, bucket, STORAGE_URL_TTL_SECONDS)
+    const members = await outputMembers(signer, command, result)
     const main = members?.find((member) => member.object_key === result.object_key)
     const storageUrl = main ? main.storage_url : await outputStorageUrl(s3, command, result)
     if (!members || result.storage_location !== 'INTERNAL') return outputFileDocument(command, alias, result, storageUrl, now, { members })
-    const playback = await writePlayback(s3, bucket, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
+    const playback = await writePlayback(s3, bucket, signer, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
     return outputFileDocument(command, alias, result, playback.mainUrl ?? storageUrl, now, { members, playbackKeys: playback.keys })
   }
 
@@ -130,11 +134,11 @@ export class FileRepository {
       const file = await this.#files.findOne({ _id: segments[2] as string })
       if (file?.object_key === key) return file
     }
-    // {prefix}/{command_id}/{filename}: a command's output.
+    // {prefix}/{command_id}/{filename}: a command's output, or one file of a multi-file output.
     const commandId = segments.at(-2)
     if (commandId === undefined) return null
     const outputs = await this.#files.find({ command_id: commandId, storage_location: 'INTERNAL' }).toArray()
-    return outputs.find((file) => file.object_key === key) ?? null
+    return outputs.find((file) => file.object_key === key || file.members?.some((member) => member.object_key === key)) ?? null
   }
 
   /** The account's files that are not deleted, newest first. */

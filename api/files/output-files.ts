@@ -11,6 +11,8 @@ import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { fileMembers } from './file-members.js'
+import { mapLimited } from './map-limited.js'
+import type { PresignedGets } from './presigned-gets.js'
 import { presignGet } from './storage-url.js'
 
 /**
@@ -23,22 +25,8 @@ export function outputStorageUrl(s3: S3Client, command: CommandDocument, result:
   return Promise.resolve(publicUrlFor(command.storage_destination?.publicBaseUrl, result.object_key))
 }
 
-/** Presigns run side by side up to this many: each is a local computation, but a few milliseconds of the SDK's own. */
+/** Presigns run side by side up to this many: each is a local computation, awaited only because the SDK's signer is async. */
 const SIGNING_CONCURRENCY = 16
-
-/** `work` applied to every item, at most `limit` at once, results in order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await work(items[index] as T)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
-}
 
 /** MIME types of the playlist and segment files FFmpeg's multi-file muxers write, which the probe's table does not name. */
 const SEGMENT_MIME: Record<string, string> = { m3u8: 'application/vnd.apple.mpegurl', m3u: 'audio/x-mpegurl', mpd: 'application/dash+xml', m4s: 'video/iso.segment' }
@@ -53,7 +41,7 @@ function memberMimeType(member: OutputMember): string | null {
  * storage_url (presigned when managed, the destination's public URL or null
  * when external); undefined for a single-file output.
  */
-export async function outputMembers(s3: S3Client, command: CommandDocument, result: OutputFileResult): Promise<MemberRecord[] | undefined> {
+export async function outputMembers(signer: PresignedGets, command: CommandDocument, result: OutputFileResult): Promise<MemberRecord[] | undefined> {
   if (!result.files) return undefined
   const internal = result.storage_location === 'INTERNAL'
   const publicBaseUrl = command.storage_destination?.publicBaseUrl
@@ -62,7 +50,7 @@ export async function outputMembers(s3: S3Client, command: CommandDocument, resu
     object_key: member.object_key,
     size_bytes: member.size_bytes,
     mime_type: memberMimeType(member),
-    storage_url: internal ? await presignGet(s3, result.bucket, member.object_key) : publicUrlFor(publicBaseUrl, member.object_key),
+    storage_url: internal ? await signer.url(member.object_key) : publicUrlFor(publicBaseUrl, member.object_key),
   }))
 }
 

@@ -13,15 +13,19 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import type { MemberRecord } from './file-document.js'
+import { mapLimited } from './map-limited.js'
 import { rewriteDash } from './dash-rewrite.js'
 import { playlistKind, rewriteHls, type MemberUrl, type PlaylistKind } from './playlist-rewrite.js'
-import { presignGet } from './storage-url.js'
+import type { PresignedGets } from './presigned-gets.js'
 
 /** A playlist larger than this is left as it is (its storage_url then does not play): no FFmpeg playlist of an output under the file-count caps comes near. */
 export const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024
 
 const REWRITERS: Record<PlaylistKind, (text: string, path: string, urlOf: MemberUrl, memberCount: number) => string> = { hls: rewriteHls, dash: rewriteDash }
 const CONTENT_TYPES: Record<PlaylistKind, string> = { hls: 'application/vnd.apple.mpegurl', dash: 'application/dash+xml' }
+
+/** Playlists read or written at once. */
+const PLAYLISTS_IN_FLIGHT = 8
 
 /** The managed key of a playlist's playable copy. */
 export function playbackKey(commandId: string, alias: string, filename: string): string {
@@ -55,25 +59,23 @@ async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<
 export async function writePlayback(
   s3: S3Client,
   bucket: string,
+  signer: PresignedGets,
   output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[] },
 ): Promise<Playback> {
   const playlists = output.members.filter((member) => playlistKind(member.filename) !== null)
   if (playlists.length === 0) return { keys: [], mainUrl: null }
-  const texts = new Map<string, string>()
-  for (const playlist of playlists) {
-    const text = await readPlaylist(s3, bucket, playlist.object_key)
-    if (text !== null) texts.set(playlist.filename, text)
-  }
+  // A ladder has a handful of playlists: read them, and below write them, side by side (bounded: an output may hold thousands).
+  const read = await mapLimited(playlists, PLAYLISTS_IN_FLIGHT, async (playlist) => [playlist.filename, await readPlaylist(s3, bucket, playlist.object_key)] as const)
+  const texts = new Map(read.filter((entry): entry is readonly [string, string] => entry[1] !== null))
   const copyUrls = new Map<string, string>()
-  for (const filename of texts.keys()) copyUrls.set(filename, await presignGet(s3, bucket, playbackKey(output.commandId, output.alias, filename)))
+  for (const filename of texts.keys()) copyUrls.set(filename, await signer.url(playbackKey(output.commandId, output.alias, filename)))
   const byName = new Map(output.members.map((member) => [member.filename, member]))
   const urlOf = (filename: string) => copyUrls.get(filename) ?? byName.get(filename)?.storage_url ?? null
-  const keys: string[] = []
-  for (const [filename, text] of texts) {
+  const keys = await mapLimited([...texts], PLAYLISTS_IN_FLIGHT, async ([filename, text]) => {
     const key = playbackKey(output.commandId, output.alias, filename)
     const kind = playlistKind(filename) as PlaylistKind
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: REWRITERS[kind](text, filename, urlOf, output.members.length), ContentType: CONTENT_TYPES[kind] }))
-    keys.push(key)
-  }
+    return key
+  })
   return { keys, mainUrl: copyUrls.get(output.mainFilename) ?? null }
 }

@@ -172,7 +172,7 @@ async function finishCommand(context: CliContext, connection: Connection, comman
   }
   for (const result of await downloadOutputs(final, { dir: options.dir, force: options.force })) {
     if ('skipped' in result) context.err(`${result.alias}: not downloaded: ${result.skipped}\n`)
-    else if (!options.json) context.out(`${result.alias}  ${result.path}  ${describeMedia(final.output_files![result.alias]!)}\n`)
+    else if (!options.json) context.out(`${result.alias}  ${result.path}${result.member === undefined ? `  ${describeMedia(final.output_files![result.alias]!)}` : ''}\n`)
   }
   return EXIT.OK
 }

@@ -98,6 +98,10 @@ t.test('multi-file outputs', async (t) => {
     const file = (await call(world, api_key, 'GET', `/files/${out.file_id}`)).json()
     t.equal(file.file_count, 50, 'GET /files/:id shows the same')
     t.same(file.files, out.files)
+    const asInput = await call(world, api_key, 'POST', '/run-ffmpeg-command', {
+      input_files: { in_frame: out.files[7].storage_url }, output_files: { out_png: 'frame.png' }, ffmpeg_command: 'ffmpeg -i {{in_frame}} {{out_png}}',
+    })
+    t.equal(asInput.statusCode, 200, `one file's storage_url is an input of a later command, like any storage_url: ${asInput.body}`)
   })
 
   t.test('the webhook carries the files exactly as GET shows them', async (t) => {
@@ -163,6 +167,10 @@ t.test('multi-file outputs', async (t) => {
     const file = (await call(world, api_key, 'GET', `/files/${fileId}`)).json()
     t.match(file, { is_deleted: true, storage_url: null, file_count: 50 })
     t.equal((await call(world, api_key, 'DELETE', `/files/${fileId}`)).statusCode, 404, 'deleting again is the spec\'s 404')
+    const asInput = await call(world, api_key, 'POST', '/run-ffmpeg-command', {
+      input_files: { in_frame: poll.output_files.out_thumbs.files[7].storage_url }, output_files: { out_png: 'frame.png' }, ffmpeg_command: 'ffmpeg -i {{in_frame}} {{out_png}}',
+    })
+    t.match(asInput.json(), { error: 'VALIDATION_ERROR', message: /in_frame: .*was deleted/ }, 'a deleted file\'s URL is no input')
   })
 
   t.test('a destination with public_base_url: the playlist\'s public URL plays, its relative names resolving beside it', async (t) => {

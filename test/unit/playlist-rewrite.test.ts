@@ -1,4 +1,5 @@
 import t from 'tap'
+import { rewriteDash } from '../../api/files/dash-rewrite.js'
 import { playlistKind, resolveReference, rewriteHls } from '../../api/files/playlist-rewrite.js'
 
 t.test('a playlist is known by its extension, any case', async (t) => {
@@ -84,4 +85,37 @@ t.test('an fMP4 playlist\'s init segment in EXT-X-MAP resolves from the playlist
 t.test('a playlist that names nothing of the output is unchanged', async (t) => {
   const text = '#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="file:///etc/passwd"\n#EXTINF:1,\n/etc/passwd\n#EXTINF:1,\n../../x.ts\n'
   t.equal(rewriteHls(text, 'p.m3u8', urlOf), text)
+})
+
+const DASH_URLS = (name: string) => (/^(init|chunk)-/.test(name) ? `https://s3/${name}?a=1&b=2` : null)
+const mpd = (template: string, timeline = '<SegmentTimeline><S t="0" d="10" r="1" /></SegmentTimeline>') =>
+  `<MPD><Period><AdaptationSet><Representation id="0" bandwidth="900"><SegmentTemplate timescale="10" ${template}>${timeline}</SegmentTemplate></Representation></AdaptationSet></Period></MPD>`
+
+t.test('a DASH template becomes a list of its segments\' URLs, escaped for XML, the timing kept', async (t) => {
+  const out = rewriteDash(mpd('initialization="init-$RepresentationID$.m4s" media="chunk-$RepresentationID$-$Number%03d$.m4s" startNumber="1"'), 'm.mpd', DASH_URLS, 10)
+  t.equal(
+    out,
+    '<MPD><Period><AdaptationSet><Representation id="0" bandwidth="900"><SegmentList timescale="10" duration="10">\n' +
+      '<Initialization sourceURL="https://s3/init-0.m4s?a=1&amp;b=2"/>\n' +
+      '<SegmentTimeline><S t="0" d="10" r="1" /></SegmentTimeline>\n' +
+      '<SegmentURL media="https://s3/chunk-0-001.m4s?a=1&amp;b=2"/>\n' +
+      '<SegmentURL media="https://s3/chunk-0-002.m4s?a=1&amp;b=2"/>\n' +
+      '</SegmentList></Representation></AdaptationSet></Period></MPD>',
+  )
+})
+
+t.test('a $Time$ template takes its names from the timeline', async (t) => {
+  const out = rewriteDash(mpd('media="chunk-$Time$.m4s"', '<SegmentTimeline><S t="100" d="10" r="1" /><S d="7" /></SegmentTimeline>'), 'm.mpd', (n) => (['chunk-100.m4s', 'chunk-110.m4s', 'chunk-120.m4s'].includes(n) ? `u:${n}` : null), 3)
+  t.same([...out.matchAll(/media="([^"]+)"/g)].map((m) => m[1]), ['u:chunk-100.m4s', 'u:chunk-110.m4s', 'u:chunk-120.m4s'])
+})
+
+t.test('a manifest this rewrite cannot serve is left exactly as written', async (t) => {
+  const cases: [string, string][] = [
+    ['a BaseURL', mpd('media="chunk-$Number$.m4s"').replace('<Period>', '<Period><BaseURL>https://cdn.example.com/</BaseURL>')],
+    ['a segment the output does not hold', mpd('media="other-$Number$.m4s"')],
+    ['an init segment it does not hold', mpd('initialization="/etc/passwd" media="chunk-$Number$.m4s"')],
+    ['a timeline repeating to the end', mpd('media="chunk-$Number$.m4s"', '<SegmentTimeline><S t="0" d="10" r="-1" /></SegmentTimeline>')],
+    ['an unknown identifier', mpd('media="chunk-$Foo$.m4s"')],
+  ]
+  for (const [name, text] of cases) t.equal(rewriteDash(text, 'm.mpd', DASH_URLS, 10), text, name)
 })
