@@ -138,6 +138,17 @@ t.test('multi-file outputs through the runner in one process', async (t) => {
     t.ok(written.length > 100 && written.length < 100_000, `ffmpeg was stopped after ${written.length} files`)
   })
 
+  t.test('a "playlist" whose bytes the user chose is not read with the hls demuxer when it names a file outside its folder', async (t) => {
+    // Raw PCM copied byte for byte: the output is exactly this text, an HLS playlist naming a file
+    // outside the work dir (the test's clip, which the hls demuxer would read: .mp4 is an allowed segment extension).
+    const crafted = join(dir, 'crafted.raw')
+    await writeFile(crafted, `#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\n${clip}\n#EXT-X-ENDLIST\n`)
+    const rawServer = await serveFiles(t, [crafted])
+    const spec = specOf({ inputFiles: { in_raw: rawServer.url(crafted) }, outputFiles: { out_evil: 'evil.m3u8' }, ffmpegCommands: ['ffmpeg -f u8 -ar 8000 -ac 1 -i {{in_raw}} -c:a copy -f u8 {{out_evil}}'] })
+    const out = success(t, (await runRunner(dir, spec, s3, PRIVATE_OK)).terminal).out_evil
+    t.match(out, { filename: 'evil.m3u8', file_format: null, duration: null }, 'probed the ordinary way, which refuses a playlist')
+  })
+
   t.test('a customer bucket gets every file under {prefix}/{command_id}/ in the relative layout', async (t) => {
     const customer = await startS3(t)
     const bucket = await customer.createBucket('multi')
