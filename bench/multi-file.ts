@@ -83,7 +83,12 @@ function printTable(title: string, headers: string[], rows: string[][]): void {
   for (const row of rows) console.log(line(row))
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+/** The median; of an even count, the mean of the middle two. */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
 const f = (seconds: number) => seconds.toFixed(3)
 
 await run(async () => {
