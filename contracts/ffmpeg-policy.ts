@@ -87,7 +87,6 @@ export const INPUT_HARDENING: readonly string[] = ['-protocol_whitelist', 'file'
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
-
 /** Applies the policy to one command string. */
 export function applyFfmpegPolicy(command: string, context: PolicyContext): PolicyOutcome {
   try {
