@@ -123,6 +123,23 @@ t.test('multi-file outputs through the runner in one process', async (t) => {
     t.same(await listKeys(client, s3.bucket, `outputs/${commandId}/`), ['full.mp4', 'playlist.m3u8', 'seg_000.ts', 'seg_001.ts', 'seg_002.ts'].map((name) => `outputs/${commandId}/${name}`))
   })
 
+  t.test('hls with delete_segments: the bucket holds exactly the files left at the end, whatever went up while ffmpeg ran', async (t) => {
+    // Long enough for files to be stored while ffmpeg still runs (upload/pre-uploads.ts), and for segments to be deleted after.
+    const long = await makeClip(join(dir, 'long.mp4'), { seconds: 12, width: 640, height: 360 })
+    const longServer = await serveFiles(t, [long])
+    const spec = specOf({
+      inputFiles: { in_video: longServer.url(long) },
+      outputFiles: { out_live: 'live.m3u8' },
+      ffmpegCommands: ['ffmpeg -i {{in_video}} -c:v libx264 -preset medium -g 25 -c:a aac -f hls -hls_time 1 -hls_list_size 3 -hls_flags delete_segments {{out_live}}'],
+    })
+    const out = success(t, (await runRunner(dir, spec, s3, PRIVATE_OK)).terminal).out_live
+    if (!out) return t.fail('no out_live')
+    const names = (out.files ?? []).map((file) => file.filename)
+    t.ok(names.length <= 3 + 2 + 1, `only the last segments are left: ${names.join(' ')}`)
+    t.notOk(names.includes('live0.ts'), 'the first segment was deleted by ffmpeg')
+    await assertStored(t, spec.commandId, out)
+  })
+
   t.test('a pattern that would write 100,000 files ends FAILED OUTPUT_TOO_MANY_FILES with nothing stored', async (t) => {
     const spec = specOf({
       inputFiles: { in_video: server.url(clip) },
