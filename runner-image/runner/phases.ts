@@ -20,7 +20,9 @@ import type { RunDeps } from './phase-context.js'
 import { initialState, readPhaseState, writePhaseState } from './phase-state.js'
 import { reportOutcome } from './report/outcome.js'
 import { runPhase } from './run/run-phase.js'
-import { preloadUploader, uploadPhase } from './upload/upload-phase.js'
+import { maxOutputFiles } from './produced-files.js'
+import { PreUploads } from './upload/pre-uploads.js'
+import { loadUploader, preloadUploader, uploadPhase } from './upload/upload-phase.js'
 
 /** Phase 1, 2 and 3, by the name `--phase` takes. */
 export const PHASES = ['fetch', 'run', 'upload'] as const
@@ -31,14 +33,23 @@ export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUC
   const outcome = await reportOutcome(spec, deps, async (context) => {
     // The storage SDK loads while inputs arrive (network-bound), not while ffmpeg is timed.
     preloadUploader()
-    const started = performance.now()
-    const fetched = await fetchPhase(spec, context)
-    const fetchedAt = performance.now()
-    const ran = await runPhase(spec, fetched, context)
-    const ranAt = performance.now()
-    const success = await uploadPhase(spec, fetched, ran, context)
-    const seconds = (from: number, to: number) => Math.round(to - from) / 1000
-    return { ...success, runner_phase_seconds: { fetch: seconds(started, fetchedAt), run: seconds(fetchedAt, ranAt), deliver: seconds(ranAt, performance.now()) } }
+    // A multi-file output's settled files are stored while ffmpeg writes the rest (upload/pre-uploads.ts).
+    const early = new PreUploads(async () => (await loadUploader()).openStore(deps.uploadTarget(), spec.commandId), deps.workDir, maxOutputFiles(spec))
+    try {
+      const started = performance.now()
+      const fetched = await fetchPhase(spec, context)
+      const fetchedAt = performance.now()
+      const ran = await runPhase(spec, fetched, context, early)
+      const ranAt = performance.now()
+      const success = await uploadPhase(spec, fetched, ran, context, early)
+      const seconds = (from: number, to: number) => Math.round(to - from) / 1000
+      return { ...success, runner_phase_seconds: { fetch: seconds(started, fetchedAt), run: seconds(fetchedAt, ranAt), deliver: seconds(ranAt, performance.now()) } }
+    } catch (error) {
+      await early.discard()
+      throw error
+    } finally {
+      await early.close()
+    }
   })
   return outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILED'
 }

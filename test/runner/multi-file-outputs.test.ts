@@ -123,6 +123,23 @@ t.test('multi-file outputs through the runner in one process', async (t) => {
     t.same(await listKeys(client, s3.bucket, `outputs/${commandId}/`), ['full.mp4', 'playlist.m3u8', 'seg_000.ts', 'seg_001.ts', 'seg_002.ts'].map((name) => `outputs/${commandId}/${name}`))
   })
 
+  t.test('hls with delete_segments: the bucket holds exactly the files left at the end, whatever went up while ffmpeg ran', async (t) => {
+    // Long enough for files to be stored while ffmpeg still runs (upload/pre-uploads.ts), and for segments to be deleted after.
+    const long = await makeClip(join(dir, 'long.mp4'), { seconds: 12, width: 640, height: 360 })
+    const longServer = await serveFiles(t, [long])
+    const spec = specOf({
+      inputFiles: { in_video: longServer.url(long) },
+      outputFiles: { out_live: 'live.m3u8' },
+      ffmpegCommands: ['ffmpeg -i {{in_video}} -c:v libx264 -preset medium -g 25 -c:a aac -f hls -hls_time 1 -hls_list_size 3 -hls_flags delete_segments {{out_live}}'],
+    })
+    const out = success(t, (await runRunner(dir, spec, s3, PRIVATE_OK)).terminal).out_live
+    if (!out) return t.fail('no out_live')
+    const names = (out.files ?? []).map((file) => file.filename)
+    t.ok(names.length <= 3 + 2 + 1, `only the last segments are left: ${names.join(' ')}`)
+    t.notOk(names.includes('live0.ts'), 'the first segment was deleted by ffmpeg')
+    await assertStored(t, spec.commandId, out)
+  })
+
   t.test('a pattern that would write 100,000 files ends FAILED OUTPUT_TOO_MANY_FILES with nothing stored', async (t) => {
     const spec = specOf({
       inputFiles: { in_video: server.url(clip) },
@@ -136,6 +153,17 @@ t.test('multi-file outputs through the runner in one process', async (t) => {
     t.same(await listKeys(client, s3.bucket, `outputs/${spec.commandId}/`), [], 'nothing in the bucket')
     const written = await readdir(join(dir, `work-${spec.commandId}`, 'outputs', 'out_flood'))
     t.ok(written.length > 100 && written.length < 100_000, `ffmpeg was stopped after ${written.length} files`)
+  })
+
+  t.test('a "playlist" whose bytes the user chose is not read with the hls demuxer when it names a file outside its folder', async (t) => {
+    // Raw PCM copied byte for byte: the output is exactly this text, an HLS playlist naming a file
+    // outside the work dir (the test's clip, which the hls demuxer would read: .mp4 is an allowed segment extension).
+    const crafted = join(dir, 'crafted.raw')
+    await writeFile(crafted, `#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\n${clip}\n#EXT-X-ENDLIST\n`)
+    const rawServer = await serveFiles(t, [crafted])
+    const spec = specOf({ inputFiles: { in_raw: rawServer.url(crafted) }, outputFiles: { out_evil: 'evil.m3u8' }, ffmpegCommands: ['ffmpeg -f u8 -ar 8000 -ac 1 -i {{in_raw}} -c:a copy -f u8 {{out_evil}}'] })
+    const out = success(t, (await runRunner(dir, spec, s3, PRIVATE_OK)).terminal).out_evil
+    t.match(out, { filename: 'evil.m3u8', file_format: null, duration: null }, 'probed the ordinary way, which refuses a playlist')
   })
 
   t.test('a customer bucket gets every file under {prefix}/{command_id}/ in the relative layout', async (t) => {

@@ -42,7 +42,7 @@ t.test('the runner reports to JetStream when told to', async (t) => {
   const dir = await scratchDir(t)
   // The command is refused before any upload, so no storage is needed.
   const noStorage = { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket: 'none', accessKeyId: 'x', secretAccessKey: 'y' } as TestS3
-  const spec = specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ['ffmpeg -i {{in_a}} -f tee {{out_b}}'] })
+  const spec = specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ["ffmpeg -i {{in_a}} -f tee '[f=mp4]/tmp/b.mp4|{{out_b}}'"] })
   const run = await runRunner(dir, spec, noStorage, { FFKUBE_STATUS_REPORTER: 'nats', NATS_URL: nats.url })
   t.equal(run.exitCode, 1)
   t.equal(run.raw, '', 'nothing on stdout')

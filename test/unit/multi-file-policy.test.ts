@@ -10,6 +10,7 @@ import { applyFfmpegPolicy, INPUT_HARDENING, LEADING_OPTIONS, type PolicyContext
 import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import { compareNames, isFolderOutput, mainMember, sequencePatternProblem } from '../../contracts/output-patterns.js'
 import { filenameProblem } from '../../contracts/placeholders.js'
+import { isConfinedPlaylist } from '../../contracts/playlist-entries.js'
 import { parseTeeSlaves } from '../../contracts/tee-slaves.js'
 
 const inputs = inputPathsFor({ in_video: 'https://media.example.com/clip.mp4' })
@@ -178,4 +179,14 @@ t.test('a command that only discards to -f null - still writes an output', async
   const outcome = applyFfmpegPolicy('ffmpeg -i {{in_video}} -f null -', context)
   t.ok(outcome.ok)
   if (outcome.ok) t.same(outcome.value.argv.slice(-3), ['-f', 'null', '-'])
+})
+
+t.test('an HLS playlist is read with the hls demuxer only when every entry is a plain name beside it', async (t) => {
+  t.ok(isConfinedPlaylist('#EXTM3U\n#EXT-X-VERSION:3\n#EXTINF:1.0,\nseg_000.ts\n#EXT-X-MAP:URI="init.mp4"\n#EXT-X-ENDLIST\n'))
+  t.ok(isConfinedPlaylist('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nstream_720p.m3u8\n'))
+  for (const entry of ['/etc/passwd', '../x.ts', 'file:x.ts', 'http://h/x.ts', 'concat:a.ts|b.ts', 'a\\b.ts', '%2e%2e/x.ts', 'x.ts?y', '.hidden.ts', 'a//b.ts']) {
+    t.notOk(isConfinedPlaylist(`#EXTM3U\n#EXTINF:1,\n${entry}\n`), entry)
+  }
+  t.notOk(isConfinedPlaylist('#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="/etc/key"\nseg.ts\n'), 'a key URI outside')
+  t.notOk(isConfinedPlaylist('seg.ts\n'), 'not a playlist')
 })

@@ -4,10 +4,11 @@
  * output is probed by its main file; an HLS playlist there with the hls
  * demuxer, so its duration is the whole stream's.
  */
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { metaOfProbe, playlistProbeArgs, probeArgs, PROBE_TIMEOUT_MS } from '../../../contracts/media-probe.js'
 import type { MediaMeta } from '../../../contracts/output-file-meta.js'
+import { isConfinedPlaylist } from '../../../contracts/playlist-entries.js'
 import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { RunnerFailure } from '../failure.js'
@@ -50,9 +51,25 @@ export async function probeOutputs(
   context: { workDir: string; ffprobePath: string; sandbox: SandboxHost | null },
 ): Promise<Record<string, MediaMeta>> {
   const probed = await Promise.all(
-    outputs.map(({ file, mainPath }) =>
-      probeFile(context.ffprobePath, context.workDir, mainPath, context.sandbox, PROBE_TIMEOUT_MS, file.main === null ? probeArgs : playlistProbeArgs),
+    outputs.map(async (output) =>
+      probeFile(context.ffprobePath, context.workDir, output.mainPath, context.sandbox, PROBE_TIMEOUT_MS, (await playlistsConfined(context.workDir, output)) ? playlistProbeArgs : probeArgs),
     ),
   )
   return Object.fromEntries(outputs.map(({ file }, index) => [file.alias, probed[index] as MediaMeta]))
+}
+
+/** Playlists larger than this are not read as playlists: ffmpeg's own are a few kB per hour of segments. */
+const MAX_PLAYLIST_BYTES = 1024 * 1024
+
+/**
+ * True when a folder output's main file is an HLS playlist the hls demuxer
+ * may read: every .m3u8 of the folder (the master names the variants, each
+ * variant its segments) names only plain files beside it (contracts/playlist-entries.ts).
+ */
+async function playlistsConfined(workDir: string, { members, mainPath }: CollectedOutput): Promise<boolean> {
+  if (members === null || !/\.m3u8$/i.test(mainPath)) return false
+  const playlists = members.filter((member) => /\.m3u8$/i.test(member.relative))
+  if (playlists.some((member) => member.sizeBytes > MAX_PLAYLIST_BYTES)) return false
+  const texts = await Promise.all(playlists.map((member) => readFile(join(workDir, member.path), 'utf8').catch(() => '')))
+  return texts.every(isConfinedPlaylist)
 }

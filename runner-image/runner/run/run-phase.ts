@@ -17,7 +17,16 @@ import type { Fetched, RunOutcome } from '../phase-state.js'
 import { collectOutputs, maxOutputFiles, producedFiles, type ProducedFile } from '../produced-files.js'
 import { probeOutputs } from './probes.js'
 
-export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext): Promise<RunOutcome> {
+/** Told of the folder outputs while ffmpeg runs, so their settled files can be stored early (upload/pre-uploads.ts). */
+export interface EarlyStore {
+  offer(folders: ReadonlyArray<{ alias: string; path: string }>): Promise<void>
+  stop(): void
+}
+
+/** How often an EarlyStore is offered the folders while ffmpeg runs. */
+const OFFER_INTERVAL_MS = 250
+
+export async function runPhase(spec: CommandSpec, fetched: Fetched, context: PhaseContext, early: EarlyStore | null = null): Promise<RunOutcome> {
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
   // The policy runs again here: the run phase trusts no earlier process's verdict.
@@ -27,7 +36,7 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   // ffmpeg's muxers create no directory for their output: each folder output's is made here.
   for (const folder of folders) await mkdir(join(deps.workDir, folder.path), { recursive: true })
   const max = maxOutputFiles(spec)
-  const runSeconds = plan.argvs === null ? null : await runFfmpeg(plan.argvs, plan.checks, folders, max, context)
+  const runSeconds = plan.argvs === null ? null : await runFfmpeg(plan.argvs, plan.checks, folders, max, context, early)
   progress.stage('PROBING')
   // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded; so do too many files.
   const collected = await collectOutputs(deps.workDir, files, max)
@@ -44,9 +53,11 @@ async function runFfmpeg(
   folders: readonly ProducedFile[],
   max: number,
   { deps, progress, logs }: PhaseContext,
+  early: EarlyStore | null,
 ): Promise<number> {
   progress.stage('RUNNING')
   const watch = folders.length > 0 ? watchFileCount(deps.workDir, folders.map((folder) => folder.path), max) : null
+  const offering = early && folders.length > 0 ? offerWhileRunning(early, folders) : null
   try {
     return await runFfmpegCommands(argvs, {
       checks,
@@ -63,5 +74,23 @@ async function runFfmpeg(
     throw error
   } finally {
     watch?.stop()
+    offering?.stop()
+  }
+}
+
+/** Offers the folders every OFFER_INTERVAL_MS, one offer at a time. */
+function offerWhileRunning(early: EarlyStore, folders: readonly ProducedFile[]): { stop(): void } {
+  const targets = folders.map((folder) => ({ alias: folder.alias, path: folder.path }))
+  let busy = false
+  const timer = setInterval(() => {
+    if (busy) return
+    busy = true
+    early.offer(targets).finally(() => (busy = false)).catch(() => undefined)
+  }, OFFER_INTERVAL_MS)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      early.stop()
+    },
   }
 }

@@ -133,17 +133,20 @@ function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadT
   }
 }
 
-/**
- * Uploads every file, UPLOADS_IN_FLIGHT at a time; returns filename → object
- * key. If one fails, no more are started, and what this call already stored
- * is deleted (best effort), so a failed command leaves no partial output.
- */
-export async function uploadOutputs(
-  target: UploadTarget,
-  commandId: string,
-  workDir: string,
-  files: readonly FileToUpload[],
-): Promise<Record<string, string>> {
+/** One S3 client for one command's objects: a put, a best-effort delete, and the key of a name. */
+export interface ObjectStore {
+  keyOf(filename: string): string
+  /** Stores one file; throws the RunnerFailure the target's kind names. */
+  put(workDir: string, file: FileToUpload): Promise<void>
+  /** Stores bytes already read as `file`'s object, in one PUT. */
+  putBytes(file: FileToUpload, body: Buffer): Promise<void>
+  /** Deletes each key on its own, ignoring failures: one that fails does not stop the others. */
+  delete(keys: readonly string[]): Promise<void>
+  close(): void
+}
+
+/** Reads the target's credentials and opens its client. */
+export async function openStore(target: UploadTarget, commandId: string): Promise<ObjectStore> {
   let credentials
   try {
     credentials = await target.credentials()
@@ -153,24 +156,68 @@ export async function uploadOutputs(
     throw new RunnerFailure(status, `storage credentials are unreadable: ${error instanceof Error ? error.message : String(error)}`)
   }
   const { client, close } = clientFor(target, credentials)
-  const stored: string[] = []
-  try {
-    await inParallel(files, UPLOADS_IN_FLIGHT, async (file) => {
-      const key = objectKey(target.prefix, commandId, file.filename)
+  const keyOf = (filename: string) => objectKey(target.prefix, commandId, filename)
+  return {
+    keyOf,
+    put: async (workDir, file) => {
       try {
-        await putFile(client, { bucket: target.bucket, key, path: join(workDir, file.path), contentType: file.contentType })
+        await putFile(client, { bucket: target.bucket, key: keyOf(file.filename), path: join(workDir, file.path), contentType: file.contentType })
       } catch (error) {
         throw failure(target, `upload of ${file.filename}`, error)
       }
-      stored.push(key)
+    },
+    putBytes: async (file, body) => {
+      try {
+        const contentType = file.contentType ? { ContentType: file.contentType } : {}
+        await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: keyOf(file.filename), Body: body, ContentLength: body.length, ...contentType }))
+      } catch (error) {
+        throw failure(target, `upload of ${file.filename}`, error)
+      }
+    },
+    delete: (keys) => inParallel(keys, UPLOADS_IN_FLIGHT, (key) => client.send(new DeleteObjectCommand({ Bucket: target.bucket, Key: key })).then(() => undefined, () => undefined)),
+    close,
+  }
+}
+
+/** What was stored while ffmpeg ran (pre-uploads.ts), for the final upload to complete. */
+export interface EarlierUploads {
+  /** The store they used, left open for the final upload. */
+  store(): Promise<ObjectStore>
+  /** Waits for those in flight; returns the files still to store and the keys stored for files that are not among them. */
+  settle(files: readonly FileToUpload[]): Promise<{ todo: FileToUpload[]; stale: string[] }>
+  /** Every key they stored or tried to. */
+  keys(): string[]
+}
+
+/**
+ * Uploads every file, UPLOADS_IN_FLIGHT at a time; returns filename → object
+ * key. If one fails, no more are started, and what this call (and `earlier`)
+ * stored is deleted (best effort), so a failed command leaves no partial output.
+ * With `earlier`, files stored while ffmpeg ran and unchanged since are not
+ * sent again, and objects of files gone since are deleted.
+ */
+export async function uploadOutputs(
+  target: UploadTarget,
+  commandId: string,
+  workDir: string,
+  files: readonly FileToUpload[],
+  earlier: EarlierUploads | null = null,
+): Promise<Record<string, string>> {
+  const store = earlier ? await earlier.store() : await openStore(target, commandId)
+  const stored: string[] = []
+  try {
+    const { todo, stale } = earlier ? await earlier.settle(files) : { todo: files, stale: [] }
+    await inParallel(todo, UPLOADS_IN_FLIGHT, async (file) => {
+      await store.put(workDir, file)
+      stored.push(store.keyOf(file.filename))
     })
-    return Object.fromEntries(files.map((file) => [file.filename, objectKey(target.prefix, commandId, file.filename)]))
+    await store.delete(stale)
+    return Object.fromEntries(files.map((file) => [file.filename, store.keyOf(file.filename)]))
   } catch (error) {
-    // Each delete on its own: one that fails does not stop the others.
-    await inParallel(stored, UPLOADS_IN_FLIGHT, (key) => client.send(new DeleteObjectCommand({ Bucket: target.bucket, Key: key })).then(() => undefined, () => undefined))
+    await store.delete([...stored, ...(earlier?.keys() ?? [])])
     throw error
   } finally {
-    close()
+    if (!earlier) store.close()
   }
 }
 

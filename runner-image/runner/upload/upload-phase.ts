@@ -17,14 +17,15 @@ import type { PhaseContext } from '../phase-context.js'
 import type { Fetched, RunOutcome } from '../phase-state.js'
 import { collectOutputs, maxOutputFiles, producedFiles, type CollectedOutput } from '../produced-files.js'
 import type { SuccessBody } from '../report/outcome.js'
-import type { FileToUpload } from './s3-upload.js'
+import type { EarlierUploads, FileToUpload } from './s3-upload.js'
 import type { UploadTarget } from './upload-target.js'
 
-export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunOutcome, { deps, progress }: PhaseContext): Promise<SuccessBody> {
+/** `earlier`: what one process running every phase stored while ffmpeg ran (pre-uploads.ts). */
+export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunOutcome, { deps, progress }: PhaseContext, earlier: EarlierUploads | null = null): Promise<SuccessBody> {
   const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
   const collected = await collectOutputs(deps.workDir, producedFiles(spec, fetched, plan.folders), maxOutputFiles(spec))
   progress.stage('UPLOADING')
-  const outputFiles = await uploadOutputFiles(collected, ran.metas, { commandId: spec.commandId, workDir: deps.workDir, target: deps.uploadTarget() })
+  const outputFiles = await uploadOutputFiles(collected, ran.metas, { commandId: spec.commandId, workDir: deps.workDir, target: deps.uploadTarget(), earlier })
   return { type: 'SUCCESS', output_files: outputFiles, ffmpeg_command_run_seconds: ran.runSeconds, failed_files: fetched.failedFiles }
 }
 
@@ -40,6 +41,12 @@ export function preloadUploader(): void {
   uploader = import('./s3-upload.js')
   // Observed here so a failed load is not an unhandled rejection; uploadOutputFiles awaits it and throws.
   uploader.catch(() => undefined)
+}
+
+/** The storage module, loaded once. */
+export function loadUploader(): Promise<typeof import('./s3-upload.js')> {
+  preloadUploader()
+  return uploader as Promise<typeof import('./s3-upload.js')>
 }
 
 /**
@@ -74,12 +81,11 @@ const BYTES_PER_MB = 1024 * 1024
 async function uploadOutputFiles(
   collected: readonly CollectedOutput[],
   metas: Promise<Record<string, MediaMeta>>,
-  context: { commandId: string; workDir: string; target: UploadTarget },
+  context: { commandId: string; workDir: string; target: UploadTarget; earlier: EarlierUploads | null },
 ): Promise<Record<string, OutputFileResult>> {
   const objects = objectsToStore(collected)
-  preloadUploader()
-  const { uploadOutputs } = await (uploader as Promise<typeof import('./s3-upload.js')>)
-  const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects)])
+  const { uploadOutputs } = await loadUploader()
+  const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects, context.earlier)])
   return Object.fromEntries(
     collected.map(({ file, members, mainName }) => {
       const meta = probed[file.alias]

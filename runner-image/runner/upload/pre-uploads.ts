@@ -1,0 +1,137 @@
+/**
+ * Storing a multi-file output's files while ffmpeg still writes others (one
+ * process running every phase: local mode). An HLS ladder is hundreds of
+ * segments, each final once ffmpeg moves on to the next; storing them only
+ * after ffmpeg ends made storing most of a command's overhead over ffmpeg
+ * (docs/benchmarks/multi-file.md).
+ *
+ * Nothing here decides what is delivered: a file is sent early when it is a
+ * regular file (lstat) in an output's folder untouched for SETTLED_MS, and
+ * the final upload (s3-upload.ts uploadOutputs) walks the folders again as
+ * always, sends every file that is new or whose size, mtime or inode changed
+ * since (a playlist is rewritten after each segment), and deletes the objects
+ * of files gone since (hls `delete_segments`). A command that fails deletes
+ * every key stored here too. Early uploads stop at the command's file cap.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { mimeTypeForFilename } from '../../../contracts/output-file-meta.js'
+import type { EarlierUploads, FileToUpload, ObjectStore } from './s3-upload.js'
+
+/** A file unchanged this long is taken to be closed by ffmpeg; a wrong guess costs one more upload at the end. */
+const SETTLED_MS = 300
+/** Fewer than the final upload's: ffmpeg is still using the cores. */
+const PRE_UPLOADS_IN_FLIGHT = 4
+/**
+ * A file is read whole before it is sent, so ffmpeg rewriting it meanwhile
+ * (a playlist is truncated and written again) can never leave a request
+ * shorter than its Content-Length; larger files wait for the final upload.
+ */
+const MAX_EARLY_BYTES = 8 * 1024 * 1024
+
+interface Stored {
+  path: string
+  /** size, mtime and inode when it was read; '' when it changed while being sent. */
+  signature: string
+}
+
+function signatureOf(stats: { size: number; mtimeMs: number; ino: number }): string {
+  return `${stats.size}:${stats.mtimeMs}:${stats.ino}`
+}
+
+export class PreUploads implements EarlierUploads {
+  #store: Promise<ObjectStore> | null = null
+  readonly #stored = new Map<string, Stored>()
+  readonly #tried = new Set<string>()
+  readonly #inFlight = new Map<string, Promise<void>>()
+  /** Sends started, counted when they start, so the cap holds before any has reached the store. */
+  #started = 0
+  #stopped = false
+
+  constructor(
+    private readonly open: () => Promise<ObjectStore>,
+    private readonly workDir: string,
+    private readonly maxFiles: number,
+  ) {}
+
+  store(): Promise<ObjectStore> {
+    this.#store ??= this.open()
+    return this.#store
+  }
+
+  /** While ffmpeg runs: starts storing the settled files of these folders, a few at a time. */
+  async offer(folders: ReadonlyArray<{ alias: string; path: string }>): Promise<void> {
+    for (const folder of folders) {
+      const entries = await readdir(join(this.workDir, folder.path), { withFileTypes: true }).catch(() => [])
+      for (const entry of entries) {
+        if (this.#stopped || this.#inFlight.size >= PRE_UPLOADS_IN_FLIGHT || this.#started >= this.maxFiles) return
+        if (!entry.isFile() || this.#inFlight.has(entry.name)) continue
+        const path = `${folder.path}/${entry.name}`
+        const stats = await lstat(join(this.workDir, path)).catch(() => null)
+        if (!stats?.isFile() || stats.size > MAX_EARLY_BYTES || Date.now() - stats.mtimeMs < SETTLED_MS) continue
+        const earlier = this.#stored.get(entry.name)
+        if (earlier?.path === path && earlier.signature === signatureOf(stats)) continue
+        this.#send({ alias: folder.alias, filename: entry.name, path, contentType: mimeTypeForFilename(entry.name) }, signatureOf(stats))
+      }
+    }
+  }
+
+  #send(file: FileToUpload, signature: string): void {
+    this.#started++
+    const sending = (async () => {
+      const store = await this.store()
+      const body = await readFile(join(this.workDir, file.path))
+      // Read as it was when judged settled, else it is left for the final upload.
+      const after = await lstat(join(this.workDir, file.path)).catch(() => null)
+      if (!after?.isFile() || signatureOf(after) !== signature || body.length !== after.size) return
+      this.#tried.add(store.keyOf(file.filename))
+      await store.putBytes(file, body)
+      this.#stored.set(file.filename, { path: file.path, signature })
+    })()
+      // A failure here fails nothing: the final upload sends the file again and reports its own failure.
+      .catch(() => {
+        this.#stopped = true
+        this.#stored.delete(file.filename)
+      })
+      .finally(() => this.#inFlight.delete(file.filename))
+    this.#inFlight.set(file.filename, sending)
+  }
+
+  /** Stops starting new ones (ffmpeg ended). */
+  stop(): void {
+    this.#stopped = true
+  }
+
+  async settle(files: readonly FileToUpload[]): Promise<{ todo: FileToUpload[]; stale: string[] }> {
+    this.stop()
+    await Promise.all(this.#inFlight.values())
+    const store = await this.store()
+    const finalKeys = new Set(files.map((file) => store.keyOf(file.filename)))
+    const todo: FileToUpload[] = []
+    for (const file of files) {
+      const earlier = this.#stored.get(file.filename)
+      const stats = earlier?.path === file.path ? await lstat(join(this.workDir, file.path)).catch(() => null) : null
+      if (!stats || earlier?.signature !== signatureOf(stats)) todo.push(file)
+    }
+    const stale = [...this.#tried].filter((key) => !finalKeys.has(key))
+    return { todo, stale }
+  }
+
+  keys(): string[] {
+    return [...this.#tried]
+  }
+
+  /** After a failure: deletes every key stored or tried here. */
+  async discard(): Promise<void> {
+    this.stop()
+    await Promise.all(this.#inFlight.values())
+    if (this.#tried.size === 0) return
+    // Best effort, and never in place of the failure being reported.
+    const store = await this.store().catch(() => null)
+    await store?.delete([...this.#tried])
+  }
+
+  async close(): Promise<void> {
+    if (this.#store) (await this.#store.catch(() => null))?.close()
+  }
+}
