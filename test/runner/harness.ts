@@ -63,3 +63,34 @@ export async function runRunner(dir: string, spec: CommandSpec, s3: TestS3, env:
   const terminal = events.at(-1) as StatusEvent
   return { exitCode, events, terminal, raw }
 }
+
+export interface PhaseRun {
+  exitCode: number
+  events: StatusEvent[]
+}
+
+/**
+ * One phase as a Job container runs it: its own main() call, the spec in
+ * FFKUBE_COMMAND_SPEC (no --spec, no stdin), and only the environment given.
+ */
+export async function runPhaseAsContainer(name: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv = {}): Promise<PhaseRun> {
+  const stdout = new PassThrough()
+  let raw = ''
+  stdout.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')))
+  const exitCode = await main({
+    argv: ['--phase', name, '--work-dir', workDir],
+    env: {
+      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
+      FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp'),
+      ...env,
+    },
+    stdin: Readable.from([]),
+    stdout,
+  })
+  return { exitCode, events: raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent) }
+}
+
+/** The bucket's coordinates every container gets; the credentials file only the upload phase gets. */
+export function storageEnv(s3: TestS3): NodeJS.ProcessEnv {
+  return { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true' }
+}

@@ -7,38 +7,12 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PassThrough, Readable } from 'node:stream'
 import t from 'tap'
-import { toolPath } from '../../api/local/tools.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { StatusEvent } from '../../contracts/status-events.js'
-import { main } from '../../runner-image/runner/main.js'
 import { makeClip, serveFiles } from '../harness/media.js'
-import { startS3, type TestS3 } from '../harness/s3.js'
+import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
-import { specOf } from './harness.js'
-
-/** One phase as a Job container runs it (as in runner-phases.test.ts). */
-async function phase(name: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number; events: StatusEvent[] }> {
-  const stdout = new PassThrough()
-  let raw = ''
-  stdout.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')))
-  const exitCode = await main({
-    argv: ['--phase', name, '--work-dir', workDir],
-    env: {
-      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
-      FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp'),
-      ...env,
-    },
-    stdin: Readable.from([]),
-    stdout,
-  })
-  return { exitCode, events: raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent) }
-}
-
-function storageEnv(s3: TestS3): NodeJS.ProcessEnv {
-  return { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true' }
-}
+import { runPhaseAsContainer as phase, specOf, storageEnv } from './harness.js'
 
 t.test('multi-file outputs with each phase its own run', async (t) => {
   const dir = await scratchDir(t, 'ffkube-multi-phases-')

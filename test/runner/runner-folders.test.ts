@@ -5,35 +5,13 @@
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PassThrough, Readable } from 'node:stream'
 import t from 'tap'
-import { toolPath } from '../../api/local/tools.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { StatusEvent } from '../../contracts/status-events.js'
-import { main } from '../../runner-image/runner/main.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { buildZip, type ZipEntrySpec } from '../harness/zip-writer.js'
-import { runRunner, specOf } from './harness.js'
-
-/** One phase as a Job container runs it (runner-phases.test.ts does the same). */
-async function phase(name: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ exitCode: number; events: StatusEvent[] }> {
-  const stdout = new PassThrough()
-  let raw = ''
-  stdout.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')))
-  const exitCode = await main({
-    argv: ['--phase', name, '--work-dir', workDir],
-    env: {
-      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
-      FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp'),
-      ...env,
-    },
-    stdin: Readable.from([]),
-    stdout,
-  })
-  return { exitCode, events: raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent) }
-}
+import { runPhaseAsContainer as phase, runRunner, specOf } from './harness.js'
 
 t.test('a zip folder in the runner', async (t) => {
   const dir = await scratchDir(t, 'ffkube-folders-')

@@ -1,47 +1,16 @@
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PassThrough, Readable } from 'node:stream'
 import t from 'tap'
-import { toolPath } from '../../api/local/tools.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { StatusEvent } from '../../contracts/status-events.js'
-import { main } from '../../runner-image/runner/main.js'
 import { makeClip, serveFiles } from '../harness/media.js'
-import { startS3, type TestS3 } from '../harness/s3.js'
+import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
-import { specOf } from './harness.js'
+import { runPhaseAsContainer, specOf, storageEnv, type PhaseRun } from './harness.js'
 
-interface PhaseRun {
-  exitCode: number
-  events: StatusEvent[]
-}
-
-/**
- * One phase as a Job container runs it: its own main() call, the spec in
- * FFKUBE_COMMAND_SPEC (no --spec, no stdin), and only the environment given.
- */
-async function phase(name: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv): Promise<PhaseRun> {
-  const stdout = new PassThrough()
-  let raw = ''
-  stdout.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')))
-  const exitCode = await main({
-    argv: ['--phase', name, '--work-dir', workDir],
-    env: {
-      // Every stage as its own event, so the test sees each phase's stages (progress-throttle.ts merges them by default).
-      PATH: process.env.PATH, LOG_LEVEL: 'warn', ALLOW_PRIVATE_NETWORKS: '1', FFKUBE_PROGRESS_INTERVAL_MS: '0', FFKUBE_COMMAND_SPEC: JSON.stringify(spec),
-      FFMPEG_PATH: toolPath('ffmpeg'), FFPROBE_PATH: toolPath('ffprobe'), YTDLP_PATH: toolPath('yt-dlp'),
-      ...env,
-    },
-    stdin: Readable.from([]),
-    stdout,
-  })
-  return { exitCode, events: raw.split('\n').filter((line) => line && !line.startsWith('{"log_chunk"')).map((line) => JSON.parse(line) as StatusEvent) }
-}
-
-/** The bucket's coordinates every container gets; the credentials file only the upload phase gets. */
-function storageEnv(s3: TestS3): NodeJS.ProcessEnv {
-  return { S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region, S3_FORCE_PATH_STYLE: 'true' }
+/** One phase as a Job container runs it, every stage as its own event, so the test sees each phase's stages (progress-throttle.ts merges them by default). */
+function phase(name: string, spec: CommandSpec, workDir: string, env: NodeJS.ProcessEnv): Promise<PhaseRun> {
+  return runPhaseAsContainer(name, spec, workDir, { FFKUBE_PROGRESS_INTERVAL_MS: '0', ...env })
 }
 
 t.test('the runner split into phases, each its own run sharing only the work dir', async (t) => {
