@@ -59,10 +59,11 @@ export const InputCompressedFolder = HttpUrl(
 /**
  * Outputs delivered as zips: `true`, every output in one `outputs.zip`
  * (reported as `out_all`); or a list of declared `out_*` aliases, each stored
- * as `<alias>.zip`. Duplicates and undeclared aliases are checked in code
- * (validation.ts), with the endpoint's status.
+ * as `<alias>.zip`. An empty list, duplicates and undeclared aliases are
+ * checked in code (validation.ts), with the endpoint's status and a message
+ * that says which.
  */
-export const CompressOutputs = Type.Union([Type.Literal(true), Type.Array(Type.String(), { minItems: 1, maxItems: MAX_FILES_PER_MAP })], {
+export const CompressOutputs = Type.Union([Type.Literal(true), Type.Array(Type.String(), { maxItems: MAX_FILES_PER_MAP })], {
   description:
     'true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files',
 })

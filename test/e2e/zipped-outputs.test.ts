@@ -83,9 +83,9 @@ t.test('outputs delivered as a zip through HTTP in local mode', async (t) => {
     t.same(await keysOf(command_id), [`outputs/${command_id}/outputs.zip`])
     const entries = await readZip(await download(done.output_files.out_all.storage_url))
     const names = entries.map((entry) => entry.name)
-    t.ok(names.includes('sound.m4a'), names.join(' '))
-    t.same(names.filter((name) => name.startsWith('thumb_')), ['thumb_01.jpg', 'thumb_02.jpg', 'thumb_03.jpg'].slice(0, names.filter((name) => name.startsWith('thumb_')).length))
-    t.ok(names.filter((name) => name.startsWith('thumb_')).length >= 2, 'the sequence is there')
+    const thumbs = names.filter((name) => name.startsWith('thumb_'))
+    t.ok(thumbs.length >= 2, `the sequence is there: ${names.join(' ')}`)
+    t.same(names, ['sound.m4a', ...thumbs.map((_, i) => `thumb_${String(i + 1).padStart(2, '0')}.jpg`)], 'each file by the name it would have in the bucket, at the zip\'s root')
     t.equal(entries.find((entry) => entry.name === 'sound.m4a')?.data.subarray(4, 8).toString('latin1'), 'ftyp', 'the audio file is whole')
   })
 
@@ -95,7 +95,7 @@ t.test('outputs delivered as a zip through HTTP in local mode', async (t) => {
       [['out_other'], body.output_files, /compress_outputs: "out_other" is not an alias of output_files/],
       [['out_video', 'out_video'], body.output_files, /compress_outputs: lists "out_video" twice/],
       [true, { out_all: 'v.mp4' }, /compress_outputs: true reports every output as out_all/],
-      [[], body.output_files, /compress_outputs/],
+      [[], body.output_files, /compress_outputs: must list at least one out_\* alias, or be true/],
       [false, body.output_files, /compress_outputs/],
     ]
     for (const [compress, outputs, message] of cases) {

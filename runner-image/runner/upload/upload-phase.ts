@@ -115,9 +115,9 @@ async function uploadOutputFiles(
   // Names are checked across every output even when all are zipped: outputs.zip lays them out as the bucket would.
   const allFiles = objectsToStore(collected)
   const { zips, plain } = planZips(collected, context.compress, allFiles)
-  const zipped = new Set(zips.map((zip) => zip.alias))
+  const storedAsIs = new Set(plain.map(({ file }) => file.alias))
   const objects = distinctNames([
-    ...allFiles.filter((file) => !zipped.has(file.alias)),
+    ...allFiles.filter((file) => storedAsIs.has(file.alias)),
     ...zips.map((zip) => ({ alias: zip.alias, filename: zip.filename, path: zip.path, contentType: ZIP_MIME })),
   ])
   preloadUploader()
