@@ -18,6 +18,11 @@ export function aliasZipFilename(alias: string): string {
   return `${alias}.zip`
 }
 
+/** Whether an output alias is delivered inside a zip (and so needs no probe: a zip has no media fields). */
+export function isZipped(compress: CompressOutputs | undefined, alias: string): boolean {
+  return compress === true || (compress !== undefined && compress.includes(alias))
+}
+
 /**
  * Why `value` cannot be used with these declared output aliases, or null.
  * The message starts after the field name: the caller prefixes it.

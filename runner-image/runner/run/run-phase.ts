@@ -6,6 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { isZipped } from '../../../contracts/compressed-outputs.js'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import type { WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import { planCommand } from '../command-plan.js'
@@ -31,7 +32,9 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   progress.stage('PROBING')
   // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded; so do too many files.
   const collected = await collectOutputs(deps.workDir, files, max)
-  const metas = probeOutputs(collected, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
+  // An output delivered inside a zip is not probed: its result describes the zip (upload/output-zips.ts).
+  const probed = collected.filter(({ file }) => !isZipped(spec.compressOutputs, file.alias))
+  const metas = probeOutputs(probed, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }
