@@ -36,10 +36,10 @@ t.test('writeZip writes each entry by its name, deflating text and storing media
 })
 
 t.test('an entry swapped for a link or a FIFO fails the zip with OUTPUT_NOT_REGULAR_FILE instead of reading through it', async (t) => {
-  const work = await scratchDir(t, 'ffkube-zips-')
-  const secret = join(work, '..', `secret-${process.pid}`)
-  await writeFile(secret, 'host file')
-  t.teardown(() => writeFile(secret, '').catch(() => undefined))
+  const scratch = await scratchDir(t, 'ffkube-zips-')
+  const work = join(scratch, 'work')
+  const secret = join(scratch, 'secret')
+  await writeFile(secret, 'a file outside the work dir')
   await mkdir(join(work, 'outputs', 'out_x'), { recursive: true })
   await writeFile(join(work, 'outputs', 'out_x', 'a.jpg'), 'a')
   await symlink(secret, join(work, 'outputs', 'out_x', 'b.jpg'))

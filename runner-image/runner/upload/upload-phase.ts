@@ -6,7 +6,8 @@
  * again here) and phase 1's record (produced-files.ts), each single file must
  * be a regular file at its expected path, each folder output's folder is
  * walked again (regular files only, the file-count cap checked again), and
- * nothing else in the work dir is read.
+ * nothing else in the work dir is read. Outputs the spec asks zipped
+ * (compressOutputs) are zipped here, after those checks (output-zips.ts).
  */
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import type { CompressOutputs } from '../../../contracts/compressed-outputs.js'
