@@ -2118,6 +2118,8 @@ export interface paths {
                         output_files: {
                             [key: string]: string;
                         };
+                        /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                        compress_outputs?: true | string[];
                         /** @description must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>> */
                         ffmpeg_command: string;
                         /** @description map of string to string, number or boolean; at most 10 keys of 1 to 256 characters, not starting with "$", without "." or control characters */
@@ -2310,6 +2312,8 @@ export interface paths {
                         output_files: {
                             [key: string]: string;
                         };
+                        /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                        compress_outputs?: true | string[];
                         /** @description at most 10, run in order in one sandbox */
                         ffmpeg_commands: string[];
                         /** @description map of string to string, number or boolean; at most 10 keys of 1 to 256 characters, not starting with "$", without "." or control characters */
@@ -2504,6 +2508,8 @@ export interface paths {
                             output_files: {
                                 [key: string]: string;
                             };
+                            /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                            compress_outputs?: true | string[];
                             /** @description must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>> */
                             ffmpeg_command: string;
                             /** @description map of string to string, number or boolean; at most 10 keys of 1 to 256 characters, not starting with "$", without "." or control characters */
@@ -3178,6 +3184,8 @@ export interface paths {
                                 output_files: {
                                     [key: string]: string;
                                 };
+                                /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                                compress_outputs?: true | string[];
                                 ffmpeg_command?: string;
                                 ffmpeg_commands?: string[];
                             };
@@ -3337,6 +3345,8 @@ export interface paths {
                                     output_files: {
                                         [key: string]: string;
                                     };
+                                    /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                                    compress_outputs?: true | string[];
                                     ffmpeg_command?: string;
                                     ffmpeg_commands?: string[];
                                 };

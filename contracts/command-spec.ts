@@ -48,6 +48,12 @@ export interface CommandSpec {
   /** `out_*` alias → plain filename in the work directory. */
   outputFiles: Record<string, string>
   /**
+   * Outputs delivered as zips (contracts/compressed-outputs.ts): `true`, all
+   * in one `outputs.zip` reported as `out_all`; or the aliases each stored as
+   * `<alias>.zip`. Absent: every file is stored as it is.
+   */
+  compressOutputs?: true | string[] | undefined
+  /**
    * FFmpeg command strings as submitted, placeholders unresolved: one for
    * FFMPEG_COMMAND and MULTIPLE_COMMAND, up to ten run in order for
    * CHAINED_COMMAND, zero or one (arguments only) for YTDLP_COMMAND.

@@ -32,6 +32,11 @@ export interface MediaCommandSpec {
   /** The input_compressed_folder and its caps (CommandSpec.inputCompressedFolder, managedCompressedFolder, limits.folder). */
   compressedFolder?: MediaCommandFolder | undefined
   outputFiles?: Record<string, string> | undefined
+  /**
+   * CommandSpec.compressOutputs in a shape a structural CRD schema can state:
+   * `{all: true}` for `true`, `{all: false, aliases}` for a list.
+   */
+  compressOutputs?: { all: boolean; aliases?: string[] | undefined } | undefined
   ffmpegCommands?: string[] | undefined
   ytdlp?: { inputUrls: Record<string, string>; formatSelector: FormatSelector } | undefined
   storageDestinationId?: string | undefined
@@ -137,6 +142,9 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
   if (spec.inputCompressedFolder) {
     mcSpec.compressedFolder = { url: spec.inputCompressedFolder, managed: spec.managedCompressedFolder ?? false, ...(spec.limits?.folder ? { ...spec.limits.folder } : {}) }
   }
+  if (spec.compressOutputs !== undefined) {
+    mcSpec.compressOutputs = spec.compressOutputs === true ? { all: true } : { all: false, aliases: [...spec.compressOutputs] }
+  }
   if (spec.ytdlp) mcSpec.ytdlp = { inputUrls: { ...spec.ytdlp.inputUrls }, formatSelector: spec.ytdlp.formatSelector }
   if (spec.storageDestinationId) mcSpec.storageDestinationId = spec.storageDestinationId
   if (spec.storageDestination) mcSpec.storageDestination = { ...spec.storageDestination }
@@ -178,6 +186,7 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     ...(mc.spec.managedInputs ? { managedInputs: [...mc.spec.managedInputs] } : {}),
     ...(folder ? { inputCompressedFolder: folder.url, managedCompressedFolder: folder.managed } : {}),
     outputFiles: { ...mc.spec.outputFiles },
+    ...(mc.spec.compressOutputs ? { compressOutputs: mc.spec.compressOutputs.all ? true : [...(mc.spec.compressOutputs.aliases ?? [])] } : {}),
     ffmpegCommands: [...(mc.spec.ffmpegCommands ?? [])],
     ytdlp: mc.spec.ytdlp ? { inputUrls: { ...mc.spec.ytdlp.inputUrls }, formatSelector: mc.spec.ytdlp.formatSelector } : null,
     storageDestinationId: mc.spec.storageDestinationId ?? null,

@@ -173,6 +173,7 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     managedInputs: doc.ytdlp ? [] : (doc.managed_inputs ?? []),
     ...(doc.input_compressed_folder ? { inputCompressedFolder: doc.input_compressed_folder, managedCompressedFolder: doc.managed_compressed_folder ?? false } : {}),
     outputFiles: doc.output_files,
+    ...(doc.compress_outputs !== undefined ? { compressOutputs: doc.compress_outputs } : {}),
     ffmpegCommands: doc.ffmpeg_commands,
     ytdlp: doc.ytdlp ? { inputUrls: doc.input_files, formatSelector: doc.ytdlp.format_selector } : null,
     storageDestinationId: doc.storage_destination_id,

@@ -5,6 +5,7 @@
  */
 import { Compile } from 'typebox/compile'
 import type { CommandType } from '../../contracts/command-types.js'
+import type { CompressOutputs } from '../../contracts/compressed-outputs.js'
 import type { FormatSelector } from '../../contracts/command-spec.js'
 import { InvalidRequestError, ValidationError } from '../errors/api-errors.js'
 import type { Metadata, OriginalRequest, RunChainedBody, RunFfmpegCommandBody, RunMultipleBody, RunYtdlpCommandBody, YtdlpDownloadBody } from './schemas.js'
@@ -14,6 +15,7 @@ import { unavailableVideos } from './video-urls.js'
 import {
   checkArgumentPolicy,
   checkCommandCount,
+  checkCompressOutputs,
   checkFfmpegCommand,
   checkInputAliases,
   checkInputUrls,
@@ -41,6 +43,8 @@ export interface CommandDraft {
   original_request: OriginalRequest
   /** input_compressed_folder: the zip's URL; absent when the command brings none. */
   input_compressed_folder?: string
+  /** compress_outputs as sent (contracts/compressed-outputs.ts); absent when the body has none. */
+  compress_outputs?: CompressOutputs
   /** max_command_run_seconds and vcpu_count as sent; submission resolves them against the plan. */
   requested_limits?: RequestedLimits
 }
@@ -80,9 +84,19 @@ function checkInputLocations(inputs: Record<string, string>, folder: string | nu
   if (folder !== null) checkUrl(folder, `${prefix}input_compressed_folder`)
 }
 
-/** What the request asked, as GET returns it: the folder only when one was sent. */
-function originalFiles(inputs: Record<string, string>, folder: string | null, outputs: Record<string, string>): OriginalRequest {
-  return { input_files: inputs, ...(folder !== null ? { input_compressed_folder: folder } : {}), output_files: outputs }
+/** What the request asked, as GET returns it: the folder and compress_outputs only when sent. */
+function originalFiles(inputs: Record<string, string>, folder: string | null, outputs: Record<string, string>, compress: CompressOutputs | null): OriginalRequest {
+  return {
+    input_files: inputs,
+    ...(folder !== null ? { input_compressed_folder: folder } : {}),
+    output_files: outputs,
+    ...(compress !== null ? { compress_outputs: compress } : {}),
+  }
+}
+
+/** The draft's compress_outputs field, present only when sent. */
+function compressField(compress: CompressOutputs | null): { compress_outputs?: CompressOutputs } {
+  return compress !== null ? { compress_outputs: compress } : {}
 }
 
 /**
@@ -100,6 +114,7 @@ export function draftFfmpegCommand(
   const declared = { inputs: Object.keys(inputs), outputs: Object.keys(body.output_files) }
   checkFfmpegCommand(body.ffmpeg_command, `${prefix}ffmpeg_command`, declared, Fault)
   checkOutputsUsed([body.ffmpeg_command], body.output_files, `${prefix}output_files`, Fault)
+  const compress = checkCompressOutputs(body.compress_outputs, body.output_files, `${prefix}compress_outputs`, Fault)
   checkInputLocations(inputs, folder, prefix)
   if (!options.unsafeDisableFfmpegPolicyForTests) {
     checkArgumentPolicy([body.ffmpeg_command], { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault)
@@ -109,10 +124,11 @@ export function draftFfmpegCommand(
     input_files: inputs,
     ...(folder !== null ? { input_compressed_folder: folder } : {}),
     output_files: body.output_files,
+    ...compressField(compress),
     ffmpeg_commands: [body.ffmpeg_command],
     ytdlp: null,
     ...commonFields(body, prefix),
-    original_request: { ...originalFiles(inputs, folder, body.output_files), ffmpeg_command: body.ffmpeg_command },
+    original_request: { ...originalFiles(inputs, folder, body.output_files, compress), ffmpeg_command: body.ffmpeg_command },
   }
 }
 
@@ -125,6 +141,7 @@ export function draftChained(body: RunChainedBody): CommandDraft {
   // A later command may read a plain filename an earlier one wrote: that needs no placeholder, so nothing to check here.
   body.ffmpeg_commands.forEach((command, i) => checkFfmpegCommand(command, `ffmpeg_commands[${i}]`, declared, InvalidRequestError))
   checkOutputsUsed(body.ffmpeg_commands, body.output_files, 'output_files', InvalidRequestError)
+  const compress = checkCompressOutputs(body.compress_outputs, body.output_files, 'compress_outputs', InvalidRequestError)
   checkInputLocations(inputs, folder, '')
   const field = (i: number | null) => (i === null ? 'ffmpeg_commands' : `ffmpeg_commands[${i}]`)
   checkArgumentPolicy(body.ffmpeg_commands, { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', field, InvalidRequestError)
@@ -133,10 +150,11 @@ export function draftChained(body: RunChainedBody): CommandDraft {
     input_files: inputs,
     ...(folder !== null ? { input_compressed_folder: folder } : {}),
     output_files: body.output_files,
+    ...compressField(compress),
     ffmpeg_commands: body.ffmpeg_commands,
     ytdlp: null,
     ...commonFields(body, ''),
-    original_request: { ...originalFiles(inputs, folder, body.output_files), ffmpeg_commands: body.ffmpeg_commands },
+    original_request: { ...originalFiles(inputs, folder, body.output_files, compress), ffmpeg_commands: body.ffmpeg_commands },
   }
 }
 

@@ -5,7 +5,7 @@ import { PageQuery } from '../pagination.js'
 import { FileMembersFields } from '../files/schemas.js'
 import { LimitFields } from './command-limits.js'
 import { answersWith } from '../validation/error-status.js'
-import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
+import { HttpUrl, InputUrlMap, MAX_FILES_PER_MAP, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { STORAGE_DESTINATION_ID_PATTERN } from '../storage-destinations/storage-destination-id.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
@@ -56,6 +56,19 @@ export const InputCompressedFolder = HttpUrl(
   'the http(s) URL of a zip (or a storage_url of this service) unpacked into the work directory before the first command; commands name its files by their relative paths (frames/img_%03d.png, list.txt). Caps by plan on its uncompressed size, compression ratio and entry count',
 )
 
+/**
+ * Outputs delivered as zips: `true`, every output in one `outputs.zip`
+ * (reported as `out_all`); or a list of declared `out_*` aliases, each stored
+ * as `<alias>.zip`. An empty list, duplicates and undeclared aliases are
+ * checked in code (validation.ts), with the endpoint's status and a message
+ * that says which.
+ */
+export const CompressOutputs = Type.Union([Type.Literal(true), Type.Array(Type.String(), { maxItems: MAX_FILES_PER_MAP })], {
+  description:
+    'true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files',
+})
+export type CompressOutputs = Static<typeof CompressOutputs>
+
 /** input_files is required, unless the command brings an input_compressed_folder (checked in code: JSON Schema cannot say "unless"). */
 const InputFilesUnlessFolder = Type.Optional({ ...InputUrlMap, description: 'map of in_* alias to http(s) URL; required unless input_compressed_folder is given' })
 
@@ -64,6 +77,7 @@ export const RunFfmpegCommandBody = Type.Object(
     input_files: InputFilesUnlessFolder,
     input_compressed_folder: Type.Optional(InputCompressedFolder),
     output_files: OutputFileMap,
+    compress_outputs: Type.Optional(CompressOutputs),
     ffmpeg_command: FfmpegCommand,
     ...CommonFields,
   },
@@ -76,6 +90,7 @@ export const RunChainedBody = Type.Object(
     input_files: InputFilesUnlessFolder,
     input_compressed_folder: Type.Optional(InputCompressedFolder),
     output_files: OutputFileMap,
+    compress_outputs: Type.Optional(CompressOutputs),
     // Too many commands is 422; a malformed one inside stays 400.
     ffmpeg_commands: Type.Array(Type.String({ ...FfmpegCommand, ...answersWith(400) }), {
       minItems: 1,
@@ -196,6 +211,7 @@ export const OriginalRequest = Type.Object({
   input_files: AliasMap,
   input_compressed_folder: Type.Optional(Type.String({ description: 'as submitted, when the command brought one' })),
   output_files: AliasMap,
+  compress_outputs: Type.Optional(CompressOutputs),
   ffmpeg_command: Type.Optional(Type.String()),
   ffmpeg_commands: Type.Optional(Type.Array(Type.String())),
 })

@@ -3,6 +3,7 @@
  * ApiError its endpoint's error list assigns (callers pass the class where the
  * spec differs between endpoints) with a message that names the field.
  */
+import { compressOutputsProblem, type CompressOutputs } from '../../contracts/compressed-outputs.js'
 import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
 import { aliasProblem, filenameProblem, placeholderProblems, unusedOutputs, type DeclaredAliases } from '../../contracts/placeholders.js'
@@ -101,6 +102,18 @@ export function checkOutputFiles(outputs: Record<string, string>, field: string,
     if (other) throw new Fault(`${field}.${alias}: filename "${filename}" is already used by ${other}`)
     seen.set(filename, alias)
   }
+}
+
+/**
+ * compress_outputs: `true`, or declared `out_*` aliases without duplicates;
+ * a fault is `Fault` (the endpoint's status for output_files). Returns the
+ * value to record, or null when the body has none.
+ */
+export function checkCompressOutputs(value: CompressOutputs | undefined, outputs: Record<string, string>, field: string, Fault: ApiErrorClass): CompressOutputs | null {
+  if (value === undefined) return null
+  const problem = compressOutputsProblem(value, Object.keys(outputs))
+  if (problem) throw new Fault(`${field}: ${problem}`)
+  return value
 }
 
 /** The first word of a command string, e.g. `ffmpeg`. */

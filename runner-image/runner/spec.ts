@@ -1,6 +1,7 @@
 /** Reads a CommandSpec from JSON, checking the shape the runner relies on. */
 import { FORMAT_SELECTORS, type CommandLimits, type CommandSpec, type FormatSelector, type StorageDestinationSpec } from '../../contracts/command-spec.js'
 import { COMMAND_TYPES } from '../../contracts/command-types.js'
+import { compressOutputsProblem } from '../../contracts/compressed-outputs.js'
 
 export class SpecError extends Error {
   override readonly name = 'SpecError'
@@ -61,6 +62,17 @@ function folderFields(raw: Record<string, unknown>): Pick<CommandSpec, 'inputCom
   return { inputCompressedFolder: raw.inputCompressedFolder, managedCompressedFolder: raw.managedCompressedFolder === true }
 }
 
+/** compressOutputs: true, or declared output aliases (contracts/compressed-outputs.ts); absent when not asked. */
+function compressField(raw: Record<string, unknown>, outputFiles: Record<string, string>): Pick<CommandSpec, 'compressOutputs'> {
+  const value = raw.compressOutputs
+  if (value === undefined || value === null) return {}
+  if (value === true) return { compressOutputs: true }
+  if (!Array.isArray(value) || !value.every((alias) => typeof alias === 'string')) throw new SpecError('compressOutputs must be true or an array of strings')
+  const problem = compressOutputsProblem(value as string[], Object.keys(outputFiles))
+  if (problem) throw new SpecError(`compressOutputs ${problem}`)
+  return { compressOutputs: value as string[] }
+}
+
 export function parseCommandSpec(json: string): CommandSpec {
   const raw = JSON.parse(json) as Record<string, unknown>
   if (typeof raw.commandId !== 'string' || raw.commandId === '') throw new SpecError('commandId must be a string')
@@ -75,13 +87,15 @@ export function parseCommandSpec(json: string): CommandSpec {
     ytdlp = { inputUrls: stringMap(y.inputUrls, 'ytdlp.inputUrls'), formatSelector: y.formatSelector as FormatSelector }
   }
   const inputFiles = stringMap(raw.inputFiles ?? {}, 'inputFiles')
+  const outputFiles = stringMap(raw.outputFiles ?? {}, 'outputFiles')
   return {
     commandId: raw.commandId,
     accountId: typeof raw.accountId === 'string' ? raw.accountId : '',
     commandType: raw.commandType as CommandSpec['commandType'],
     inputFiles,
     managedInputs: managedInputs(raw.managedInputs, inputFiles),
-    outputFiles: stringMap(raw.outputFiles ?? {}, 'outputFiles'),
+    outputFiles,
+    ...compressField(raw, outputFiles),
     ffmpegCommands: raw.ffmpegCommands as string[],
     ytdlp,
     storageDestinationId: typeof raw.storageDestinationId === 'string' ? raw.storageDestinationId : null,

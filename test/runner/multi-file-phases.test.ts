@@ -4,14 +4,15 @@
  * upload phase walks each output folder again and trusts nothing the run
  * phase left, and a failed upload keeps nothing partial.
  */
-import { ListObjectsV2Command } from '@aws-sdk/client-s3'
-import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
+import { readZip } from '../harness/unzip.js'
 import { runPhaseAsContainer as phase, specOf, storageEnv } from './harness.js'
 
 t.test('multi-file outputs with each phase its own run', async (t) => {
@@ -53,6 +54,34 @@ t.test('multi-file outputs with each phase its own run', async (t) => {
     const files = success?.type === 'SUCCESS' ? (success.output_files.out_hls?.files ?? []) : []
     t.same(files.map((file) => file.filename), ['playlist.m3u8', 'seg_000.ts', 'seg_001.ts', 'seg_002.ts'])
     t.same(await keysOf(spec), files.map((file) => `outputs/${spec.commandId}/${file.filename}`))
+  })
+
+  t.test('with compressOutputs the upload phase stores the HLS alias as one zip of its files, and keeps no zip in the work dir', async (t) => {
+    const spec = { ...hls(), compressOutputs: ['out_hls'] }
+    const { work, run } = await fetchAndRun(spec)
+    t.equal(run.exitCode, 0, JSON.stringify(run.events.at(-1)))
+    const upload = await phase('upload', spec, work, uploadEnv)
+    t.equal(upload.exitCode, 0, JSON.stringify(upload.events.at(-1)))
+    const success = upload.events.at(-1)
+    t.match(success, { type: 'SUCCESS', output_files: { out_hls: { filename: 'out_hls.zip', mime_type: 'application/zip', file_type: 'other', duration: null, object_key: `outputs/${spec.commandId}/out_hls.zip` } } })
+    t.notOk(success?.type === 'SUCCESS' && success.output_files.out_hls?.files, 'a zip is a single file')
+    t.same(await keysOf(spec), [`outputs/${spec.commandId}/out_hls.zip`])
+    const stored = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `outputs/${spec.commandId}/out_hls.zip` }))
+    t.equal(stored.ContentType, 'application/zip')
+    const entries = await readZip(Buffer.from(await (stored.Body as { transformToByteArray: () => Promise<Uint8Array> }).transformToByteArray()))
+    t.same(entries.map((entry) => entry.name), ['playlist.m3u8', 'seg_000.ts', 'seg_001.ts', 'seg_002.ts'])
+    t.same(entries[1]?.data, await readFile(join(work, 'outputs', 'out_hls', 'seg_000.ts')), 'a segment is stored byte for byte')
+    t.same(await readdir(join(work, '.ffkube')), ['phases.json'], 'the zip was removed after its upload')
+  })
+
+  t.test('with compressOutputs a link planted after the run phase fails the upload phase before any zip is stored', async (t) => {
+    const spec = { ...hls(), compressOutputs: true as const }
+    const { work, run } = await fetchAndRun(spec)
+    t.equal(run.exitCode, 0)
+    await symlink(credentials, join(work, 'outputs', 'out_hls', 'seg_999.ts'))
+    const upload = await phase('upload', spec, work, uploadEnv)
+    t.match(upload.events.at(-1), { type: 'FAILED', error_status: 'OUTPUT_NOT_REGULAR_FILE', error_message: /seg_999.ts is not a regular file/ })
+    t.same(await keysOf(spec), [])
   })
 
   t.test('the run phase stops ffmpeg past the file-count cap and reports FAILED itself', async (t) => {

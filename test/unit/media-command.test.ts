@@ -28,6 +28,8 @@ t.test('the runner gets back exactly the CommandSpec the API built', async (t) =
   for (const spec of [
     commandSpec({ storageDestination: null }),
     commandSpec({ storageDestination: null, managedInputs: ['in_video'] }),
+    commandSpec({ storageDestination: null, compressOutputs: true }),
+    commandSpec({ storageDestination: null, compressOutputs: ['out_hls', 'out_thumbs'] }),
     commandSpec({
       storageDestination: null, inputCompressedFolder: 'https://files.example.com/frames.zip', managedCompressedFolder: true,
       limits: { maxRunSeconds: 600, vcpuMillis: 1000, memoryMib: 1024, folder: { maxBytes: 1024, maxEntries: 10, maxRatio: 50 } },

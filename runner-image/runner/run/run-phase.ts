@@ -6,6 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { isZipped } from '../../../contracts/compressed-outputs.js'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import type { WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import { planCommand } from '../command-plan.js'
@@ -36,11 +37,15 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   // ffmpeg's muxers create no directory for their output: each folder output's is made here.
   for (const folder of folders) await mkdir(join(deps.workDir, folder.path), { recursive: true })
   const max = maxOutputFiles(spec)
-  const runSeconds = plan.argvs === null ? null : await runFfmpeg(plan.argvs, plan.checks, folders, max, context, early)
+  // A zipped output is stored as one zip after ffmpeg: none of its files goes up early.
+  const earlyFolders = folders.filter((folder) => !isZipped(spec.compressOutputs, folder.alias))
+  const runSeconds = plan.argvs === null ? null : await runFfmpeg(plan.argvs, plan.checks, folders, earlyFolders, max, context, early)
   progress.stage('PROBING')
   // A missing output fails the command as OUTPUT_MISSING here, before anything is uploaded; so do too many files.
   const collected = await collectOutputs(deps.workDir, files, max)
-  const metas = probeOutputs(collected, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
+  // An output delivered inside a zip is not probed: its result describes the zip (upload/output-zips.ts).
+  const probed = collected.filter(({ file }) => !isZipped(spec.compressOutputs, file.alias))
+  const metas = probeOutputs(probed, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }
@@ -51,13 +56,14 @@ async function runFfmpeg(
   argvs: string[][],
   checks: WorkFileCheck[][],
   folders: readonly ProducedFile[],
+  earlyFolders: readonly ProducedFile[],
   max: number,
   { deps, progress, logs }: PhaseContext,
   early: EarlyStore | null,
 ): Promise<number> {
   progress.stage('RUNNING')
   const watch = folders.length > 0 ? watchFileCount(deps.workDir, folders.map((folder) => folder.path), max) : null
-  const offering = early && folders.length > 0 ? offerWhileRunning(early, folders) : null
+  const offering = early && earlyFolders.length > 0 ? offerWhileRunning(early, earlyFolders) : null
   try {
     return await runFfmpegCommands(argvs, {
       checks,

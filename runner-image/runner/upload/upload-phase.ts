@@ -6,9 +6,11 @@
  * again here) and phase 1's record (produced-files.ts), each single file must
  * be a regular file at its expected path, each folder output's folder is
  * walked again (regular files only, the file-count cap checked again), and
- * nothing else in the work dir is read.
+ * nothing else in the work dir is read. Outputs the spec asks zipped
+ * (compressOutputs) are zipped here, after those checks (output-zips.ts).
  */
 import type { CommandSpec } from '../../../contracts/command-spec.js'
+import type { CompressOutputs } from '../../../contracts/compressed-outputs.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../../contracts/status-events.js'
 import { planCommand } from '../command-plan.js'
@@ -17,6 +19,7 @@ import type { PhaseContext } from '../phase-context.js'
 import type { Fetched, RunOutcome } from '../phase-state.js'
 import { collectOutputs, maxOutputFiles, producedFiles, type CollectedOutput } from '../produced-files.js'
 import type { SuccessBody } from '../report/outcome.js'
+import { planZips, removeZips, writeZip, type OutputZip } from './output-zips.js'
 import type { EarlierUploads, FileToUpload } from './s3-upload.js'
 import type { UploadTarget } from './upload-target.js'
 
@@ -25,7 +28,13 @@ export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunO
   const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
   const collected = await collectOutputs(deps.workDir, producedFiles(spec, fetched, plan.folders), maxOutputFiles(spec))
   progress.stage('UPLOADING')
-  const outputFiles = await uploadOutputFiles(collected, ran.metas, { commandId: spec.commandId, workDir: deps.workDir, target: deps.uploadTarget(), earlier })
+  const outputFiles = await uploadOutputFiles(collected, ran.metas, {
+    commandId: spec.commandId,
+    workDir: deps.workDir,
+    target: deps.uploadTarget(),
+    compress: spec.compressOutputs,
+    earlier,
+  })
   return { type: 'SUCCESS', output_files: outputFiles, ffmpeg_command_run_seconds: ran.runSeconds, failed_files: fetched.failedFiles }
 }
 
@@ -55,11 +64,17 @@ export function loadUploader(): Promise<typeof import('./s3-upload.js')> {
  * outputs that would be stored under one name fail the command before anything is stored.
  */
 export function objectsToStore(collected: readonly CollectedOutput[]): FileToUpload[] {
-  const files: FileToUpload[] = collected.flatMap(({ file, members }) =>
-    members === null
-      ? [{ alias: file.alias, filename: file.filename, path: file.path, contentType: mimeTypeForFilename(file.filename) }]
-      : members.map((member) => ({ alias: file.alias, filename: member.relative, path: member.path, contentType: mimeTypeForFilename(member.relative) })),
+  return distinctNames(
+    collected.flatMap(({ file, members }) =>
+      members === null
+        ? [{ alias: file.alias, filename: file.filename, path: file.path, contentType: mimeTypeForFilename(file.filename) }]
+        : members.map((member) => ({ alias: file.alias, filename: member.relative, path: member.path, contentType: mimeTypeForFilename(member.relative) })),
+    ),
   )
+}
+
+/** `files`, unless two would be stored under one name (OUTPUT_NAME_CONFLICT). */
+function distinctNames(files: FileToUpload[]): FileToUpload[] {
   const owner = new Map<string, string>()
   for (const { alias, filename } of files) {
     const other = owner.get(filename)
@@ -72,42 +87,90 @@ export function objectsToStore(collected: readonly CollectedOutput[]): FileToUpl
 }
 
 const BYTES_PER_MB = 1024 * 1024
+const ZIP_MIME = 'application/zip'
+
+/** What output_files says of a zip: a single file of type other, no media fields, its own size. */
+function zipResult(zip: OutputZip, sizeBytes: number, key: string, target: UploadTarget): OutputFileResult {
+  return {
+    ...NO_MEDIA,
+    size_mbytes: Math.round((sizeBytes / BYTES_PER_MB) * 1e6) / 1e6,
+    file_type: 'other',
+    file_format: 'zip',
+    mime_type: ZIP_MIME,
+    filename: zip.filename,
+    storage_location: target.location,
+    bucket: target.bucket,
+    object_key: key,
+  }
+}
+
+const NO_MEDIA: MediaMeta = {
+  size_mbytes: null, duration: null, file_type: null, file_format: null, codec: null, pixel_format: null, mime_type: null,
+  width: null, height: null, frame_rate: null, bitrate_video_kb: null, bitrate_audio_kb: null, sample_rate: null, channels: null,
+}
 
 /**
  * Uploads every file and joins each output with its probe. `metas` may still
  * be arriving: probing overlaps the upload when one process runs both (the
- * upload's Content-Type comes from the extension, not the probe).
+ * upload's Content-Type comes from the extension, not the probe). Outputs
+ * the spec asks zipped are written into zips first (output-zips.ts) and the
+ * zips stored instead of their files; the zips are removed afterwards.
  */
 async function uploadOutputFiles(
   collected: readonly CollectedOutput[],
   metas: Promise<Record<string, MediaMeta>>,
-  context: { commandId: string; workDir: string; target: UploadTarget; earlier: EarlierUploads | null },
+  context: { commandId: string; workDir: string; target: UploadTarget; compress: CompressOutputs | undefined; earlier: EarlierUploads | null },
 ): Promise<Record<string, OutputFileResult>> {
-  const objects = objectsToStore(collected)
-  const { uploadOutputs } = await loadUploader()
-  const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects, context.earlier)])
-  return Object.fromEntries(
-    collected.map(({ file, members, mainName }) => {
-      const meta = probed[file.alias]
-      if (!meta) throw new RunnerFailure('INTERNAL_ERROR', `no probe of ${file.alias} was recorded`)
-      const result: OutputFileResult = {
-        ...meta,
-        filename: mainName,
-        storage_location: context.target.location,
-        bucket: context.target.bucket,
-        object_key: keys[mainName] as string,
-      }
-      if (members !== null) {
-        const total = members.reduce((sum, member) => sum + member.sizeBytes, 0)
-        result.size_mbytes = Math.round((total / BYTES_PER_MB) * 1e6) / 1e6
-        result.files = members.map((member) => ({
-          filename: member.relative,
-          object_key: keys[member.relative] as string,
-          size_bytes: member.sizeBytes,
-          mime_type: mimeTypeForFilename(member.relative),
-        }))
-      }
-      return [file.alias, result]
-    }),
-  )
+  // Names are checked across every output even when all are zipped: outputs.zip lays them out as the bucket would.
+  const allFiles = objectsToStore(collected)
+  const { zips, plain } = planZips(collected, context.compress, allFiles)
+  const storedAsIs = new Set(plain.map(({ file }) => file.alias))
+  const objects = distinctNames([
+    ...allFiles.filter((file) => storedAsIs.has(file.alias)),
+    ...zips.map((zip) => ({ alias: zip.alias, filename: zip.filename, path: zip.path, contentType: ZIP_MIME })),
+  ])
+  const loading = loadUploader()
+  await removeZips(context.workDir)
+  try {
+    const zipSizes = new Map<string, number>()
+    for (const zip of zips) zipSizes.set(zip.alias, await writeZip(context.workDir, zip))
+    const { uploadOutputs } = await loading
+    const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects, context.earlier)])
+    const results = new Map<string, OutputFileResult>(plain.map((output) => [output.file.alias, plainResult(output, probed, keys, context.target)]))
+    for (const zip of zips) results.set(zip.alias, zipResult(zip, zipSizes.get(zip.alias) as number, keys[zip.filename] as string, context.target))
+    // Declared order; out_all stands alone.
+    const order = context.compress === true ? zips.map((zip) => zip.alias) : collected.map(({ file }) => file.alias)
+    return Object.fromEntries(order.map((alias) => [alias, results.get(alias) as OutputFileResult]))
+  } finally {
+    await removeZips(context.workDir)
+  }
+}
+
+/** One output stored file by file, with its probe: a single file, or a folder output's main file and members. */
+function plainResult(
+  { file, members, mainName }: CollectedOutput,
+  probed: Record<string, MediaMeta>,
+  keys: Record<string, string>,
+  target: UploadTarget,
+): OutputFileResult {
+  const meta = probed[file.alias]
+  if (!meta) throw new RunnerFailure('INTERNAL_ERROR', `no probe of ${file.alias} was recorded`)
+  const result: OutputFileResult = {
+    ...meta,
+    filename: mainName,
+    storage_location: target.location,
+    bucket: target.bucket,
+    object_key: keys[mainName] as string,
+  }
+  if (members !== null) {
+    const total = members.reduce((sum, member) => sum + member.sizeBytes, 0)
+    result.size_mbytes = Math.round((total / BYTES_PER_MB) * 1e6) / 1e6
+    result.files = members.map((member) => ({
+      filename: member.relative,
+      object_key: keys[member.relative] as string,
+      size_bytes: member.sizeBytes,
+      mime_type: mimeTypeForFilename(member.relative),
+    }))
+  }
+  return result
 }
