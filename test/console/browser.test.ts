@@ -169,18 +169,21 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     const { command_id } = await api.post('/run-ffmpeg-command', {
       input_files: { in_video: media.url(clip) },
       output_files: { out_hls: 'playlist.m3u8' },
-      ffmpeg_command: 'ffmpeg -t 3 -i {{in_video}} -c:v libx264 -preset ultrafast -g 25 -c:a aac -f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename seg_%03d.ts {{out_hls}}',
+      // This service runs without the policy (UNPOLICED), which is what would move -hls_segment_filename into the
+      // output's folder: the muxer's default names (playlist0.ts, …) sit beside the playlist already.
+      ffmpeg_command: 'ffmpeg -t 3 -i {{in_video}} -c:v libx264 -preset ultrafast -g 25 -c:a aac -f hls -hls_time 1 -hls_playlist_type vod {{out_hls}}',
     })
     const done = await api.waitForCommand(command_id)
     t.equal(done.status, 'SUCCESS', JSON.stringify(done.error_message))
     const { file_count, files } = done.output_files.out_hls as { file_count: number; files: { filename: string; storage_url: string }[] }
+    t.ok(file_count >= 4, `the playlist and its three segments at least (${file_count} files)`)
     await page.goto(`${service.baseUrl}/console/#/commands/${command_id}`)
     await page.getByRole('link', { name: 'Download playlist.m3u8' }).waitFor()
     await page.getByText(`${file_count} files of out_hls`).click()
     const list = page.getByRole('list', { name: 'Files of out_hls' })
     t.equal(await list.getByRole('link').count(), file_count, `a link for each of the ${file_count} files`)
-    const segment = files.find((f) => f.filename === 'seg_002.ts')!
-    t.equal(await list.getByRole('link', { name: 'Download seg_002.ts of out_hls' }).getAttribute('href'), segment.storage_url, 'each link is the file\'s own URL')
+    const segment = files.find((f) => f.filename === 'playlist2.ts')!
+    t.equal(await list.getByRole('link', { name: 'Download playlist2.ts of out_hls' }).getAttribute('href'), segment.storage_url, 'each link is the file\'s own URL')
     await screenshot(page, '05b-command-many-files')
   })
 
@@ -233,7 +236,7 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
       }
       await screenshot(page, name)
     }
-    t.match(await page.getByRole('row', { name: /^Commands/ }).getByRole('cell').textContent(), /^2 \(1 succeeded, 1 failed, 0 pending\)$/)
+    t.match(await page.getByRole('row', { name: /^Commands/ }).getByRole('cell').textContent(), /^3 \(2 succeeded, 1 failed, 0 pending\)$/)
     t.equal(await page.getByLabel('Plan', { exact: true }).textContent(), 'business')
   })
 
