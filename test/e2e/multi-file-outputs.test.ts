@@ -6,10 +6,10 @@
  * the cap coming from the plan's configuration (COMMAND_MAX_OUTPUT_FILES_<PLAN>).
  * The API's own fields for the files (file_count, files) are another part's.
  */
-import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { join } from 'node:path'
 import t from 'tap'
 import { makeClip, serveFiles } from '../harness/media.js'
+import { keysUnder } from '../harness/outputs.js'
 import { scratchDir } from '../harness/scratch.js'
 import { Client, serviceEnvironment, startService } from './service.js'
 
@@ -21,8 +21,7 @@ t.test('multi-file outputs through HTTP in local mode', async (t) => {
   const api = new Client(service)
   const client = environment.s3.client()
   t.teardown(() => client.destroy())
-  const keysOf = async (commandId: string) =>
-    ((await client.send(new ListObjectsV2Command({ Bucket: environment.s3.bucket, Prefix: `outputs/${commandId}/` }))).Contents ?? []).map((o) => o.Key as string).sort()
+  const keysOf = (commandId: string) => keysUnder(client, environment.s3.bucket, `outputs/${commandId}/`)
 
   t.test('an HLS output ends SUCCESS with the playlist main and every segment stored', async (t) => {
     const { command_id } = await api.post('/run-ffmpeg-command', {

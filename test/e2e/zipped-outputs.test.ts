@@ -6,13 +6,13 @@
  * out_all declared beside `true`.
  */
 import { execFile } from 'node:child_process'
-import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { toolPath } from '../../api/local/tools.js'
 import { makeClip, serveFiles } from '../harness/media.js'
+import { keysUnder } from '../harness/outputs.js'
 import { scratchDir } from '../harness/scratch.js'
 import { readZip } from '../harness/unzip.js'
 import { Client, serviceEnvironment, startService } from './service.js'
@@ -27,8 +27,7 @@ t.test('outputs delivered as a zip through HTTP in local mode', async (t) => {
   const api = new Client(service)
   const client = environment.s3.client()
   t.teardown(() => client.destroy())
-  const keysOf = async (commandId: string) =>
-    ((await client.send(new ListObjectsV2Command({ Bucket: environment.s3.bucket, Prefix: `outputs/${commandId}/` }))).Contents ?? []).map((o) => o.Key as string).sort()
+  const keysOf = (commandId: string) => keysUnder(client, environment.s3.bucket, `outputs/${commandId}/`)
   const download = async (url: string) => {
     const response = await fetch(url)
     t.equal(response.status, 200, 'the zip downloads')

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { promisify } from 'node:util'
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { ListObjectsV2Command, PutObjectCommand, type _Object, type S3Client } from '@aws-sdk/client-s3'
 import type { JetStreamClient } from 'nats'
 import { createLogger } from '../../api/logger.js'
 import { toolPath } from '../../api/local/tools.js'
@@ -62,16 +62,27 @@ export async function publishLikeRunner(js: JetStreamClient, event: SuccessEvent
   await publishStatusEvent(js, event, { logger: createLogger('test', 'silent') })
 }
 
-/** Every key under `prefix` in `bucket`, sorted, with its ETag and last-modified time. */
-export async function listBucket(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = []
+/** Every object under `prefix` in `bucket`, every page of the listing. */
+async function objectsUnder(s3: S3Client, bucket: string, prefix: string): Promise<_Object[]> {
+  const objects: _Object[] = []
   let token: string | undefined
   do {
     const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }))
-    for (const object of page.Contents ?? []) keys.push(`${object.Key ?? ''} ${object.ETag ?? ''} ${object.LastModified?.toISOString() ?? ''}`)
+    objects.push(...(page.Contents ?? []))
     token = page.NextContinuationToken
   } while (token)
-  return keys.sort()
+  return objects
+}
+
+/** Every key under `prefix` in `bucket`, sorted, with its ETag and last-modified time. */
+export async function listBucket(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const objects = await objectsUnder(s3, bucket, prefix)
+  return objects.map((object) => `${object.Key ?? ''} ${object.ETag ?? ''} ${object.LastModified?.toISOString() ?? ''}`).sort()
+}
+
+/** Every key under `prefix` in `bucket`, sorted. */
+export async function keysUnder(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  return (await objectsUnder(s3, bucket, prefix)).map((object) => object.Key as string).sort()
 }
 
 /** A 4 s, 2-rendition HLS ladder written by the provisioned ffmpeg in `dir` (its cwd, as the runner runs it): master.m3u8, v0/ and v1/ with a playlist and 1 s segments each. */
