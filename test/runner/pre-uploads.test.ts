@@ -71,6 +71,9 @@ t.test('files stored while ffmpeg runs, completed by the final upload', async (t
     const target = uploadTargetFor(spec, readRunnerConfig(env), env)
     const work = await workWith({ 'seg_000.ts': 'zero' })
     await writeFile(join(work, 'outputs', 'out_hls', 'seg_001.ts'), 'being written')
+    // Touched "just now" whatever the machine's pace: a stall between this write and the offer must not make it look settled.
+    const justNow = new Date(Date.now() + 60_000)
+    await utimes(join(work, 'outputs', 'out_hls', 'seg_001.ts'), justNow, justNow)
     const early = new PreUploads(() => openStore(target, spec.commandId), work, 100)
     await early.offer(folders)
     t.teardown(() => early.close())
