@@ -2118,7 +2118,7 @@ export interface paths {
                         output_files: {
                             [key: string]: string;
                         };
-                        /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                        /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
                         compress_outputs?: true | string[];
                         /** @description must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>> */
                         ffmpeg_command: string;
@@ -2312,7 +2312,7 @@ export interface paths {
                         output_files: {
                             [key: string]: string;
                         };
-                        /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                        /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
                         compress_outputs?: true | string[];
                         /** @description at most 10, run in order in one sandbox */
                         ffmpeg_commands: string[];
@@ -2508,7 +2508,7 @@ export interface paths {
                             output_files: {
                                 [key: string]: string;
                             };
-                            /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                            /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
                             compress_outputs?: true | string[];
                             /** @description must begin with "ffmpeg" and arguments; files by placeholder, e.g. {{in_video}} or <<out_mp4>> */
                             ffmpeg_command: string;
@@ -3184,7 +3184,7 @@ export interface paths {
                                 output_files: {
                                     [key: string]: string;
                                 };
-                                /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                                /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
                                 compress_outputs?: true | string[];
                                 ffmpeg_command?: string;
                                 ffmpeg_commands?: string[];
@@ -3345,7 +3345,7 @@ export interface paths {
                                     output_files: {
                                         [key: string]: string;
                                     };
-                                    /** @description true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files */
+                                    /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
                                     compress_outputs?: true | string[];
                                     ffmpeg_command?: string;
                                     ffmpeg_commands?: string[];

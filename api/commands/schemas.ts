@@ -65,7 +65,7 @@ export const InputCompressedFolder = HttpUrl(
  */
 export const CompressOutputs = Type.Union([Type.Literal(true), Type.Array(Type.String(), { maxItems: MAX_FILES_PER_MAP })], {
   description:
-    'true: every output in one zip, outputs.zip, reported as out_all; or a list of declared out_* aliases, each stored as one zip <alias>.zip holding its files',
+    'must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files)',
 })
 export type CompressOutputs = Static<typeof CompressOutputs>
 

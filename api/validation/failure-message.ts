@@ -34,6 +34,9 @@ export function describeFailure(errors: readonly FastifySchemaValidationError[],
   const unionSaid = union && schemaAtFailure(schema, union.schemaPath)?.description
   if (first.keyword === 'required' && typeof unionSaid === 'string' && unionSaid.startsWith('must ')) return `${at}: ${unionSaid}`
   if (params.missingProperty !== undefined) return `${at}.${params.missingProperty} is required`
+  // A union of a constant and another shape (`true` or a list) fails on each branch: Ajv's "must be
+  // equal to constant" or "must be a boolean or array" name neither choice; the union's own words do.
+  if ((first.keyword === 'const' || first.keyword === 'type') && union?.instancePath === first.instancePath && typeof unionSaid === 'string' && unionSaid.startsWith('must ')) return `${at}: ${unionSaid}`
   if (first.keyword === 'not' && typeof failing?.description === 'string') return `${at}: ${failing.description}`
   if (first.keyword === 'type') {
     // A union (string, number or boolean; object or null) fails once per branch, at the same place.

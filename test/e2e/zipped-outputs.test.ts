@@ -95,7 +95,8 @@ t.test('outputs delivered as a zip through HTTP in local mode', async (t) => {
       [['out_video', 'out_video'], body.output_files, /compress_outputs: lists "out_video" twice/],
       [true, { out_all: 'v.mp4' }, /compress_outputs: true reports every output as out_all/],
       [[], body.output_files, /compress_outputs: must list at least one out_\* alias, or be true/],
-      [false, body.output_files, /compress_outputs/],
+      [false, body.output_files, /^body\.compress_outputs: must be true \(every output in one zip.*\) or a list of declared out_\* aliases/],
+      ['yes', body.output_files, /^body\.compress_outputs: must be true .* or a list of declared out_\* aliases/],
     ]
     for (const [compress, outputs, message] of cases) {
       const command = outputs.out_all ? 'ffmpeg -i {{in_video}} -c copy {{out_all}}' : body.ffmpeg_command
