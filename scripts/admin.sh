@@ -4,6 +4,9 @@
 # only the command's JSON and a call with a current build answers at once.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Everything below runs on the Node the images use, whatever Node launched npm.
+source scripts/lib/node-runtime.sh
+use_pinned_node "${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
 bash scripts/ensure-deps.sh >&2
 
 # Touched when a build starts, so a source saved during that build is newer

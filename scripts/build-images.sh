@@ -32,8 +32,10 @@ BUILDKIT_VERSION=v0.34.1 # the version scripts/toolchain/dockerfile-lint lints w
 # The Node of the Dockerfiles' NODE_IMAGE, and the npm that Node release bundles
 # (its changelog: "deps: upgrade npm to 11.19.0" in 24.20.0, none in 24.21.0).
 # Integrities are the npm registry's dist.integrity of each tarball.
-NODE_VERSION=24.21.0
-NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+# The Node pin is shared with npm start and npm test (scripts/lib/node-runtime.sh).
+source "$root/scripts/lib/node-runtime.sh"
+NODE_VERSION=$FFKUBE_NODE_VERSION
+NODE_INTEGRITY=$FFKUBE_NODE_INTEGRITY
 NPM_VERSION=11.19.0
 NPM_INTEGRITY=sha512-SDd/hHg3KqHE5Ht2NHWxNYNtqCQ2pXAPLl6OtQhPyED5PHsRfrOtO199MZTIG2cQoQ1ZRI9t28shrD+2cr3AAw==
 DEBIAN_SUITE=bookworm
@@ -141,16 +143,7 @@ provision_rootfs() {
 
 # npm_fetch PACKAGE VERSION INTEGRITY — the registry's tarball, checked against the pin.
 npm_fetch() {
-  local name="$1" version="$2" integrity="$3"
-  local file="$images/dl/$name-$version.tgz"
-  if [[ ! -f "$file" ]]; then
-    log "fetching $name@$version from the npm registry"
-    (cd "$images/dl" && npm pack --silent "$name@$version" >/dev/null)
-  fi
-  local got
-  got="sha512-$(node -e 'process.stdout.write(require("node:crypto").createHash("sha512").update(require("node:fs").readFileSync(process.argv[1])).digest("base64"))' "$file")"
-  [[ "$got" == "$integrity" ]] || { rm -f "$file"; die "$name@$version: integrity $got, pinned $integrity"; }
-  printf '%s' "$file"
+  npm_package_tgz "$images/dl" "$@" || die "$1@$2 could not be fetched or did not match its pinned integrity"
 }
 
 # buildkitd for this run only: root, runc worker, host network, state under the

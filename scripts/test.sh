@@ -3,6 +3,9 @@
 # lint, then run every test with tap. Extra arguments go to tap (e.g. a file).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Everything below runs on the Node the images use, whatever Node launched npm.
+source scripts/lib/node-runtime.sh
+use_pinned_node "${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
 bash scripts/ensure-deps.sh
 bash scripts/provision.sh test
 echo "ffkube: type-check and build (tsc)" >&2

@@ -50,12 +50,17 @@ t.test('the README quickstart shows npm start, what it prints, and calls that en
   const service = spawn(command!, args, { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let running = true
   const exited = new Promise<void>((resolve) => service.once('exit', () => resolve(void (running = false))))
+  const streamsClosed = new Promise<void>((resolve) => service.once('close', () => resolve()))
   t.teardown(() => {
     if (running) process.kill(-service.pid!, 'SIGKILL')
   })
   let output = ''
   let errors = ''
-  service.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-20_000)))
+  let sdkVersionWarnings = 0
+  service.stderr.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-20_000)
+    sdkVersionWarnings += chunk.toString().split('NodeVersionSupportWarning').length - 1
+  })
   const patterns = printed.map(linePattern)
   const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {
     service.stdout.on('data', (chunk: Buffer) => {
@@ -84,7 +89,15 @@ t.test('the README quickstart shows npm start, what it prints, and calls that en
     'each call prints what the README says it prints',
   )
 
+  // npm start runs the service on the Node the images use, whatever Node ran npm (scripts/lib/node-runtime.sh).
+  const pinned = /^FFKUBE_NODE_VERSION=(\S+)$/m.exec(await readFile(`${root}/scripts/lib/node-runtime.sh`, 'utf8'))?.[1]
+  const metrics = await (await fetch(`${url}/metrics`)).text()
+  t.match(metrics, new RegExp(`ffkube_nodejs_version_info\\{version="v${pinned?.replaceAll('.', '\\.')}"`), `the service runs on Node ${pinned}`)
+
   process.kill(-service.pid!, 'SIGINT')
   await exited
+  await streamsClosed
+  // Its output streams have closed: everything it printed has been read.
+  t.equal(sdkVersionWarnings, 0, 'no NodeVersionSupportWarning from the AWS SDK')
   await eventually('no process npm start started is left', async () => (await processesMentioning(dataDir)).length === 0)
 })
