@@ -8,7 +8,8 @@
 #            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
 #            containerd, CoreDNS, kube-router and the images they run, and the two images
 #            built from our Dockerfiles (scripts/build-images.sh), and Debian's Chromium for
-#            the console's browser test (test/console/browser.test.ts) (default)
+#            the console's browser test (test/console/browser.test.ts), and Debian's
+#            ffmpeg 5.1 as a bench baseline and the tests' network-capable player (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
 # entry per tool, whether built here or linked from the system.
@@ -39,6 +40,8 @@ HELM_VERSION=v3.22.0
 # helm-docs: generates charts/ffkube/README.md from values.yaml (scripts/chart-docs.sh).
 HELM_DOCS_VERSION=v1.14.2
 CONTAINERD_VERSION=v2.4.2
+# NATS: built from its Go module; docs/development/versions.md and the chart's README name it as the tested server.
+NATS_SERVER_VERSION=v2.15.3
 COREDNS_VERSION=v1.14.7
 # The pause version of build/pause/Makefile in k8s.io/kubernetes $KUBE_VERSION; the
 # -ffkube suffix says it is our build of it (test/harness/cluster/images.ts).
@@ -69,11 +72,8 @@ link_system() {
 }
 
 provision_debian() {
-  # bubblewrap: the sandbox of local mode's tools (contracts/sandbox.ts). Debian's
-  # ffmpeg 5.1 is not what ffkube runs (provision_ffmpeg): it stays installed as the
-  # benchmarks' baseline (bench/local-mode.ts), /usr/bin/ffmpeg, never in bin/.
-  apt_install ffmpeg nats-server bubblewrap
-  link_system nats-server /usr/sbin/nats-server
+  # bubblewrap: the sandbox of local mode's tools (contracts/sandbox.ts).
+  apt_install bubblewrap
   # curl and jq: the README's quickstart calls the API with them (test/docs/quickstart.test.ts).
   # The service itself does not need them, so without root a missing one is only named.
   if [[ $(id -u) -eq 0 ]]; then
@@ -108,6 +108,14 @@ provision_ffmpeg() {
   fi
   ln -sfn "$dir/bin/ffmpeg" "$bin/ffmpeg"
   ln -sfn "$dir/bin/ffprobe" "$bin/ffprobe"
+}
+
+# Debian's ffmpeg 5.1, test profile only: not what ffkube runs (provision_ffmpeg), never in
+# bin/. It is /usr/bin/ffmpeg and /usr/bin/ffprobe: the old baseline of bench/local-mode.ts,
+# and the tests' "standard player" with network protocols (test/harness/outputs.ts
+# STANDARD_PLAYER), which ours is built without.
+provision_debian_ffmpeg() {
+  apt_install ffmpeg
 }
 
 # Debian's Chromium, which test/console/browser.test.ts drives through playwright-core
@@ -225,6 +233,16 @@ provision_containerd() {
   write_stamp containerd "$key"
 }
 
+# nats-server from its Go module: Debian bookworm's is 2.9.10 (2022), years behind what users run.
+provision_nats() {
+  local key="$NATS_SERVER_VERSION $(go env GOVERSION)"
+  if stamp_matches nats-server "$key" && [[ -x "$bin/nats-server" && ! -L "$bin/nats-server" ]]; then return 0; fi
+  log "building nats-server $NATS_SERVER_VERSION (first time takes a minute or two; cached in $cache)"
+  rm -f "$bin/nats-server"
+  CGO_ENABLED=0 GOBIN="$bin" go install -trimpath -ldflags "-s -w" "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+  write_stamp nats-server "$key"
+}
+
 provision_coredns() {
   local key="$COREDNS_VERSION $(go env GOVERSION)"
   if stamp_matches coredns "$key" && [[ -x "$bin/coredns" ]]; then return 0; fi
@@ -336,9 +354,11 @@ provision_images() {
 provision_debian
 provision_ffmpeg
 provision_ytdlp
+provision_nats
 provision_ferretdb
 provision_minio
 if [[ "$profile" == test ]]; then
+  provision_debian_ffmpeg
   provision_kube
   provision_node_packages
   provision_containerd
