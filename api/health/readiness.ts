@@ -17,7 +17,10 @@ export async function runProbes(
     probes.map(async (probe): Promise<[string, ProbeResult]> => {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+        // After a stall of the event loop (a loaded host, a process just started) the timer fires
+        // in the loop's timers phase, before the poll phase reads an answer that already came:
+        // the reject waits for the check phase, after that read.
+        timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs)
       })
       try {
         await Promise.race([probe.check(), timeout])
