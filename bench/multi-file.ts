@@ -10,30 +10,34 @@
  *       uploads the same files from this script, all at once and 12 at a
  *       time, to another prefix. Target: ffkube <= 1.5x the script.
  *   (b) submit -> SUCCESS through the service as `npm start` runs it (HTTP,
- *       local executor, polling GET /commands/:id every 50 ms), minus a bare
- *       ffmpeg of the same arguments on a local copy run right after it.
- *       Target: <= 1 s.
- * Knobs: BENCH_SAMPLES (default 2), BENCH_CLIP_SECONDS (default 60).
+ *       local executor), seen by the client over Server-Sent Events (GET
+ *       /commands/:id/events), minus a bare ffmpeg of the same arguments on a
+ *       local copy run right after it; and where the difference goes, in time
+ *       and in CPU by process (bench/multi-file-overhead.ts). Target: <= 1 s.
+ * Knobs: BENCH_SAMPLES (default 2), BENCH_CLIP_SECONDS (default 60),
+ * BENCH_CLIENTS (default `sse`; `sse,poll` alternates an SSE client and one
+ * polling GET every 50 ms, sample by sample), BENCH_PARTS (default `a,b`).
  */
-import { execFile } from 'node:child_process'
 import { readdir, stat } from 'node:fs/promises'
 import { createReadStream } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { toolPath } from '../api/local/tools.js'
-import { planFfmpegCommands } from '../contracts/ffmpeg-plan.js'
-import { inputPathsFor } from '../contracts/ffmpeg-paths.js'
+import { connect } from 'nats'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startS3, type TestS3 } from '../test/harness/s3.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
 import { runRunner, specOf } from '../test/runner/harness.js'
 import { benchRun } from './bench-run.js'
+import { measureOverhead, median, printSplit, type ClientKind, type OverheadJob, type OverheadSample } from './multi-file-overhead.js'
+import { accountAll, stopAccounting } from './process-cpu.js'
+import { RunnerStages } from './runner-stages.js'
 
-const exec = promisify(execFile)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2)
 const CLIP_SECONDS = Number(process.env.BENCH_CLIP_SECONDS ?? 60)
+const CLIENTS = (process.env.BENCH_CLIENTS ?? 'sse').split(',') as ClientKind[]
+const PARTS = (process.env.BENCH_PARTS ?? 'a,b').split(',')
 const OUTPUTS = { out_ladder: 'stream_%v.m3u8' }
 const COMMAND =
   'ffmpeg -i {{in_video}} -map 0:v -map 0:a -map 0:v -map 0:a -map 0:v -map 0:a ' +
@@ -64,18 +68,6 @@ async function scriptUpload(client: S3Client, s3: TestS3, dir: string, files: st
   return (performance.now() - started) / 1000
 }
 
-/** A bare ffmpeg of the policy's argv on a local copy of the input, in a fresh work dir. */
-async function bareFfmpeg(clip: string): Promise<number> {
-  const work = await scratchDir(t, 'ffkube-bench-bare-')
-  const plan = planFfmpegCommands([COMMAND], { mode: 'ffmpeg', inputs: inputPathsFor({ in_video: 'http://x/clip.mp4' }), outputs: OUTPUTS })
-  if (!plan.ok) throw new Error(plan.violation.message)
-  await exec('mkdir', ['-p', join(work, 'inputs'), join(work, 'outputs', 'out_ladder')])
-  await exec('cp', [clip, join(work, 'inputs', 'in_video.mp4')])
-  const started = performance.now()
-  await exec(toolPath('ffmpeg'), plan.argvs[0] as string[], { cwd: work, maxBuffer: 64 * 1024 * 1024 })
-  return (performance.now() - started) / 1000
-}
-
 /** A titled table with a column per header. */
 function printTable(title: string, headers: string[], rows: string[][]): void {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)))
@@ -84,27 +76,17 @@ function printTable(title: string, headers: string[], rows: string[][]): void {
   for (const row of rows) console.log(line(row))
 }
 
-/** The median; of an even count, the mean of the middle two. */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 const f = (seconds: number) => seconds.toFixed(3)
 
-await run(async () => {
-  const dir = await scratchDir(t, 'ffkube-bench-multi-')
-  const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: CLIP_SECONDS, width: 1280, height: 720 })
-  const media = await serveFiles(t, [clip])
-
-  // (a) storing the outputs: the runner's deliver phase against the same SDK from a script.
+/** (a) storing the outputs: the runner's deliver phase against the same SDK from a script. */
+async function storing(dir: string, clipUrl: string): Promise<void> {
   const s3 = await startS3(t)
   const client = s3.client()
   t.teardown(() => client.destroy())
-  const storing: string[][] = []
+  const rows: string[][] = []
   let fileCount = 0
   for (let sample = 0; sample < SAMPLES; sample++) {
-    const spec = specOf({ inputFiles: { in_video: media.url(clip) }, outputFiles: OUTPUTS, ffmpegCommands: [COMMAND] })
+    const spec = specOf({ inputFiles: { in_video: clipUrl }, outputFiles: OUTPUTS, ffmpegCommands: [COMMAND] })
     const result = await runRunner(dir, spec, s3, { ALLOW_PRIVATE_NETWORKS: '1' })
     if (result.terminal.type !== 'SUCCESS') throw new Error(JSON.stringify(result.terminal))
     const phases = result.terminal.runner_phase_seconds
@@ -115,35 +97,49 @@ await run(async () => {
     const all = await scriptUpload(client, s3, folder, files, `script-all/${spec.commandId}`, files.length)
     const twelve = await scriptUpload(client, s3, folder, files, `script-12/${spec.commandId}`, 12)
     const best = Math.min(all, twelve)
-    storing.push([String(sample + 1), String(files.length), `${f(phases?.fetch ?? NaN)} / ${f(phases?.run ?? NaN)}`, f(deliver), f(all), f(twelve), (deliver / best).toFixed(2)])
+    rows.push([String(sample + 1), String(files.length), `${f(phases?.fetch ?? NaN)} / ${f(phases?.run ?? NaN)}`, f(deliver), f(all), f(twelve), (deliver / best).toFixed(2)])
   }
   printTable(
     `(a) storing a ${CLIP_SECONDS} s 3-rendition HLS ladder (${fileCount} files), seconds; target ffkube <= 1.5x the script`,
     ['sample', 'files', 'runner fetch / run', 'ffkube deliver', 'script, all at once', 'script, 12 at a time', 'ratio to the faster'],
-    storing,
+    rows,
   )
+}
 
-  // (b) submit -> SUCCESS through the service, over a bare ffmpeg of the same arguments.
+/** (b) submit -> SUCCESS through the service, seen by the client, over a bare ffmpeg of the same arguments right after. */
+async function overhead(job: OverheadJob): Promise<void> {
   const environment = await serviceEnvironment(t)
   const service = await startService(t, environment)
   const api = new Client(service)
-  const overhead: string[][] = []
-  const overheads: number[] = []
+  const nc = await connect({ servers: environment.env.NATS_URL as string })
+  t.teardown(() => nc.close())
+  const stages = new RunnerStages(nc)
+  const samples = new Map<ClientKind, OverheadSample[]>(CLIENTS.map((client) => [client, []]))
+  const rows: string[][] = []
   for (let sample = 0; sample < SAMPLES; sample++) {
-    const started = performance.now()
-    const { command_id } = await api.post('/run-ffmpeg-command', { input_files: { in_video: media.url(clip) }, output_files: OUTPUTS, ffmpeg_command: COMMAND })
-    const done = await api.waitForCommand(command_id, 600_000)
-    const total = (performance.now() - started) / 1000
-    if (done.status !== 'SUCCESS') throw new Error(JSON.stringify(done))
-    const bare = await bareFfmpeg(clip)
-    overheads.push(total - bare)
-    const inService = done.ffmpeg_command_run_seconds as number
-    overhead.push([String(sample + 1), f(total), f(inService), f(bare), f(total - bare), f(total - inService)])
+    // Alternated, so a change in the machine's load falls on every kind alike.
+    for (const client of sample % 2 === 0 ? CLIENTS : [...CLIENTS].reverse()) {
+      const seen = await measureOverhead(t, service, api, stages, job, client)
+      samples.get(client)?.push(seen)
+      const outside = Object.entries(seen.cpu).filter(([group]) => group !== 'tools').reduce((sum, [, seconds]) => sum + seconds, 0)
+      rows.push([String(sample + 1), client, f(seen.total), f(seen.ffmpegInService), f(seen.bare), f(seen.total - seen.bare), f(seen.total - seen.ffmpegInService), `${seen.cpu.tools?.toFixed(1) ?? 'n/a'} / ${seen.bareCpu.toFixed(1)}`, outside.toFixed(2), loadavg()[0]?.toFixed(1) ?? ''])
+    }
   }
   printTable(
     '(b) submit -> SUCCESS over bare ffmpeg, seconds; target overhead <= 1 s',
-    ['sample', 'submit -> SUCCESS', 'ffmpeg in service', 'bare ffmpeg', 'overhead', 'of which outside ffmpeg'],
-    overhead,
+    ['sample', 'client', 'submit -> SUCCESS', 'ffmpeg in service', 'bare ffmpeg', 'overhead', 'outside ffmpeg', 'ffmpeg CPU s in / bare', 'others CPU s', 'load'],
+    rows,
   )
-  process.stdout.write(`median overhead ${f(median(overheads))} s\n`)
-})
+  printSplit('(b) where the overhead goes', CLIENTS.map((client) => ({ name: client, samples: samples.get(client) ?? [] })))
+  for (const client of CLIENTS) process.stdout.write(`median overhead, ${client}: ${f(median((samples.get(client) ?? []).map((s) => s.total - s.bare)))} s\n`)
+}
+
+await run(async () => {
+  // Before anything starts, so the tools' CPU can be told apart (process-cpu.ts).
+  accountAll()
+  const dir = await scratchDir(t, 'ffkube-bench-multi-')
+  const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: CLIP_SECONDS, width: 1280, height: 720 })
+  const media = await serveFiles(t, [clip])
+  if (PARTS.includes('a')) await storing(dir, media.url(clip))
+  if (PARTS.includes('b')) await overhead({ body: { input_files: { in_video: media.url(clip) }, output_files: OUTPUTS, ffmpeg_command: COMMAND }, clip })
+}, stopAccounting)

@@ -124,7 +124,11 @@ export function watchCpu(root: number, intervalMs = 500): { stop(): Promise<CpuB
       const totals: CpuByGroup = {}
       for (const [pid, { group, ms }] of last) totals[group] = (totals[group] ?? 0) + ms - (first.get(pid) ?? 0)
       const after = usage()
-      if (usageBefore !== null && after !== null) totals.tools = after - usageBefore - Object.values(totals).reduce((sum, ms) => sum + ms, 0)
+      // Everything but the processes sampled as something else: the tools sampled (a tool started unjailed, bwrap
+      // itself) are in the group's usage too, so they are not subtracted twice.
+      if (usageBefore !== null && after !== null) {
+        totals.tools = after - usageBefore - Object.entries(totals).reduce((sum, [group, ms]) => sum + (group === 'tools' ? 0 : ms), 0)
+      }
       return totals
     },
   }

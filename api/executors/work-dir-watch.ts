@@ -7,8 +7,29 @@
  * sandbox, and whatever wrote the bytes: a fetch, yt-dlp, or an ffmpeg looping
  * its input forever.
  */
-import { lstat, readdir } from 'node:fs/promises'
+import { lstatSync, type Stats } from 'node:fs'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+
+/**
+ * Entries measured between two turns of the event loop. The walk runs beside
+ * every command, four times a second: with a promise per lstat it cost ~8 ms
+ * of CPU per 200 files, most of the service's CPU beside an HLS encode
+ * (docs/benchmarks/multi-file.md); synchronous lstat calls cost ~1.5 ms, and
+ * a batch this size holds the loop ~2 ms, however large the tree. Each
+ * directory is still listed without blocking (one call, however many entries).
+ */
+const ENTRIES_PER_TURN = 256
+
+/** Its lstat, or null when it vanished or cannot be read. */
+function statOf(path: string): Stats | null {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
 
 /**
  * Bytes a directory tree holds: per file, its apparent size or its allocated
@@ -18,13 +39,17 @@ import { join } from 'node:path'
  */
 export async function directoryBytes(dir: string): Promise<number> {
   let total = 0
+  let sinceTurn = 0
   const pending = [dir]
   for (let current = pending.pop(); current !== undefined; current = pending.pop()) {
-    const entries = await readdir(current, { withFileTypes: true }).catch(() => [])
-    for (const entry of entries) {
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      if (++sinceTurn >= ENTRIES_PER_TURN) {
+        sinceTurn = 0
+        await nextTurn()
+      }
       const path = join(current, entry.name)
       if (entry.isDirectory()) pending.push(path)
-      const stats = await lstat(path).catch(() => null)
+      const stats = statOf(path)
       if (stats) total += Math.max(stats.size, stats.blocks * 512)
     }
   }

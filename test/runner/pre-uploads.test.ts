@@ -66,6 +66,35 @@ t.test('files stored while ffmpeg runs, completed by the final upload', async (t
     t.equal(await bodyOf(`outputs/${spec.commandId}/seg_001.ts`), 'one')
   })
 
+  t.test('a file sent early is not sent again while ffmpeg runs: the final upload sends its last version', async (t) => {
+    const spec = specOf({})
+    const target = uploadTargetFor(spec, readRunnerConfig(env), env)
+    const work = await workWith({ 'playlist.m3u8': 'v1' })
+    const sent: string[] = []
+    // The real store, told of each early PUT.
+    const early = new PreUploads(
+      async () => {
+        const store = await openStore(target, spec.commandId)
+        return { ...store, putBytes: (file, body) => (sent.push(body.toString()), store.putBytes(file, body)) }
+      },
+      work,
+      100,
+    )
+    t.teardown(() => early.close())
+    await early.offer(folders)
+    while ((await keysOf(spec.commandId)).length < 1) await new Promise((resolve) => setTimeout(resolve, 20))
+    // Rewritten and settled again (a playlist after the next segment), then offered again.
+    const old = new Date(Date.now() - 30_000)
+    await writeFile(join(work, 'outputs', 'out_hls', 'playlist.m3u8'), 'v2')
+    await utimes(join(work, 'outputs', 'out_hls', 'playlist.m3u8'), old, old)
+    await early.offer(folders)
+    const { todo } = await early.settle([file('playlist.m3u8')])
+    t.same(sent, ['v1'], 'sent once while ffmpeg ran')
+    t.same(todo.map((f) => f.filename), ['playlist.m3u8'], 'its change is left to the final upload')
+    await uploadOutputs(target, spec.commandId, work, [file('playlist.m3u8')], early)
+    t.equal(await bodyOf(`outputs/${spec.commandId}/playlist.m3u8`), 'v2', 'the bucket holds the last version')
+  })
+
   t.test('files still being written are left for the final upload', async (t) => {
     const spec = specOf({})
     const target = uploadTargetFor(spec, readRunnerConfig(env), env)

@@ -5,8 +5,8 @@
  * after ffmpeg ends made storing most of a command's overhead over ffmpeg
  * (docs/benchmarks/multi-file.md).
  *
- * Nothing here decides what is delivered: a file is sent early when it is a
- * regular file (lstat) in an output's folder untouched for SETTLED_MS, and
+ * Nothing here decides what is delivered: a file is sent early, once, when it
+ * is a regular file (lstat) in an output's folder untouched for SETTLED_MS, and
  * the final upload (s3-upload.ts uploadOutputs) walks the folders again as
  * always, sends every file that is new or whose size, mtime or inode changed
  * since (a playlist is rewritten after each segment), and deletes the objects
@@ -67,10 +67,13 @@ export class PreUploads implements EarlierUploads {
         if (this.#stopped || this.#inFlight.size >= PRE_UPLOADS_IN_FLIGHT || this.#started >= this.maxFiles) return
         if (!entry.isFile() || this.#inFlight.has(entry.name)) continue
         const path = `${folder.path}/${entry.name}`
+        // Sent once is enough while ffmpeg runs: settle() finds whether it changed since (a playlist is rewritten
+        // after every segment) and the final upload sends it again then. Looking again at every file of the folder
+        // on every offer was most of the runner's CPU beside an HLS encode (docs/benchmarks/multi-file.md), and
+        // resending each playlist every second stole more from ffmpeg.
+        if (this.#stored.get(entry.name)?.path === path) continue
         const stats = await lstat(join(this.workDir, path)).catch(() => null)
         if (!stats?.isFile() || stats.size > MAX_EARLY_BYTES || Date.now() - stats.mtimeMs < SETTLED_MS) continue
-        const earlier = this.#stored.get(entry.name)
-        if (earlier?.path === path && earlier.signature === signatureOf(stats)) continue
         this.#send({ alias: folder.alias, filename: entry.name, path, contentType: mimeTypeForFilename(entry.name) }, signatureOf(stats))
       }
     }
