@@ -47,7 +47,7 @@ const ASCII_ENCODINGS = /^(?:utf-?8|us-ascii|ascii|iso-8859-\d{1,2}|iso-?latin-?
 const NAME = /[A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?/y
 const ATTRIBUTE = /[ \t\r\n]+([A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?)[ \t\r\n]*=[ \t\r\n]*(?:"([^"<]*)"|'([^'<]*)')/y
 const TAG_END = /[ \t\r\n]*(\/?)>/y
-const XML_DECLARATION = /^<\?xml[ \t\r\n][^?]*\?>/
+const XML_DECLARATION = /^<\?xml[ \t\r\n][\s\S]*?\?>/
 const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" }
 
 /** Decodes the five XML entities and character references; null on any other `&`. */
@@ -89,7 +89,7 @@ export function readMpd(text: string): MpdReading {
       const decoded = decodeEntities(chunk)
       if (decoded === null) return fail(at, 'uses an entity other than the five XML ones or a character reference')
       const top = open.at(-1)
-      if (top === undefined ? decoded.trim() !== '' : false) return fail(at, 'has text outside its root element')
+      if (top === undefined && decoded.trim() !== '') return fail(at, 'has text outside its root element')
       if (top !== undefined && URL_TEXT_ELEMENTS.has(localName(top.name))) top.text += decoded
     }
     if (lt === -1) break

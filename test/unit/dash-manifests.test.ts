@@ -53,6 +53,7 @@ const manifests: Array<[string, string, RegExp | null]> = [
   ['an unknown template identifier', mpd('<SegmentTemplate media="c-$Path$.m4s"/>'), /each part/],
   ['a UTF-16 manifest', `\u00ff\u00fe${mpd(TEMPLATE)}`, /not UTF-8 or ASCII text/],
   ['a manifest declaring UTF-16', mpd(TEMPLATE).replace('utf-8', 'UTF-16'), /declares the encoding "UTF-16"/],
+  ['a declaration hiding its encoding behind a "?"', mpd(TEMPLATE).replace('<?xml version="1.0" encoding="utf-8"?>', '<?xml version="1.0?" encoding="UTF-16"?>'), /declares the encoding "UTF-16"/],
   ['an element inside a BaseURL', mpd(TEMPLATE, '<BaseURL>a/<b/></BaseURL>'), /an element inside <BaseURL>/],
   ['an end tag that closes the wrong element', mpd(TEMPLATE).replace('</Period>', '</AdaptationSet>'), /does not close the open element/],
   ['a text that is no manifest', 'ffconcat version 1.0\nfile /etc/passwd\n', /not a DASH manifest/],
