@@ -66,6 +66,8 @@ export const HLS_HARDENING: readonly string[] = [
 export interface PlannedInput {
   options: readonly string[]
   path: string
+  /** What follows `-i` when it is not `path` itself (a DASH manifest's `file:` URL). */
+  url?: string
   checks: WorkFileCheck[]
 }
 
@@ -82,7 +84,9 @@ export function planInput(value: string, format: string | null, context: WorkFil
     return { options: HLS_HARDENING, path, checks: [{ kind: 'hls', path, argument: `-i ${value}` }] }
   }
   if (format === 'dash' || (format === null && /\.mpd$/i.test(path))) {
-    return { options: DASH_HARDENING, path, checks: [{ kind: 'dash', path, argument: `-i ${value}` }] }
+    // As a file: URL: given a bare relative path, dashdec.c joins the manifest's directory to each
+    // segment twice (dir/dir/seg.m4s) unless the manifest has a BaseURL; a URL base resolves once.
+    return { options: DASH_HARDENING, path, url: `file:${path}`, checks: [{ kind: 'dash', path, argument: `-i ${value}` }] }
   }
   if (format !== null && !ALLOWED_INPUT_FORMATS.has(format)) refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed input format`)
   return { options: INPUT_HARDENING, path, checks: fromFolder ? [{ kind: 'file', path, argument: `-i ${value}` }] : [] }

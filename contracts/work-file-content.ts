@@ -96,9 +96,9 @@ export function concatListProblem(text: string): string | null {
  * null when every URL it names (BaseURL text, SegmentTemplate media and
  * initialization, SegmentURL media, Initialization sourceURL, with template
  * identifiers filled by a letter) is a safe relative path, and every
- * Representation id and bandwidth a plain name. FFmpeg resolves a relative
- * BaseURL against its working directory (the work dir), not always the
- * manifest's: either way a relative path with no ".." stays inside.
+ * Representation id and bandwidth a plain name. ffmpeg gets the manifest as
+ * a file: URL (ffmpeg-inputs.ts), so every relative URL resolves against the
+ * manifest's directory: with no "..", it stays under it.
  */
 export function dashManifestProblem(text: string): string | null {
   if (!isDashManifest(text)) return 'it is not a DASH manifest (no MPD element)'

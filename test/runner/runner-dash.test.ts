@@ -33,11 +33,14 @@ t.test('DASH manifests in the runner', async (t) => {
   const manifest = await readFile(join(made, 'manifest.mpd'), 'utf8')
   const segmentEntries: ZipEntrySpec[] = await Promise.all(segments.map(async (name) => ({ name: `dash/${name}`, data: await readFile(join(made, name)) })))
   const withBaseUrl = (baseUrl: string) => manifest.replace(/(<Period\b)/, `<BaseURL>${baseUrl}</BaseURL>\n\t$1`)
+  // The init section is what the segment demuxer is probed on (dashdec.c reopen_demux_for_component);
+  // media segments after it are fed to that demuxer as bytes, never probed.
+  const init = segments.find((name) => name.startsWith('init-'))!
   const chunk = segments.find((name) => name.startsWith('chunk-'))!
-  /** The folder with one segment's bytes replaced. */
+  /** The folder with the init section's bytes replaced. */
   const disguised = (bytes: string): ZipEntrySpec[] => [
     { name: 'dash/manifest.mpd', data: manifest },
-    ...segmentEntries.map((entry) => (entry.name === `dash/${chunk}` ? { name: entry.name, data: bytes } : entry)),
+    ...segmentEntries.map((entry) => (entry.name === `dash/${init}` ? { name: entry.name, data: bytes } : entry)),
   ]
   const hostileManifests: Record<string, string> = {
     'passwd.mpd': withBaseUrl('file:///etc/passwd'),
@@ -49,8 +52,8 @@ t.test('DASH manifests in the runner', async (t) => {
   const zips: Record<string, ZipEntrySpec[]> = {
     'dash.zip': [{ name: 'dash/manifest.mpd', data: manifest }, ...segmentEntries],
     ...Object.fromEntries(Object.entries(hostileManifests).map(([name, text]) => [`${name}.zip`, [{ name: 'dash/manifest.mpd', data: text }, ...segmentEntries]])),
-    'hls-segment.zip': disguised(`#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n${segments[0]}\n#EXT-X-ENDLIST\n`),
-    'concat-segment.zip': disguised(`ffconcat version 1.0\nfile ${segments[0]}\n`),
+    'hls-segment.zip': disguised(`#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n${chunk}\n#EXT-X-ENDLIST\n`),
+    'concat-segment.zip': disguised(`ffconcat version 1.0\nfile ${chunk}\n`),
   }
   const files: string[] = []
   for (const [name, entries] of Object.entries(zips)) {
@@ -110,12 +113,12 @@ t.test('DASH manifests in the runner', async (t) => {
       const result = await runRunner(dir, spec, s3, env)
       t.match(result.terminal, { type: 'FAILED', error_status: 'INVALID_COMMAND', error_message: named })
       t.match(result.terminal, { error_message: /^-i \{\{in_mpd\}\}: inputs\/in_mpd\.mpd: line \d+: / })
-      t.notOk(result.events.some((e) => e.type === 'PROCESSING' && e.stage === 'RUNNING'), 'ffmpeg never started')
+      t.notMatch(result.raw, /==> ffmpeg/, 'ffmpeg never started (no log of it)')
     })
   }
 
   for (const [what, zip] of [['an HLS playlist', 'hls-segment.zip'], ['a concat list', 'concat-segment.zip']]) {
-    t.test(`a segment that is ${what} in disguise is refused by ffmpeg's format whitelist: FAILED FFMPEG_FAILED`, async (t) => {
+    t.test(`an init section that is ${what} in disguise is refused by ffmpeg's format whitelist: FAILED FFMPEG_FAILED`, async (t) => {
       const result = await runRunner(dir, fromFolder(zip!), s3, env)
       t.match(result.terminal, { type: 'FAILED', error_status: 'FFMPEG_FAILED' })
       t.match(result.raw, /not on whitelist/, "ffmpeg's own words, in the command's log")

@@ -33,10 +33,10 @@ const readings: Array<[string, string, PolicyContext, string[], WorkFileCheck[]]
     [...HLS_HARDENING, '-i', 'hls/index.m3u8', '-c', 'copy'], [{ kind: 'hls', path: 'hls/index.m3u8', argument: '-i hls/index.m3u8' }]],
   ['reads a playlist forced with -f hls', 'ffmpeg -f hls -i {{in_hls}} -c copy {{out_video}}', plain,
     ['-f', 'hls', ...HLS_HARDENING, '-i', 'inputs/in_hls.m3u8', '-c', 'copy'], [{ kind: 'hls', path: 'inputs/in_hls.m3u8', argument: '-i {{in_hls}}' }]],
-  ['reads a .mpd entry as DASH with media-only extensions and segment demuxers', 'ffmpeg -i dash/manifest.mpd -c copy {{out_video}}', folder,
-    [...DASH_HARDENING, '-i', 'dash/manifest.mpd', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.mpd', argument: '-i dash/manifest.mpd' }]],
+  ['reads a .mpd entry as DASH with media-only extensions and segment demuxers, as a file: URL', 'ffmpeg -i dash/manifest.mpd -c copy {{out_video}}', folder,
+    [...DASH_HARDENING, '-i', 'file:dash/manifest.mpd', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.mpd', argument: '-i dash/manifest.mpd' }]],
   ['reads a manifest forced with -f dash, whatever its name', 'ffmpeg -f dash -i dash/manifest.xml -c copy {{out_video}}', folder,
-    ['-f', 'dash', ...DASH_HARDENING, '-i', 'dash/manifest.xml', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.xml', argument: '-i dash/manifest.xml' }]],
+    ['-f', 'dash', ...DASH_HARDENING, '-i', 'file:dash/manifest.xml', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.xml', argument: '-i dash/manifest.xml' }]],
   ['keeps the alias rule for inputs when a folder comes too', 'ffmpeg -i {{in_video}} -i logo.png -filter_complex overlay {{out_video}}', folder,
     [...INPUT_HARDENING, '-i', 'inputs/in_video.mp4', ...INPUT_HARDENING, '-i', 'logo.png', '-filter_complex', 'overlay'], [{ kind: 'file', path: 'logo.png', argument: '-i logo.png' }]],
 ]
