@@ -12,13 +12,18 @@
  * - an HLS playlist (`-f hls`, or a `.m3u8` file): `-f hls`, a short list of
  *   segment demuxers (no `avi`, so no GAB2 subtitle can hide a playlist),
  *   `-allowed_extensions` and `-allowed_segment_extensions` of media files
- *   only, `-extension_picky 1`.
+ *   only, `-extension_picky 1`;
+ * - a DASH manifest (`-f dash`, or a `.mpd` file): `-f dash`, the demuxers of
+ *   DASH segments only (the segment's demuxer is probed among all, then held
+ *   to the whitelist, and may open nothing itself: dashdec.c's nested_io_open),
+ *   `-allowed_extensions` of media segments (FFmpeg's default list, named here
+ *   so that a change of default widens nothing).
  *
- * HLS and concat entries are paths ffmpeg resolves against the list's own
- * location; the file protocol alone would still let an HLS entry be absolute
- * or climb with `..`, so the runner reads every list before the command runs
- * (the `hls` and `concat` WorkFileChecks) and the OS sandbox holds the rest.
- * DASH manifests are refused: this build has no DASH demuxer (it needs libxml2).
+ * HLS, DASH and concat entries are paths ffmpeg resolves against the list's
+ * location or its working directory; the file protocol alone would still let
+ * an entry be absolute or climb with `..`, so the runner reads every list
+ * before the command runs (the `hls`, `dash` and `concat` WorkFileChecks) and
+ * the OS sandbox holds the rest.
  */
 import { ALLOWED_INPUT_FORMATS, DEMUXER_WHITELIST } from './ffmpeg-formats.js'
 import { describeBadFilename } from './ffmpeg-paths.js'
@@ -41,6 +46,16 @@ export const HLS_EXTENSIONS = 'ts,m4s,mp4,m4a,m4v,mov,fmp4,cmfv,cmfa,aac,ac3,eac
 /** The demuxers an HLS playlist and its segments may use. */
 export const HLS_DEMUXERS = 'hls,mpegts,mov,aac,ac3,eac3,mp3,webvtt'
 
+/** What a DASH manifest may name: its segments (dashdec.c's default allowed_extensions). */
+export const DASH_EXTENSIONS = 'aac,m4a,m4s,m4v,mov,mp4,webm,ts'
+/** The demuxers a DASH manifest and its segments may use: fragmented MP4, WebM, MPEG-TS, ADTS. */
+export const DASH_DEMUXERS = 'dash,mov,matroska,mpegts,aac'
+
+/** Before a DASH manifest. */
+export const DASH_HARDENING: readonly string[] = [
+  '-protocol_whitelist', 'file', '-format_whitelist', DASH_DEMUXERS, '-f', 'dash', '-allowed_extensions', DASH_EXTENSIONS,
+]
+
 /** Before an HLS playlist. */
 export const HLS_HARDENING: readonly string[] = [
   '-protocol_whitelist', 'file', '-format_whitelist', HLS_DEMUXERS, '-f', 'hls',
@@ -51,15 +66,14 @@ export const HLS_HARDENING: readonly string[] = [
 export interface PlannedInput {
   options: readonly string[]
   path: string
+  /** What follows `-i` when it is not `path` itself (a DASH manifest's `file:` URL). */
+  url?: string
   checks: WorkFileCheck[]
 }
 
 /** Plans the `-i value` that follows a `-f format` (or none). */
 export function planInput(value: string, format: string | null, context: WorkFileContext): PlannedInput {
   const argument = '-i'
-  if (format === 'dash') {
-    refuse('FORMAT_NOT_ALLOWED', '-f dash: this ffmpeg has no DASH demuxer (it is built without libxml2); read an HLS playlist (-f hls) instead')
-  }
   if (value.includes('%')) return planSequence(value, format, context)
   if (format === 'concat') {
     const { path } = resolveWorkFile(value, context, argument, 'INPUT_NOT_ALLOWED')
@@ -68,6 +82,11 @@ export function planInput(value: string, format: string | null, context: WorkFil
   const { path, fromFolder } = resolveWorkFile(value, context, argument, 'INPUT_NOT_ALLOWED')
   if (format === 'hls' || (format === null && /\.m3u8$/i.test(path))) {
     return { options: HLS_HARDENING, path, checks: [{ kind: 'hls', path, argument: `-i ${value}` }] }
+  }
+  if (format === 'dash' || (format === null && /\.mpd$/i.test(path))) {
+    // As a file: URL: given a bare relative path, dashdec.c joins the manifest's directory to each
+    // segment twice (dir/dir/seg.m4s) unless the manifest has a BaseURL; a URL base resolves once.
+    return { options: DASH_HARDENING, path, url: `file:${path}`, checks: [{ kind: 'dash', path, argument: `-i ${value}` }] }
   }
   if (format !== null && !ALLOWED_INPUT_FORMATS.has(format)) refuse('FORMAT_NOT_ALLOWED', `-f ${format} is not an allowed input format`)
   return { options: INPUT_HARDENING, path, checks: fromFolder ? [{ kind: 'file', path, argument: `-i ${value}` }] : [] }

@@ -169,7 +169,7 @@ function buildArgv(command: string, context: PolicyContext): PolicyResult {
       case 'input': {
         if (pendingMuxer.length > 0) refuse('OPTION_NOT_ALLOWED', `-${(pendingMuxer[0] as PendingMuxerOption).name} is an output option, not an input's`)
         const input = planInput(value, pendingFormat, context)
-        argv.push(...pending, ...input.options, '-i', input.path)
+        argv.push(...pending, ...input.options, '-i', input.url ?? input.path)
         checks.push(...input.checks)
         pending = []
         pendingFormat = null

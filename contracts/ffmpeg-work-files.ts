@@ -5,7 +5,7 @@
  * exist only at run time, so the policy holds each such path to a safe shape
  * here and lists it as a WorkFileCheck, which the runner makes before ffmpeg
  * starts (runner-image/runner/run/work-file-checks.ts). Files whose bytes
- * decide what ffmpeg opens next (a subtitle file, a playlist, a concat list)
+ * decide what ffmpeg opens next (a subtitle file, a playlist, a DASH manifest, a concat list)
  * get a check of their content too, whatever their origin.
  */
 import { describeBadFilename, PLAIN_FILENAME, placeholderAlias } from './ffmpeg-paths.js'
@@ -24,6 +24,8 @@ export type WorkFileCheckKind =
   | 'subtitles'
   /** An HLS playlist: every entry must be a relative path inside the work dir. */
   | 'hls'
+  /** A DASH manifest: every URL it names must be a relative path inside the work dir. */
+  | 'dash'
   /** A concat list: every entry must be a relative path inside the work dir, no `option`. */
   | 'concat'
 

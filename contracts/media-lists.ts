@@ -11,6 +11,8 @@
  * stricter rule for entries (work-file-content.ts). The ffmpeg side forces
  * `-protocol_whitelist file` and `-safe 1` as well (ffmpeg-policy.ts).
  */
+import { localName, readMpd, URL_TEXT_ELEMENTS } from './dash-manifest.js'
+import { PLAIN_FILENAME } from './ffmpeg-paths.js'
 
 /** One entry a list names that may not be opened, and where. */
 export interface PlaylistProblem {
@@ -47,9 +49,13 @@ export function isHlsPlaylist(text: string): boolean {
   return /^\uFEFF?\s*#EXTM3U/.test(text)
 }
 
-/** Whether the text holds a DASH manifest (libxml2 parses the whole file, so the root may come after a long prologue). */
+/**
+ * Whether the text may hold a DASH manifest: an MPD tag anywhere (libxml2
+ * parses the whole file, so the root may come after a long prologue), its
+ * name in any case, as the demuxer compares it.
+ */
 export function isDashManifest(text: string): boolean {
-  return /<(?:[A-Za-z0-9_-]+:)?MPD[\s>]/.test(text)
+  return /<(?:[A-Za-z0-9_.-]+:)?MPD[\s>/]/i.test(text)
 }
 
 /** FFmpeg's HLS line buffer (MAX_URL_SIZE) less margin: a longer line is cut there, and the cut could make a new path. */
@@ -94,26 +100,43 @@ export function hlsProblems(text: string, rule: EntryRule = listedPathProblem): 
   })
 }
 
-/** Elements and attributes of an MPD that name something the DASH demuxer opens. */
-const MPD_TEXT_ELEMENTS = /<((?:[A-Za-z0-9_-]+:)?(?:BaseURL|Location|PatchLocation))\b[^>]*>([^<]*)<\/\1\s*>/g
-const MPD_URL_ATTRIBUTES = /\s((?:xlink:)?href|media|initialization|sourceURL|index)\s*=\s*("([^"]*)"|'([^']*)')/g
+/**
+ * Template identifiers FFmpeg fills in a segment URL (dashdec.c, dash.c; case
+ * ignored as av_strireplace does): numbers, or a Representation's id and
+ * bandwidth, which dashProblems checks themselves.
+ */
+const DASH_TEMPLATE = /\$(?:RepresentationID|Number|Bandwidth|Time)(?:%0\d{1,2}d)?\$/gi
+/** Attributes whose value is a URL (xmlGetProp of SegmentTemplate, SegmentURL, Initialization; href and index refused as strictly). */
+const DASH_URL_ATTRIBUTES: ReadonlySet<string> = new Set(['media', 'initialization', 'sourceurl', 'href', 'index'])
 
-/** Every URL a DASH manifest names, by line. */
-export function dashProblems(text: string): PlaylistProblem[] {
+/**
+ * Every URL a DASH manifest names that `rule` refuses, read as libxml2 reads
+ * it (dash-manifest.ts: a manifest outside the subset it reads is one
+ * problem), with each template identifier as a plain letter. A BaseURL may
+ * end in "/" (a directory). A Representation's id and bandwidth become part
+ * of the paths its templates make, so they must be plain names.
+ */
+export function dashProblems(text: string, rule: EntryRule = listedPathProblem): PlaylistProblem[] {
+  const reading = readMpd(text)
+  if (!reading.ok) return [{ line: reading.line, entry: '', reason: reading.reason }]
   const problems: PlaylistProblem[] = []
-  const lineOf = (offset: number) => text.slice(0, offset).split('\n').length
-  for (const match of text.matchAll(MPD_TEXT_ELEMENTS)) {
-    const entry = (match[2] ?? '').trim()
-    // An empty BaseURL means "this manifest's own place": nothing opened.
-    if (entry === '') continue
-    const reason = listedPathProblem(entry)
-    if (reason) problems.push({ line: lineOf(match.index ?? 0), entry, reason })
+  const judge = (line: number, entry: string, path: string): void => {
+    const reason = rule(path)
+    if (reason) problems.push({ line, entry, reason })
   }
-  for (const match of text.matchAll(MPD_URL_ATTRIBUTES)) {
-    const entry = match[3] ?? match[4] ?? ''
-    // Templates name files by $Number$, $Time$, $RepresentationID$ …: still a path, judged as written.
-    const reason = listedPathProblem(entry.replace(/\$[A-Za-z]*(%0\d+d)?\$/g, 'x'))
-    if (reason) problems.push({ line: lineOf(match.index ?? 0), entry, reason })
+  for (const { name, line, attributes, text: url } of reading.elements) {
+    const element = localName(name)
+    if (URL_TEXT_ELEMENTS.has(element) && url !== '') {
+      const path = url.replace(DASH_TEMPLATE, 'x')
+      judge(line, url, path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path)
+    }
+    for (const { name: attributeName, value } of attributes) {
+      const attribute = localName(attributeName)
+      if (DASH_URL_ATTRIBUTES.has(attribute)) judge(line, value, value.replace(DASH_TEMPLATE, 'x'))
+      if (element === 'representation' && (attribute === 'id' || attribute === 'bandwidth') && !PLAIN_FILENAME.test(value)) {
+        problems.push({ line, entry: value, reason: `is a Representation ${attribute}, which FFmpeg puts into segment paths: letters, digits, _ . - only, not starting with . or -` })
+      }
+    }
   }
   return problems
 }

@@ -24,8 +24,8 @@ export function probeArgs(relativePath: string): string[] {
  * and the segments it lists, on the `file` protocol only, and the runner
  * runs it in the same jail as ffmpeg, cwd the work dir. The policy keeps
  * those entries inside the output's folder (muxer-options.ts: no absolute
- * base URL). FFmpeg 8.1.2 is built without the dash demuxer (it needs
- * libxml2), so a DASH manifest is probed the ordinary way and reads as null.
+ * base URL). A DASH manifest is probed the ordinary way (the dash demuxer
+ * is not in DEMUXER_WHITELIST) and reads as null.
  */
 export function playlistProbeArgs(relativePath: string): string[] {
   if (!/\.m3u8$/i.test(relativePath)) return probeArgs(relativePath)

@@ -1,13 +1,13 @@
 /**
  * Checks of the bytes of work-dir files that decide what ffmpeg opens next:
  * subtitle files (the subtitles filter probes them with every demuxer and
- * no whitelist), HLS playlists and concat lists (their entries are paths
- * ffmpeg opens). Pure: the runner reads the files and hands the bytes here
+ * no whitelist), HLS playlists, DASH manifests and concat lists (their
+ * entries are paths ffmpeg opens). Pure: the runner reads the files and hands the bytes here
  * (runner-image/runner/run/work-file-checks.ts), before the command runs.
  * Each returns why the file is refused, or null.
  */
 import { PLAIN_FILENAME } from './ffmpeg-paths.js'
-import { hlsLines, hlsProblems, scanConcat } from './media-lists.js'
+import { dashProblems, hlsLines, isDashManifest, hlsProblems, scanConcat } from './media-lists.js'
 
 /** The most of a playlist or list the runner reads; a longer one is refused rather than half-checked. */
 export const MAX_LIST_BYTES = 4 * 1024 * 1024
@@ -43,10 +43,16 @@ export function subtitleFileProblem(head: Buffer): string | null {
  * own directory in the work dir (no `..`, no absolute path, no protocol).
  */
 export function listEntryProblem(entry: string): string | null {
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(entry)) return `"${entry}": protocols and URLs are not allowed`
-  if (entry.startsWith('/')) return `"${entry}": absolute paths are not allowed`
+  const why = entryShapeProblem(entry)
+  return why === null ? null : `"${entry}": ${why}`
+}
+
+/** listEntryProblem's rule, its reason not naming the entry. */
+export function entryShapeProblem(entry: string): string | null {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(entry)) return 'protocols and URLs are not allowed'
+  if (entry.startsWith('/')) return 'absolute paths are not allowed'
   const bad = entry.split('/').find((part) => !PLAIN_FILENAME.test(part))
-  if (bad !== undefined) return `"${entry}": each part of an entry may use only letters, digits, _ . and -, must not be empty, "..", or start with . or -`
+  if (bad !== undefined) return 'each part of an entry may use only letters, digits, _ . and -, must not be empty, "..", or start with . or -'
   return null
 }
 
@@ -82,4 +88,21 @@ export function concatListProblem(text: string): string | null {
   if (problem !== undefined) return `line ${problem.line}: ${problem.reason}`
   if (stopped !== null) return `line ${stopped.line}: unknown directive "${stopped.keyword}"`
   return null
+}
+
+/**
+ * Why a DASH manifest names something outside the work dir, or is not read
+ * (dash-manifest.ts: no DOCTYPE, no CDATA, no markup in a BaseURL, UTF-8);
+ * null when every URL it names (BaseURL text, SegmentTemplate media and
+ * initialization, SegmentURL media, Initialization sourceURL, with template
+ * identifiers filled by a letter) is a safe relative path, and every
+ * Representation id and bandwidth a plain name. ffmpeg gets the manifest as
+ * a file: URL (ffmpeg-inputs.ts), so every relative URL resolves against the
+ * manifest's directory: with no "..", it stays under it.
+ */
+export function dashManifestProblem(text: string): string | null {
+  if (!isDashManifest(text)) return 'it is not a DASH manifest (no MPD element)'
+  const problem = dashProblems(text, entryShapeProblem)[0]
+  if (problem === undefined) return null
+  return `line ${problem.line}: ${problem.entry === '' ? '' : `"${problem.entry}" `}${problem.reason}`
 }

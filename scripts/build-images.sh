@@ -217,11 +217,15 @@ provision_base() {
 }
 
 # Everything the build context lets in, plus the Dockerfiles: an edit to any of it
-# rebuilds. test/harness/image.ts computes the same hash to know the archives
-# in dist/images.json are this tree's.
-CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image client console scripts/build-console.sh scripts/ffmpeg)
+# rebuilds. The FFmpeg build script counts by its key (build-ffmpeg.sh --key: its
+# code, not its comments), as its build folder does. test/harness/image.ts
+# computes the same hash to know the archives in dist/images.json are this tree's.
+CONTEXT_PATHS=(Dockerfile .dockerignore package.json package-lock.json tsconfig.json contracts api operator runner-image client console scripts/build-console.sh)
 context_hash() {
-  (cd "$root" && find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | short_hash)
+  (cd "$root" && {
+    find "${CONTEXT_PATHS[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+    printf 'ffmpeg %s\n' "$(bash scripts/ffmpeg/build-ffmpeg.sh --key)"
+  } | short_hash)
 }
 
 # The ffmpeg scripts/provision.sh built, when it did: the Dockerfiles' ffmpeg stage

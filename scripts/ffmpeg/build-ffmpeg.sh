@@ -11,6 +11,8 @@
 #   scripts/ffmpeg/build-ffmpeg.sh --version the pinned version
 #   scripts/ffmpeg/build-ffmpeg.sh --build-packages  the Debian packages the build needs
 #   scripts/ffmpeg/build-ffmpeg.sh --runtime-packages  the Debian packages the binaries need
+#   scripts/ffmpeg/build-ffmpeg.sh --key     what the binaries are built from: a hash of
+#                                            this script less its comments and blank lines
 #
 # Needs the build packages installed (the caller installs them: provision.sh
 # through apt_install, the Dockerfile through apt-get). Env: FFMPEG_JOBS (make -j,
@@ -26,6 +28,32 @@ FFMPEG_URLS=(
   "https://deb.debian.org/debian/pool/main/f/ffmpeg/ffmpeg_$FFMPEG_VERSION.orig.tar.xz"
   "http://deb.debian.org/debian/pool/main/f/ffmpeg/ffmpeg_$FFMPEG_VERSION.orig.tar.xz"
   "https://ffmpeg.org/releases/ffmpeg-$FFMPEG_VERSION.tar.xz"
+)
+
+# libxml2, which FFmpeg's DASH demuxer parses manifests with (--enable-libxml2),
+# compiled here from Debian bookworm's source package: its release tarball and
+# the Debian revision's patches (the security fixes). Not bookworm's libxml2-dev:
+# its libxml2.a is built with ICU, and linking ICU statically adds its ~30 MB
+# data table to each binary, for encodings a DASH manifest (UTF-8) never uses;
+# and it has the HTTP/FTP clients and the XML catalogs, which LIBXML2_CONFIGURE_FLAGS
+# leave out. To bump: the version and the sha256 of both files of a newer
+# bookworm revision (https://deb.debian.org/debian/pool/main/libx/libxml2/).
+LIBXML2_VERSION=2.9.14+dfsg
+LIBXML2_DEBIAN_REVISION=1.3~deb12u6
+LIBXML2_ORIG_SHA256=4fe913dec8b1ab89d13b489b419a8203176ea39e931eaa0d25b17eafb9c279e9
+LIBXML2_DEBIAN_SHA256=f33a99a0018cbb94aadc3bf26661e401cb90dff856aa170faf7239151ee9b9ac
+LIBXML2_POOL=(
+  "https://deb.debian.org/debian/pool/main/libx/libxml2"
+  "http://deb.debian.org/debian/pool/main/libx/libxml2"
+)
+# Only the parser and tree FFmpeg uses: no network clients (http, ftp), no
+# catalogs (they read /etc/xml), no XInclude/XPointer, no dlopen'ed modules,
+# no compressed documents, no ICU or iconv (UTF-8, UTF-16 and Latin-1 are built in).
+LIBXML2_CONFIGURE_FLAGS=(
+  --disable-shared --enable-static
+  --without-python --without-icu --without-iconv --without-zlib --without-lzma
+  --without-http --without-ftp --without-catalog --without-xinclude --without-xptr
+  --without-modules --without-debug
 )
 
 # Libraries linked statically (their .a from the -dev packages). Debian ships
@@ -62,6 +90,8 @@ CONFIGURE_FLAGS=(
   # libass: the subtitles and ass filters (burned-in subtitles), which the policy
   # allows on the command's own files (contracts/ffmpeg-filter-files.ts).
   --enable-libass
+  # libxml2: the DASH demuxer (.mpd inputs, contracts/ffmpeg-dash-inputs.ts).
+  --enable-libxml2
   # The runner fetches inputs itself and the policy lets ffmpeg open local
   # files only (-protocol_whitelist file): no network protocols, no capture
   # devices (v4l2, fbdev, oss). lavfi stays: the tests make their clips with
@@ -75,7 +105,10 @@ case "${1:-}" in
   --version) printf '%s\n' "$FFMPEG_VERSION"; exit 0 ;;
   --build-packages) printf '%s\n' "${BUILD_PACKAGES[@]}"; exit 0 ;;
   --runtime-packages) printf '%s\n' "${RUNTIME_PACKAGES[@]}"; exit 0 ;;
-  '' | -*) printf 'usage: build-ffmpeg.sh DIR | --version | --build-packages | --runtime-packages\n' >&2; exit 2 ;;
+  # Everything that decides the binaries is in this script's code (the pins,
+  # the flags, the packages, the steps); its comments are not.
+  --key) grep -Ev '^[[:space:]]*(#|$)' "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16; exit 0 ;;
+  '' | -*) printf 'usage: build-ffmpeg.sh DIR | --version | --build-packages | --runtime-packages | --key\n' >&2; exit 2 ;;
 esac
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 
@@ -88,19 +121,53 @@ srccache="${FFMPEG_SRC_CACHE:-$work}"
 mkdir -p "$srccache"
 tarball="$srccache/ffmpeg_$FFMPEG_VERSION.orig.tar.xz"
 
-# fetch: the first URL whose bytes match the pin.
-if [[ ! -f "$tarball" ]] || [[ "$(sha256sum "$tarball" | cut -d' ' -f1)" != "$FFMPEG_SHA256" ]]; then
-  rm -f "$tarball"
-  for url in "${FFMPEG_URLS[@]}"; do
+# fetch FILE SHA256 URL...: FILE from the first URL whose bytes match the pin
+# (kept in $srccache when they already do).
+fetch() {
+  local file="$1" sha="$2" url
+  shift 2
+  [[ -f "$file" && "$(sha256sum "$file" | cut -d' ' -f1)" == "$sha" ]] && return 0
+  rm -f "$file"
+  for url in "$@"; do
     log "fetching $url"
-    if curl -fsSL --retry 2 -o "$tarball.tmp" "$url" && [[ "$(sha256sum "$tarball.tmp" | cut -d' ' -f1)" == "$FFMPEG_SHA256" ]]; then
-      mv "$tarball.tmp" "$tarball"
-      break
+    if curl -fsSL --retry 2 -o "$file.tmp" "$url" && [[ "$(sha256sum "$file.tmp" | cut -d' ' -f1)" == "$sha" ]]; then
+      mv "$file.tmp" "$file"
+      return 0
     fi
-    rm -f "$tarball.tmp"
+    rm -f "$file.tmp"
   done
-  [[ -f "$tarball" ]] || die "no URL served FFmpeg $FFMPEG_VERSION with sha256 $FFMPEG_SHA256 (Debian's pool drops superseded versions): bump FFMPEG_VERSION and FFMPEG_SHA256 in ${BASH_SOURCE[0]} to a version in https://deb.debian.org/debian/pool/main/f/ffmpeg/"
-fi
+  return 1
+}
+fetch "$tarball" "$FFMPEG_SHA256" "${FFMPEG_URLS[@]}" ||
+  die "no URL served FFmpeg $FFMPEG_VERSION with sha256 $FFMPEG_SHA256 (Debian's pool drops superseded versions): bump FFMPEG_VERSION and FFMPEG_SHA256 in ${BASH_SOURCE[0]} to a version in https://deb.debian.org/debian/pool/main/f/ffmpeg/"
+xml_orig="libxml2_$LIBXML2_VERSION.orig.tar.xz"
+xml_debian="libxml2_$LIBXML2_VERSION-$LIBXML2_DEBIAN_REVISION.debian.tar.xz"
+for pair in "$xml_orig $LIBXML2_ORIG_SHA256" "$xml_debian $LIBXML2_DEBIAN_SHA256"; do
+  read -r file sha <<<"$pair"
+  fetch "$srccache/$file" "$sha" "${LIBXML2_POOL[@]/%//$file}" ||
+    die "no URL served $file with sha256 $sha (Debian's pool drops superseded revisions): bump LIBXML2_* in ${BASH_SOURCE[0]} to a bookworm revision in ${LIBXML2_POOL[0]}/"
+done
+
+# libxml2 into $work/libxml2 (a static library, its headers and its .pc, which
+# FFmpeg's configure finds through PKG_CONFIG_PATH before any system one).
+tar -xJf "$srccache/$xml_orig" -C "$work"
+xmlsrc="$work/libxml2-${LIBXML2_VERSION%+dfsg}"
+tar -xJf "$srccache/$xml_debian" -C "$xmlsrc"
+log "building libxml2 $LIBXML2_VERSION-$LIBXML2_DEBIAN_REVISION"
+(
+  cd "$xmlsrc"
+  grep -Ev '^[[:space:]]*(#|$)' debian/patches/series | while read -r patch; do
+    patch -p1 -s --no-backup-if-mismatch <"debian/patches/$patch" || die "Debian's patch $patch does not apply"
+  done
+  # One patch edits Makefile.am (a test): the release's generated files stay
+  # current, so make does not ask for automake, which the build does not install.
+  touch configure.ac aclocal.m4 configure Makefile.am Makefile.in config.h.in
+  ./configure --prefix="$work/libxml2" "${LIBXML2_CONFIGURE_FLAGS[@]}" >"$work/libxml2-configure.log" 2>&1 &&
+    make -j"${FFMPEG_JOBS:-2}" libxml2.la >"$work/libxml2-make.log" 2>&1 &&
+    make install-libLTLIBRARIES install-pkgconfigDATA >>"$work/libxml2-make.log" 2>&1 &&
+    make -C include install >>"$work/libxml2-make.log" 2>&1
+) || { tail -30 "$work"/libxml2-*.log >&2; die "building libxml2 failed"; }
+export PKG_CONFIG_PATH="$work/libxml2/lib/pkgconfig"
 
 # The static libraries alone in one directory searched first: the linker then
 # takes each of them as .a, and the shared ones (no .a here) from the system.

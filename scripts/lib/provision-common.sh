@@ -32,9 +32,10 @@ apt_install() {
 }
 
 # The folder scripts/provision.sh builds ffmpeg into (scripts/ffmpeg/build-ffmpeg.sh):
-# named after the pinned version and the script's hash; scripts/build-images.sh
+# named after the pinned version and the script's key (a hash of its code, not
+# its comments: a comment edit builds nothing again); scripts/build-images.sh
 # hands it to the Dockerfiles so the images do not compile FFmpeg again.
 ffmpeg_build_dir() {
   local script="$root/scripts/ffmpeg/build-ffmpeg.sh"
-  printf '%s/ffmpeg-%s-%s' "$cache" "$(bash "$script" --version)" "$(sha256sum "$script" | cut -c1-16)"
+  printf '%s/ffmpeg-%s-%s' "$cache" "$(bash "$script" --version)" "$(bash "$script" --key)"
 }

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -25,6 +25,16 @@ async function frames(dir: string, count: number): Promise<Array<[string, Buffer
   return Promise.all(names.map(async (name) => [name, await readFile(join(dir, name))] as [string, Buffer]))
 }
 
+/** A DASH folder our ffmpeg writes (`-f dash`, two one-second segments), as zip entries under dash/. */
+async function dashFolder(dir: string): Promise<ZipEntrySpec[]> {
+  const made = join(dir, 'dash')
+  await mkdir(made)
+  await run(toolPath('ffmpeg'), ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=10:duration=2',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-f', 'dash', '-seg_duration', '1', join(made, 'manifest.mpd')])
+  const names = (await readdir(made)).sort()
+  return Promise.all(names.map(async (name) => ({ name: `dash/${name}`, data: await readFile(join(made, name)) })))
+}
+
 t.test('zip folders in, through the API', async (t) => {
   const dir = await scratchDir(t)
   const environment = await serviceEnvironment(t)
@@ -34,7 +44,8 @@ t.test('zip folders in, through the API', async (t) => {
     makeClip(join(dir, 'b.mp4'), { seconds: 1, width: 320, height: 240 }),
   ])
   const api = new Client(service)
-  const [bytesA, bytesB] = await Promise.all([readFile(clipA), readFile(clipB)])
+  const [bytesA, bytesB, dash] = await Promise.all([readFile(clipA), readFile(clipB), dashFolder(dir)])
+  const manifest = String(dash.find((entry) => entry.name === 'dash/manifest.mpd')!.data)
   const zips: Record<string, ZipEntrySpec[]> = {
     'frames.zip': (await frames(dir, 10)).map(([name, data]) => ({ name: `frames/${name}`, data, method: 'stored' as const })),
     'concat.zip': [{ name: 'clips/a.mp4', data: bytesA }, { name: 'clips/b.mp4', data: bytesB }, { name: 'list.txt', data: "file 'clips/a.mp4'\nfile 'clips/b.mp4'\n" }],
@@ -43,6 +54,8 @@ t.test('zip folders in, through the API', async (t) => {
       ...(existsSync(FONT) ? [{ name: 'fonts/DejaVuSans.ttf', data: await readFile(FONT) }] : []),
     ],
     'hostile-hls.zip': [{ name: 'clips/a.mp4', data: bytesA }, { name: 'index.m3u8', data: '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nclips/a.mp4\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n' }],
+    'dash.zip': dash,
+    'hostile-dash.zip': [...dash.filter((entry) => entry.name !== 'dash/manifest.mpd'), { name: 'dash/manifest.mpd', data: manifest.replace('<Period', '<BaseURL>file:///etc/</BaseURL><Period') }],
     'hostile-parent.zip': [{ name: 'clips/a.mp4', data: bytesA }, { name: 'list.txt', data: "file 'clips/a.mp4'\nfile '../../../../etc/passwd'\n" }],
     'hostile-file-protocol.zip': [{ name: 'clips/a.mp4', data: bytesA }, { name: 'list.txt', data: "file 'file:/etc/passwd'\n" }],
     'hostile-concat-protocol.zip': [{ name: 'clips/a.mp4', data: bytesA }, { name: 'list.txt', data: "file 'concat:clips/a.mp4|/etc/passwd'\n" }],
@@ -77,6 +90,17 @@ t.test('zip folders in, through the API', async (t) => {
     t.ok(done.output_files.out_joined.duration > 1.8, `two one-second clips, got ${done.output_files.out_joined.duration}`)
   })
 
+  t.test('a DASH manifest our ffmpeg wrote, read back with its segments', async (t) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_compressed_folder: zipUrl('dash.zip'),
+      output_files: { out_video: 'from-dash.mp4' },
+      ffmpeg_command: 'ffmpeg -i dash/manifest.mpd -c copy {{out_video}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.match(done, { status: 'SUCCESS', output_files: { out_video: { filename: 'from-dash.mp4', width: 320, height: 240 } } }, JSON.stringify(done))
+    t.ok(done.output_files.out_video.duration > 1.5, `both one-second segments, got ${done.output_files.out_video.duration}`)
+  })
+
   t.test('subtitles with their font, the folder beside input_files', async (t) => {
     const fontsdir = existsSync(FONT) ? ':fontsdir=fonts' : ''
     const { command_id } = await api.post('/run-ffmpeg-command', {
@@ -105,6 +129,7 @@ t.test('zip folders in, through the API', async (t) => {
 
   const hostile: Array<[string, string, string, string, RegExp]> = [
     ['an HLS playlist naming /etc/passwd', 'hostile-hls.zip', 'ffmpeg -i index.m3u8 -c copy {{out_x}}', 'FOLDER_UNSAFE_PLAYLIST', /file "index\.m3u8" line 6: entry "\/etc\/passwd" is an absolute path/],
+    ['a DASH BaseURL at file:///etc/', 'hostile-dash.zip', 'ffmpeg -i dash/manifest.mpd -c copy {{out_x}}', 'FOLDER_UNSAFE_PLAYLIST', /file "dash\/manifest\.mpd" line \d+: entry "file:\/\/\/etc\/" names a protocol/],
     ['a concat entry climbing out with ../', 'hostile-parent.zip', 'ffmpeg -f concat -i list.txt -c copy {{out_x}}', 'FOLDER_UNSAFE_PLAYLIST', /entry "\.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd" leaves the folder/],
     ['a concat entry with the file: protocol', 'hostile-file-protocol.zip', 'ffmpeg -f concat -i list.txt -c copy {{out_x}}', 'FOLDER_UNSAFE_PLAYLIST', /entry "file:\/etc\/passwd" names a protocol/],
     ['a concat entry with the concat: protocol', 'hostile-concat-protocol.zip', 'ffmpeg -f concat -i list.txt -c copy {{out_x}}', 'FOLDER_UNSAFE_PLAYLIST', /entry "concat:clips\/a\.mp4\|\/etc\/passwd" names a protocol/],

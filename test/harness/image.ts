@@ -39,11 +39,12 @@ export async function builtImages(root = process.cwd()): Promise<BuiltImages> {
 }
 
 /** What scripts/build-images.sh hashes as the build context (its CONTEXT_PATHS). */
-const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image', 'client', 'console', 'scripts/build-console.sh', 'scripts/ffmpeg']
+const CONTEXT_PATHS = ['Dockerfile', '.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'contracts', 'api', 'operator', 'runner-image', 'client', 'console', 'scripts/build-console.sh']
 
 /**
  * scripts/build-images.sh's context_hash, recomputed: `find PATHS -type f |
- * LC_ALL=C sort | xargs sha256sum | sha256sum`, first 16 hex digits. Equal to
+ * LC_ALL=C sort | xargs sha256sum`, then the line `ffmpeg KEY` (the FFmpeg
+ * build script's --key), all through sha256sum, first 16 hex digits. Equal to
  * dist/images.json's `context` when the archives are this tree's.
  */
 export async function contextHash(root = process.cwd()): Promise<string> {
@@ -61,6 +62,8 @@ export async function contextHash(root = process.cwd()): Promise<string> {
   files.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
   let listing = ''
   for (const file of files) listing += `${createHash('sha256').update(await readFile(join(root, file))).digest('hex')}  ${file}\n`
+  const { stdout: ffmpegKey } = await run('bash', [join(root, 'scripts/ffmpeg/build-ffmpeg.sh'), '--key'])
+  listing += `ffmpeg ${ffmpegKey.trim()}\n`
   return createHash('sha256').update(listing).digest('hex').slice(0, 16)
 }
 

@@ -18,6 +18,10 @@ async function workDir(t: Pick<typeof tap, 'testdir'>): Promise<string> {
     v1: { 'index.m3u8': '#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",URI="../a/index.m3u8"\n#EXTINF:1,\n/etc/secret.ts\n' },
     'evil.m3u8': '#EXTM3U\n#EXTINF:1,\n../../../etc/x.ts\n',
     'list.txt': "file 'frames/img_001.png'\n",
+    dash: {
+      'good.mpd': '<?xml version="1.0"?>\n<MPD type="static"><Period><AdaptationSet><Representation id="0" bandwidth="1"><SegmentTemplate media="c-$Number$.m4s" initialization="init.m4s"/></Representation></AdaptationSet></Period></MPD>\n',
+      'evil.mpd': '<?xml version="1.0"?>\n<MPD type="static">\n<BaseURL>../../../etc/</BaseURL><Period/></MPD>\n',
+    },
     'evil.txt': "file a.mp4\noption safe 0\n",
   })
   await mkdir(join(dir, 'outputs'))
@@ -36,6 +40,7 @@ t.test('passes files, directories, sequences and lists that are there and safe',
     check('hls', 'good.m3u8'),
     check('hls', 'loop.m3u8'),
     check('concat', 'list.txt'),
+    check('dash', 'dash/good.mpd'),
   ]))
 })
 
@@ -49,6 +54,8 @@ const failures: Array<[string, WorkFileCheck, RegExp]> = [
   ['a subtitle file that is really a playlist', check('subtitles', 'subs/evil.srt'), /^arg subtitles: subs\/evil.srt: it is an HLS playlist, not a subtitle file$/],
   ['a playlist climbing out of the work dir', check('hls', 'evil.m3u8'), /evil.m3u8: line 3: "..\/..\/..\/etc\/x.ts"/],
   ['a variant playlist a master names, naming something outside', check('hls', 'master.m3u8'), /^arg hls: master.m3u8: v1\/index.m3u8: line 2: "..\/a\/index.m3u8": each part/],
+  ['a DASH manifest whose BaseURL climbs out', check('dash', 'dash/evil.mpd'), /^arg dash: dash\/evil.mpd: line 3: "\.\.\/\.\.\/\.\.\/etc\/" each part/],
+  ['a file given as a DASH manifest that is none', check('dash', 'list.txt'), /list.txt: it is not a DASH manifest/],
   ['a concat list with an option directive', check('concat', 'evil.txt'), /evil.txt: line 2: the option directive is not allowed/],
 ]
 

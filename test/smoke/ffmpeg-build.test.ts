@@ -13,6 +13,7 @@ import { promisify } from 'node:util'
 import { toolPath } from '../../api/local/tools.js'
 import { ALLOWED_FILTERS } from '../../contracts/ffmpeg-filters.js'
 import { ALLOWED_DEMUXERS, ALLOWED_MUXERS } from '../../contracts/ffmpeg-formats.js'
+import { DASH_DEMUXERS, HLS_DEMUXERS } from '../../contracts/ffmpeg-inputs.js'
 import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
 import { REVIEWED_PROTOCOLS } from '../../contracts/ffmpeg-protocols.js'
 import { makeClip } from '../harness/media.js'
@@ -58,6 +59,7 @@ t.test('ffmpeg and ffprobe are the version scripts/ffmpeg/build-ffmpeg.sh pins, 
     t.match(stdout, /--disable-network/, 'configured by the script')
     const { stdout: linked } = await run('ldd', [program])
     t.notMatch(linked, /libav(codec|format|filter)/, 'FFmpeg itself is linked in, not a system libavcodec')
+    t.notMatch(linked, /lib(xml2|icu)/, 'libxml2 is linked in, and without ICU')
   }
 })
 
@@ -74,6 +76,8 @@ t.test('every muxer and demuxer the policy allows is in the binary', async (t) =
   t.ok(muxers.has('mp4') && demuxers.has('mov'), `the listings parsed (${muxers.size} muxers, ${demuxers.size} demuxers)`)
   t.same([...ALLOWED_MUXERS].filter((name) => !muxers.has(name)), [], 'ALLOWED_MUXERS are all there')
   t.same(ALLOWED_DEMUXERS.filter((name) => !demuxers.has(name)), [], 'ALLOWED_DEMUXERS are all there')
+  // The list inputs' demuxers: hls, and dash (libxml2), with their segments'.
+  t.same([...HLS_DEMUXERS.split(','), ...DASH_DEMUXERS.split(',')].filter((name) => !demuxers.has(name)), [], 'the HLS and DASH inputs\' demuxers are all there')
   for (const expected of ['mp4', 'webm', 'matroska', 'mov', 'ogg', 'mp3', 'flac', 'wav', 'gif', 'image2', 'webp', 'apng']) {
     t.ok(muxers.has(expected), `muxer ${expected}`)
   }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { applyFfmpegPolicy, type PolicyContext } from '../../contracts/ffmpeg-policy.js'
-import { CONCAT_HARDENING, HLS_HARDENING, INPUT_HARDENING, SEQUENCE_HARDENING } from '../../contracts/ffmpeg-inputs.js'
+import { CONCAT_HARDENING, DASH_HARDENING, HLS_HARDENING, INPUT_HARDENING, SEQUENCE_HARDENING } from '../../contracts/ffmpeg-inputs.js'
 import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import { folderPathProblem, sequenceNameMatcher, type WorkFileCheck } from '../../contracts/ffmpeg-work-files.js'
 
@@ -33,6 +33,10 @@ const readings: Array<[string, string, PolicyContext, string[], WorkFileCheck[]]
     [...HLS_HARDENING, '-i', 'hls/index.m3u8', '-c', 'copy'], [{ kind: 'hls', path: 'hls/index.m3u8', argument: '-i hls/index.m3u8' }]],
   ['reads a playlist forced with -f hls', 'ffmpeg -f hls -i {{in_hls}} -c copy {{out_video}}', plain,
     ['-f', 'hls', ...HLS_HARDENING, '-i', 'inputs/in_hls.m3u8', '-c', 'copy'], [{ kind: 'hls', path: 'inputs/in_hls.m3u8', argument: '-i {{in_hls}}' }]],
+  ['reads a .mpd entry as DASH with media-only extensions and segment demuxers, as a file: URL', 'ffmpeg -i dash/manifest.mpd -c copy {{out_video}}', folder,
+    [...DASH_HARDENING, '-i', 'file:dash/manifest.mpd', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.mpd', argument: '-i dash/manifest.mpd' }]],
+  ['reads a manifest forced with -f dash, whatever its name', 'ffmpeg -f dash -i dash/manifest.xml -c copy {{out_video}}', folder,
+    ['-f', 'dash', ...DASH_HARDENING, '-i', 'file:dash/manifest.xml', '-c', 'copy'], [{ kind: 'dash', path: 'dash/manifest.xml', argument: '-i dash/manifest.xml' }]],
   ['keeps the alias rule for inputs when a folder comes too', 'ffmpeg -i {{in_video}} -i logo.png -filter_complex overlay {{out_video}}', folder,
     [...INPUT_HARDENING, '-i', 'inputs/in_video.mp4', ...INPUT_HARDENING, '-i', 'logo.png', '-filter_complex', 'overlay'], [{ kind: 'file', path: 'logo.png', argument: '-i logo.png' }]],
 ]
@@ -58,6 +62,10 @@ t.test('leaves every demuxer that opens other files out of the whitelist of a pl
   const hlsDemuxers = HLS_HARDENING[HLS_HARDENING.indexOf('-format_whitelist') + 1]?.split(',') ?? []
   t.notOk(hlsDemuxers.includes('avi'), 'no AVI segment, so no GAB2 subtitle hides a playlist')
   t.notOk(hlsDemuxers.includes('concat'))
+  const dashDemuxers = DASH_HARDENING[DASH_HARDENING.indexOf('-format_whitelist') + 1]?.split(',') ?? []
+  for (const name of ['avi', 'concat', 'hls']) t.notOk(dashDemuxers.includes(name), `no ${name} segment in a DASH manifest`)
+  const dashExtensions = DASH_HARDENING[DASH_HARDENING.indexOf('-allowed_extensions') + 1]?.split(',') ?? []
+  for (const name of ['mpd', 'm3u8', 'txt', '']) t.notOk(dashExtensions.includes(name), `no .${name} segment`)
 })
 
 // [name, command, context, code and message]
@@ -79,7 +87,8 @@ const refusals: Array<[string, string, PolicyContext, RegExp]> = [
   ['a sequence read by another demuxer', 'ffmpeg -f mjpeg -i f%03d.jpg {{out_video}}', folder, /^FORMAT_NOT_ALLOWED: -f mjpeg -i f%03d.jpg: a numbered sequence is read by -f image2 only/],
   ['-safe 0 from the user', 'ffmpeg -f concat -safe 0 -i list.txt {{out_video}}', folder, /^OPTION_NOT_ALLOWED: option -safe is not allowed/],
   ['HLS options from the user', 'ffmpeg -allowed_extensions ALL -i a.m3u8 {{out_video}}', folder, /^OPTION_NOT_ALLOWED: option -allowed_extensions is not allowed/],
-  ['a DASH manifest', 'ffmpeg -f dash -i a.mpd {{out_video}}', folder, /^FORMAT_NOT_ALLOWED: -f dash: this ffmpeg has no DASH demuxer/],
+  ['DASH options from the user', 'ffmpeg -allowed_extensions ALL -i a.mpd {{out_video}}', folder, /^OPTION_NOT_ALLOWED: option -allowed_extensions is not allowed/],
+  ['a DASH manifest at an absolute path', 'ffmpeg -f dash -i /tmp/a.mpd {{out_video}}', folder, /^INPUT_NOT_ALLOWED: -i \/tmp\/a.mpd: absolute paths/],
   ['a concat list at an absolute path', 'ffmpeg -f concat -i /tmp/list.txt {{out_video}}', folder, /^INPUT_NOT_ALLOWED: -i \/tmp\/list.txt: absolute paths/],
 ]
 

@@ -35,7 +35,7 @@ const hostile: Array<[string, string, string, RegExp]> = [
   ['an output alias read before it is written', 'ffmpeg -i {{out_video}} {{out_gif}}', 'INPUT_NOT_ALLOWED', /out_video is read before/],
   ['-f concat on an absolute path', 'ffmpeg -f concat -i /etc/list.txt {{out_video}}', 'INPUT_NOT_ALLOWED', /-i \/etc\/list.txt: absolute paths/],
   ['-f hls on a file no command wrote', 'ffmpeg -f hls -i list.m3u8 {{out_video}}', 'INPUT_NOT_ALLOWED', /-i list.m3u8: no earlier command wrote/],
-  ['-f dash on an input (no DASH demuxer in this build)', 'ffmpeg -f dash -i {{in_video}} {{out_video}}', 'FORMAT_NOT_ALLOWED', /-f dash: this ffmpeg has no DASH demuxer/],
+  ['-f dash on a file no command wrote', 'ffmpeg -f dash -i manifest.mpd {{out_video}}', 'INPUT_NOT_ALLOWED', /-i manifest.mpd: no earlier command wrote/],
   ['an image sequence without a folder', 'ffmpeg -i img_%03d.png {{out_video}}', 'INPUT_NOT_ALLOWED', /patterns \(%d, %03d, %v\) are allowed only in output_files filenames \(a numbered sequence reads the entries of an input_compressed_folder\)/],
   ['-f lavfi on an input', 'ffmpeg -f lavfi -i {{in_video}} {{out_video}}', 'FORMAT_NOT_ALLOWED', /lavfi/],
   ['-f tee with a slave outside the work dir', "ffmpeg -i {{in_video}} -f tee '[f=mp4]/tmp/x.mp4|out.mp4'", 'OUTPUT_NOT_ALLOWED', /output \/tmp\/x.mp4: absolute paths/],

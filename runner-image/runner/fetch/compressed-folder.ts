@@ -80,7 +80,9 @@ async function checkLists(workDir: string, files: readonly string[]): Promise<vo
   for (const file of files) {
     const problem = await fileProblem(join(workDir, file))
     if (problem) {
-      throw new FolderEntryError('FOLDER_UNSAFE_PLAYLIST', `file ${JSON.stringify(file)} line ${problem.line}: entry ${JSON.stringify(problem.entry)} ${problem.reason}`)
+      // A problem of the file as a whole (a manifest outside what is read, a list too large) names no entry.
+      const entry = problem.entry === '' ? '' : `entry ${JSON.stringify(problem.entry)} `
+      throw new FolderEntryError('FOLDER_UNSAFE_PLAYLIST', `file ${JSON.stringify(file)} line ${problem.line}: ${entry}${problem.reason}`)
     }
   }
 }

@@ -4,8 +4,8 @@
  * command of a chain runs, since a chain's earlier commands write files the
  * later ones read. A folder entry that is not there ends the command
  * INVALID_COMMAND naming the path, instead of ffmpeg's "No such file"; a
- * subtitle file that is really a playlist, or a playlist or concat list
- * naming anything outside the work dir, ends it the same way before ffmpeg
+ * subtitle file that is really a playlist, or a playlist, DASH manifest or
+ * concat list naming anything outside the work dir, ends it the same way before ffmpeg
  * opens a byte of it.
  */
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises'
@@ -13,6 +13,7 @@ import { dirname, join, sep } from 'node:path'
 import { sequenceNameMatcher, type WorkFileCheck } from '../../../contracts/ffmpeg-work-files.js'
 import {
   concatListProblem,
+  dashManifestProblem,
   hlsNestedPlaylists,
   hlsPlaylistProblem,
   MAX_LIST_BYTES,
@@ -57,6 +58,13 @@ async function checkOne(workDir: string, check: WorkFileCheck): Promise<void> {
     }
     case 'hls':
       return checkPlaylists(workDir, check, fail)
+    case 'dash': {
+      // A manifest names no further manifest FFmpeg follows (no xlink, no Location): one file is read.
+      if (stats.size > MAX_LIST_BYTES) fail(`a manifest longer than ${MAX_LIST_BYTES} bytes is not read`)
+      const why = dashManifestProblem(await readFile(path, 'latin1'))
+      if (why !== null) fail(why)
+      return
+    }
     case 'concat': {
       // Nested files open under the concat demuxer's own -safe 1 (its default), so one level is read here.
       if (stats.size > MAX_LIST_BYTES) fail(`a list longer than ${MAX_LIST_BYTES} bytes is not read`)
