@@ -21,10 +21,13 @@ import { scratchDir } from '../harness/scratch.js'
 import { readZip } from '../harness/unzip.js'
 import { startInputServer, startWebhookReceiver } from './host-servers.js'
 import { DEPLOYMENTS, installRelease, NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE } from './release.js'
+import { watchCommand, type WatchedCommand } from './command-watch.js'
+import { FAULTS, recovered } from './faults.js'
 import { writeShapeFiles } from './shapes.js'
+import { backwardSteps } from './status-order.js'
 
-// Cold start (cluster, images, helm --wait) plus a dozen real pods: more than the suite's 300 s per file.
-t.setTimeout(15 * 60_000)
+// Cold start (cluster, images, helm --wait), a few dozen real pods and the fault set: more than the suite's 300 s per file.
+t.setTimeout(20 * 60_000)
 
 const TIMEOUT = 180_000
 const release = await installRelease(t, (line) => t.comment(line))
@@ -491,6 +494,65 @@ t.test('vcpu_count sets the ffmpeg container\'s CPU limit, and the event stream 
   t.match(logs.log, /^==> ffmpeg/m, 'the step is labelled')
   t.notOk(logs.log.includes('/work/'), 'no path of the pod\'s work directory')
   t.notOk(/(^|[\s'"])\/(tmp|home|root|work|app)\//m.test(logs.log), `no absolute path at all:\n${logs.log}`)
+})
+
+t.test('through a burst of remuxes, the API, worker, leading operator and a runner pod killed and NATS and the MongoDB-wire server restarted: every command ends SUCCESS or FAILED with a named status, none lost, one webhook each, no status seen going backwards', async (t) => {
+  const receiver = await startWebhookReceiver(t, PUBLIC_IP)
+  const put = await client.request('PUT', '/webhook-config', { url: receiver.url, secret: 'lane-faults-webhook-secret-0123' })
+  t.equal(put.status, 200, JSON.stringify(put.body))
+  const remux = (input: string) => ({
+    input_files: { in_video: input },
+    output_files: { out_video: 'remux.mkv' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -map 0 -c copy {{out_video}}',
+  })
+  const watches: Array<{ fault: string; held: boolean; watch: WatchedCommand }> = []
+  t.teardown(() => watches.forEach((w) => w.watch.stop()))
+  const watch = (fault: string, held: boolean, commandId: string) => watches.push({ fault, held, watch: watchCommand(release, commandId) })
+  // Per fault: one command held in its fetch phase through it, two more submitted beside it.
+  for (const fault of FAULTS) {
+    const gate = `fault-${FAULTS.indexOf(fault)}`
+    const held = await client.post('/run-ffmpeg-command', remux(inputs.url(PUBLIC_IP, clip, gate)))
+    watch(fault.name, true, held.command_id)
+    for (let i = 0; i < 2; i++) watch(fault.name, false, (await client.post('/run-ffmpeg-command', remux(clipUrl))).command_id)
+    await inputs.requested(gate)
+    await fault.apply({ release, held: held.command_id, openGate: (how) => inputs.release(gate, how) })
+    await recovered(release)
+    t.comment(`${fault.name}: the release serves again`)
+  }
+  const deadline = new Promise<'late'>((resolve) => setTimeout(resolve, TIMEOUT, 'late').unref())
+  const late = (await Promise.all(watches.map(async (w) => ((await Promise.race([w.watch.ended, deadline])) === 'late' ? w : undefined)))).filter((w) => w)
+  t.same(late.map((w) => `${w!.watch.commandId} (${w!.fault}): stream ${w!.watch.streamed.join(' ')}, GET ${w!.watch.polled.at(-1)}`), [], 'no command lost: each ended, as both its event stream and GET show')
+
+  for (const { fault, held, watch: w } of watches) {
+    const record = w.last!
+    const what = `${w.commandId} (${fault}${held ? ', held through it' : ''})`
+    t.comment(`${what}: ${record.status}${record.error_status ? ` ${record.error_status}` : ''}; stream reconnects ${w.reconnects}`)
+    t.ok(record.status === 'SUCCESS' || (record.status === 'FAILED' && /^[A-Z_]+$/.test(record.error_status ?? '')), `${what} ended SUCCESS or FAILED with a named status: ${JSON.stringify(record)}`)
+    t.same(backwardSteps(w.streamed), [], `${what}: the event stream never went back (${w.streamed.join(' → ')})`)
+    t.same(backwardSteps(w.polled), [], `${what}: GET never went back`)
+    t.equal(w.streamed.at(-1), record.status, `${what}: the stream ended on GET's status`)
+  }
+  const runnerKilled = watches.find((w) => w.held && w.fault === 'a runner pod deleted')!
+  t.equal(runnerKilled.watch.last?.error_status, 'POD_LOST', 'the command whose runner pod was deleted is POD_LOST')
+
+  for (const { watch: w } of watches) {
+    const delivery = await receiver.deliveryFor(w.commandId, TIMEOUT)
+    t.match(JSON.parse(delivery.raw.toString('utf8')), { data: { command_id: w.commandId, status: w.last!.status } }, `${w.commandId}: the webhook carries the final status`)
+  }
+  // A delivery is logged once its POST was answered: after that no attempt of it is left to send.
+  for (const { watch: w } of watches) {
+    await eventually(`the delivery of ${w.commandId} logged as answered`, async () => {
+      const { body } = await client.request('GET', `/webhook-deliveries?command_id=${w.commandId}`)
+      return (body?.deliveries ?? []).some((d: { outcome: string }) => d.outcome === 'success')
+    }, TIMEOUT)
+  }
+  const counts = new Map<string, number>()
+  for (const d of receiver.deliveries) {
+    const id = String(JSON.parse(d.raw.toString('utf8')).data?.command_id)
+    counts.set(id, (counts.get(id) ?? 0) + 1)
+  }
+  t.same(watches.map((w) => w.watch.commandId).filter((id) => counts.get(id) !== 1).map((id) => `${id}: ${counts.get(id) ?? 0}`), [], 'exactly one terminal webhook per command')
+  await client.request('DELETE', '/webhook-config')
 })
 
 t.test('no pod in the release or runner namespaces runs as root or with a writable root filesystem', async (t) => {

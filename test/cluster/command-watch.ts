@@ -1,0 +1,94 @@
+/**
+ * A client watching one command through a fault: the event stream, resumed
+ * with Last-Event-ID whenever it drops (the API pod going away, a 5xx while
+ * the store restarts), and GET polled beside it. Keeps every status each of
+ * them showed, in order, for the fault set's "no status goes backwards".
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { commandEvents } from '../../client/command-events.js'
+import { TERMINAL_STATUSES } from './status-order.js'
+
+/** A command's record as GET and the stream show it (the fields read here). */
+export interface SeenRecord {
+  command_id: string
+  status: string
+  error_status?: string | null
+  error_message?: string | null
+}
+
+export interface WatchedCommand {
+  commandId: string
+  /** Statuses the event stream delivered, across its reconnects. */
+  readonly streamed: string[]
+  /** Statuses GET answered with. */
+  readonly polled: string[]
+  /** The stream's reconnects after a drop or an error answer. */
+  readonly reconnects: number
+  /** The last record GET answered with. */
+  readonly last: SeenRecord | undefined
+  /** Resolves once the stream and GET have both shown a terminal status. */
+  ended: Promise<void>
+  stop(): void
+}
+
+export interface WatchTarget {
+  baseUrl: string
+  apiKey: string
+}
+
+export function watchCommand(target: WatchTarget, commandId: string, pollMs = 1000): WatchedCommand {
+  const controller = new AbortController()
+  const { signal } = controller
+  const streamed: string[] = []
+  const polled: string[] = []
+  let reconnects = 0
+  let last: SeenRecord | undefined
+  const pause = (ms: number) => sleep(ms, undefined, { signal }).catch(() => undefined)
+
+  const followStream = async () => {
+    let lastEventId: string | undefined
+    while (!signal.aborted) {
+      try {
+        for await (const event of commandEvents(commandId, { ...target, signal, ...(lastEventId === undefined ? {} : { lastEventId }) })) {
+          lastEventId = event.id ?? lastEventId
+          streamed.push(event.command.status)
+          if (TERMINAL_STATUSES.has(event.command.status)) return
+        }
+      } catch {
+        // A dropped connection or an error answer: resumed below, as a client would.
+      }
+      if (signal.aborted) return
+      reconnects++
+      await pause(500)
+    }
+  }
+  const poll = async () => {
+    while (!signal.aborted) {
+      try {
+        const response = await fetch(`${target.baseUrl}/api/v1/commands/${commandId}`, { headers: { 'x-api-key': target.apiKey }, signal })
+        if (response.status === 200) {
+          last = (await response.json()) as SeenRecord
+          polled.push(last.status)
+          if (TERMINAL_STATUSES.has(last.status)) return
+        }
+      } catch {
+        // The API is away for the moment; ask again.
+      }
+      await pause(pollMs)
+    }
+  }
+  const ended = Promise.all([followStream(), poll()]).then(() => undefined)
+  return {
+    commandId,
+    streamed,
+    polled,
+    get reconnects() {
+      return reconnects
+    },
+    get last() {
+      return last
+    },
+    ended,
+    stop: () => controller.abort(),
+  }
+}

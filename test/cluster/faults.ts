@@ -1,0 +1,113 @@
+/**
+ * The faults of the cluster lane's fault set (issue 29), each applied while a
+ * command of its batch waits at an input gate, so that command is in flight
+ * through the fault: the gate is opened as the fault happens. `recovered`
+ * waits until the release serves again, so the next batch is submitted to a
+ * whole service.
+ */
+import type { V1PodList } from '@kubernetes/client-node'
+import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
+import { eventually } from '../harness/eventually.js'
+import { DEPLOYMENTS, NAMESPACE, RELEASE, RUNNER_NAMESPACE, type Release } from './release.js'
+
+export interface FaultContext {
+  release: Release
+  /** The command held at the gate: its runner pod is in its fetch phase. */
+  held: string
+  /** Lets the held command's input go: served, or cut off. */
+  openGate(how?: 'serve' | 'drop'): void
+}
+
+export interface Fault {
+  name: string
+  apply(context: FaultContext): Promise<void>
+}
+
+const TIMEOUT = 180_000
+
+async function podNames(release: Release, namespace: string, selector: string): Promise<string[]> {
+  const pods = await release.kubectlJson<V1PodList>(['-n', namespace, 'get', 'pods', '-l', selector])
+  return pods.items.map((p) => p.metadata!.name!)
+}
+
+/** Deletes the pods of one component of the release, without waiting for them to go. */
+async function deleteComponent(release: Release, component: string): Promise<void> {
+  await release.kubectl(['-n', NAMESPACE, 'delete', 'pod', '-l', `app.kubernetes.io/component=${component}`, '--wait=false'])
+}
+
+async function leaseHolder(release: Release): Promise<string> {
+  return (await release.kubectl(['-n', RUNNER_NAMESPACE, 'get', 'lease', 'ffkube-operator', '-o', 'jsonpath={.spec.holderIdentity}'])).trim()
+}
+
+export const FAULTS: Fault[] = [
+  {
+    name: 'the API pod deleted',
+    apply: async ({ release, openGate }) => {
+      await deleteComponent(release, 'api')
+      openGate()
+    },
+  },
+  {
+    name: 'the worker pod deleted',
+    apply: async ({ release, openGate }) => {
+      await deleteComponent(release, 'worker')
+      openGate()
+    },
+  },
+  {
+    name: 'the leading operator pod deleted',
+    apply: async ({ release, openGate }) => {
+      const leader = await leaseHolder(release)
+      await release.kubectl(['-n', NAMESPACE, 'delete', 'pod', leader, '--wait=false'])
+      openGate()
+      await eventually('another operator replica to take the Lease', async () => {
+        const holder = await leaseHolder(release)
+        return holder !== '' && holder !== leader
+      }, TIMEOUT)
+    },
+  },
+  {
+    name: 'a runner pod deleted',
+    apply: async ({ release, held, openGate }) => {
+      for (const pod of await podNames(release, RUNNER_NAMESPACE, `${LABEL_COMMAND_ID}=${held}`)) {
+        await release.kubectl(['-n', RUNNER_NAMESPACE, 'delete', 'pod', pod, '--wait=false'])
+      }
+      openGate('drop')
+    },
+  },
+  {
+    name: 'NATS restarted',
+    apply: async ({ release, openGate }) => {
+      openGate()
+      await release.nats.restart!()
+    },
+  },
+  {
+    name: 'the MongoDB-wire server restarted',
+    apply: async ({ release, openGate }) => {
+      openGate()
+      await release.mongo.restart!()
+    },
+  },
+]
+
+interface PodReadiness {
+  items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }>
+}
+
+/**
+ * Every Deployment of the release has as many ready pods as it asks for, none
+ * of them being deleted, and the API answers /readyz through its Service.
+ */
+export async function recovered(release: Release): Promise<void> {
+  await eventually('every Deployment of the release serving again', async () => {
+    for (const deployment of DEPLOYMENTS) {
+      const component = deployment.slice(`${RELEASE}-`.length)
+      const want = await release.kubectlJson<{ spec: { replicas: number } }>(['-n', NAMESPACE, 'get', 'deploy', deployment])
+      const pods = await release.kubectlJson<PodReadiness>(['-n', NAMESPACE, 'get', 'pods', '-l', `app.kubernetes.io/component=${component}`])
+      const ready = pods.items.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      if (ready.length < want.spec.replicas || ready.length !== pods.items.length) return false
+    }
+    return (await fetch(`${release.baseUrl}/readyz`).catch(() => undefined))?.ok === true
+  }, TIMEOUT)
+}
