@@ -72,6 +72,9 @@ export const FAULTS: Fault[] = [
       for (const pod of await podNames(release, RUNNER_NAMESPACE, `${LABEL_COMMAND_ID}=${held}`)) {
         await release.kubectl(['-n', RUNNER_NAMESPACE, 'delete', 'pod', pod, '--wait=false'])
       }
+      // Cut the input only once the command has ended: cut earlier, the runner (still in its grace
+      // period) would report the input unreachable, a second fault racing the first.
+      await release.client.waitForCommand(held, TIMEOUT)
       openGate('drop')
     },
   },
