@@ -24,9 +24,11 @@ export interface WatchedCommand {
   readonly polled: string[]
   /** The stream's reconnects after a drop or an error answer. */
   readonly reconnects: number
-  /** The last record GET answered with. */
+  /** The last record GET answered with (undefined without polling). */
   readonly last: SeenRecord | undefined
-  /** Resolves once the stream and GET have both shown a terminal status. */
+  /** Date.now() when the stream delivered the terminal status. */
+  readonly streamEndedAt: number | undefined
+  /** Resolves once the stream and GET (when polled) have both shown a terminal status. */
   ended: Promise<void>
   stop(): void
 }
@@ -36,13 +38,22 @@ export interface WatchTarget {
   apiKey: string
 }
 
-export function watchCommand(target: WatchTarget, commandId: string, pollMs = 1000): WatchedCommand {
+export interface WatchOptions {
+  /** Between two GETs (default 1000 ms). */
+  pollMs?: number
+  /** False: the event stream only, for a caller that polls many commands by listing them. */
+  poll?: boolean
+}
+
+export function watchCommand(target: WatchTarget, commandId: string, options: WatchOptions = {}): WatchedCommand {
+  const { pollMs = 1000, poll: polling = true } = options
   const controller = new AbortController()
   const { signal } = controller
   const streamed: string[] = []
   const polled: string[] = []
   let reconnects = 0
   let last: SeenRecord | undefined
+  let streamEndedAt: number | undefined
   const pause = (ms: number) => sleep(ms, undefined, { signal }).catch(() => undefined)
 
   const followStream = async () => {
@@ -52,7 +63,10 @@ export function watchCommand(target: WatchTarget, commandId: string, pollMs = 10
         for await (const event of commandEvents(commandId, { ...target, signal, ...(lastEventId === undefined ? {} : { lastEventId }) })) {
           lastEventId = event.id ?? lastEventId
           streamed.push(event.command.status)
-          if (TERMINAL_STATUSES.has(event.command.status)) return
+          if (TERMINAL_STATUSES.has(event.command.status)) {
+            streamEndedAt = Date.now()
+            return
+          }
         }
       } catch {
         // A dropped connection or an error answer: resumed below, as a client would.
@@ -63,7 +77,7 @@ export function watchCommand(target: WatchTarget, commandId: string, pollMs = 10
     }
   }
   const poll = async () => {
-    while (!signal.aborted) {
+    while (polling && !signal.aborted) {
       try {
         const response = await fetch(`${target.baseUrl}/api/v1/commands/${commandId}`, { headers: { 'x-api-key': target.apiKey }, signal })
         if (response.status === 200) {
@@ -87,6 +101,9 @@ export function watchCommand(target: WatchTarget, commandId: string, pollMs = 10
     },
     get last() {
       return last
+    },
+    get streamEndedAt() {
+      return streamEndedAt
     },
     ended,
     stop: () => controller.abort(),

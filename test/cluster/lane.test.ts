@@ -27,7 +27,7 @@ import { writeShapeFiles } from './shapes.js'
 import { backwardSteps } from './status-order.js'
 
 // Cold start (cluster, images, helm --wait), a few dozen real pods and the fault set: more than the suite's 300 s per file.
-t.setTimeout(20 * 60_000)
+t.setTimeout(15 * 60_000)
 
 const TIMEOUT = 180_000
 const release = await installRelease(t, (line) => t.comment(line))
