@@ -30,6 +30,8 @@ import { benchRun } from './bench-run.js'
 const COMMANDS = Number(process.env.BENCH_COMMANDS ?? 100)
 const STREAMS = Math.min(Number(process.env.BENCH_STREAMS ?? 24), COMMANDS)
 const BURST_TIMEOUT_MS = Number(process.env.BENCH_BURST_TIMEOUT_SECONDS ?? 900) * 1000
+/** A loaded node may take minutes to start a replaced pod: the bench waits, and reports what it waited for. */
+const RECOVERY_TIMEOUT_MS = Number(process.env.BENCH_RECOVERY_TIMEOUT_SECONDS ?? 600) * 1000
 
 const { t, run: runBench } = benchRun()
 
@@ -50,6 +52,8 @@ interface Row {
   duplicates: number
   backward: number
   failed: number
+  /** From the fault to the release serving again, ms (0 for the baseline). */
+  recoveryMs: number
   /** ms, by submit order; NaN for a command that did not end. */
   latencies: number[]
 }
@@ -113,9 +117,12 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
     }
   })()
   await inputs.requested(gate)
+  const faultAt = Date.now()
+  let recoveryMs = 0
   if (fault) {
     await fault.apply({ release, held: burst.ids[0]!, openGate: (how) => inputs.release(gate, how) })
-    await recovered(release)
+    await recovered(release, RECOVERY_TIMEOUT_MS)
+    recoveryMs = Date.now() - faultAt
   } else {
     inputs.release(gate)
   }
@@ -146,17 +153,18 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
     backward: burst.ids.reduce((sum, id) => sum + backwardSteps(burst.listed.get(id)!).length, 0) +
       burst.streams.reduce((sum, s) => sum + backwardSteps(s.streamed).length, 0),
     failed: ended.filter((id) => final(id) === 'FAILED').length,
+    recoveryMs,
     latencies: burst.ids.map((id) => (burst.endedAt.get(id) ?? NaN) - burst.submittedAt.get(id)!),
   }
 }
 
 function printRows(rows: Row[]): void {
   const baseline = rows[0]!
-  const header = ['fault', 'commands', 'lost', 'duplicates', 'backward steps', 'FAILED', 'largest latency s', 'largest extra latency s']
+  const header = ['fault', 'commands', 'lost', 'duplicates', 'backward steps', 'FAILED', 'recovery s', 'largest latency s', 'largest extra latency s']
   const lines = rows.map((row) => {
     const largest = Math.max(...row.latencies)
     const extra = row === baseline ? 0 : Math.max(...row.latencies.map((ms, i) => ms - (baseline.latencies[i] ?? NaN)))
-    return [row.fault, String(row.commands), String(row.lost), String(row.duplicates), String(row.backward), String(row.failed), (largest / 1000).toFixed(1), (extra / 1000).toFixed(1)]
+    return [row.fault, String(row.commands), String(row.lost), String(row.duplicates), String(row.backward), String(row.failed), (row.recoveryMs / 1000).toFixed(1), (largest / 1000).toFixed(1), (extra / 1000).toFixed(1)]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
   const format = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')

@@ -95,22 +95,43 @@ export const FAULTS: Fault[] = [
 ]
 
 interface PodReadiness {
-  items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }>
+  items: Array<{
+    metadata: { name: string; deletionTimestamp?: string }
+    status?: { phase?: string; conditions?: Array<{ type: string; status: string }>; containerStatuses?: Array<{ restartCount: number; state?: Record<string, { reason?: string }> }> }
+  }>
+}
+
+/** A pod as the timeout message shows it: name, phase, terminating, restarts, a waiting reason. */
+function describePod(pod: PodReadiness['items'][number]): string {
+  const container = pod.status?.containerStatuses?.[0]
+  const waiting = container?.state?.waiting?.reason
+  return [pod.metadata.name, pod.status?.phase, pod.metadata.deletionTimestamp ? 'terminating' : '', container ? `restarts ${container.restartCount}` : '', waiting ?? '']
+    .filter((part) => part).join(' ')
 }
 
 /**
  * Every Deployment of the release has as many ready pods as it asks for, none
- * of them being deleted, and the API answers /readyz through its Service.
+ * of them being deleted, and the API answers /readyz through its Service. On
+ * timeout the error says what was last seen of each component.
  */
-export async function recovered(release: Release): Promise<void> {
-  await eventually('every Deployment of the release serving again', async () => {
-    for (const deployment of DEPLOYMENTS) {
-      const component = deployment.slice(`${RELEASE}-`.length)
-      const want = await release.kubectlJson<{ spec: { replicas: number } }>(['-n', NAMESPACE, 'get', 'deploy', deployment])
-      const pods = await release.kubectlJson<PodReadiness>(['-n', NAMESPACE, 'get', 'pods', '-l', `app.kubernetes.io/component=${component}`])
-      const ready = pods.items.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      if (ready.length < want.spec.replicas || ready.length !== pods.items.length) return false
-    }
-    return (await fetch(`${release.baseUrl}/readyz`).catch(() => undefined))?.ok === true
-  }, TIMEOUT)
+export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<void> {
+  let seen = ''
+  try {
+    await eventually('every Deployment of the release serving again', async () => {
+      const states: string[] = []
+      let whole = true
+      for (const deployment of DEPLOYMENTS) {
+        const component = deployment.slice(`${RELEASE}-`.length)
+        const want = await release.kubectlJson<{ spec: { replicas: number } }>(['-n', NAMESPACE, 'get', 'deploy', deployment])
+        const pods = await release.kubectlJson<PodReadiness>(['-n', NAMESPACE, 'get', 'pods', '-l', `app.kubernetes.io/component=${component}`])
+        const ready = pods.items.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        states.push(`${component}: ${ready.length}/${want.spec.replicas} ready (${pods.items.map(describePod).join('; ')})`)
+        if (ready.length < want.spec.replicas || ready.length !== pods.items.length) whole = false
+      }
+      seen = states.join(', ')
+      return whole && (await fetch(`${release.baseUrl}/readyz`).catch(() => undefined))?.ok === true
+    }, timeoutMs)
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last seen: ${seen}`)
+  }
 }
