@@ -116,18 +116,25 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
       await sleep(1000)
     }
   })()
-  await inputs.requested(gate)
   const faultAt = Date.now()
   let recoveryMs = 0
-  if (fault) {
-    await fault.apply({ release, held: burst.ids[0]!, openGate: (how) => inputs.release(gate, how) })
-    await recovered(release, RECOVERY_TIMEOUT_MS)
-    recoveryMs = Date.now() - faultAt
-  } else {
-    inputs.release(gate)
+  try {
+    await inputs.requested(gate)
+    if (fault) {
+      await fault.apply({ release, held: burst.ids[0]!, openGate: (how) => inputs.release(gate, how) })
+      await recovered(release, RECOVERY_TIMEOUT_MS)
+      recoveryMs = Date.now() - faultAt
+    } else {
+      inputs.release(gate)
+    }
+    await lister
+  } catch (err) {
+    // Loops left running would keep the process alive after its teardowns.
+    burst.streams.forEach((s) => s.stop())
+    throw err
+  } finally {
+    listing = false
   }
-  await lister
-  listing = false
   const lateStreams = new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())
   await Promise.race([Promise.all(burst.streams.map((s) => s.ended)), lateStreams])
   burst.streams.forEach((s) => s.stop())
