@@ -43,10 +43,16 @@ export interface WatchOptions {
   pollMs?: number
   /** False: the event stream only, for a caller that polls many commands by listing them. */
   poll?: boolean
+  /**
+   * A stream silent this long is taken as dead and resumed (default 40 s; the server sends a
+   * keep-alive every 15 s). An API pod deleted under load can vanish without closing its
+   * streams: the client's socket then waits forever, as the chaos bench saw once.
+   */
+  idleMs?: number
 }
 
 export function watchCommand(target: WatchTarget, commandId: string, options: WatchOptions = {}): WatchedCommand {
-  const { pollMs = 1000, poll: polling = true } = options
+  const { pollMs = 1000, poll: polling = true, idleMs = 40_000 } = options
   const controller = new AbortController()
   const { signal } = controller
   const streamed: string[] = []
@@ -59,8 +65,25 @@ export function watchCommand(target: WatchTarget, commandId: string, options: Wa
   const followStream = async () => {
     let lastEventId: string | undefined
     while (!signal.aborted) {
+      const attempt = new AbortController()
+      const stopAttempt = () => attempt.abort()
+      signal.addEventListener('abort', stopAttempt)
+      let idle = setTimeout(stopAttempt, idleMs)
+      // Every chunk (events and the server's keep-alive comments) proves the stream alive.
+      const watchedFetch = async (request: Request) => {
+        const response = await fetch(request)
+        if (!response.body) return response
+        const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+          transform: (chunk, controller) => {
+            clearTimeout(idle)
+            idle = setTimeout(stopAttempt, idleMs)
+            controller.enqueue(chunk)
+          },
+        }))
+        return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+      }
       try {
-        for await (const event of commandEvents(commandId, { ...target, signal, ...(lastEventId === undefined ? {} : { lastEventId }) })) {
+        for await (const event of commandEvents(commandId, { ...target, signal: attempt.signal, fetch: watchedFetch, ...(lastEventId === undefined ? {} : { lastEventId }) })) {
           lastEventId = event.id ?? lastEventId
           streamed.push(event.command.status)
           if (TERMINAL_STATUSES.has(event.command.status)) {
@@ -69,7 +92,10 @@ export function watchCommand(target: WatchTarget, commandId: string, options: Wa
           }
         }
       } catch {
-        // A dropped connection or an error answer: resumed below, as a client would.
+        // A dropped connection, a silent one, or an error answer: resumed below, as a client would.
+      } finally {
+        clearTimeout(idle)
+        signal.removeEventListener('abort', stopAttempt)
       }
       if (signal.aborted) return
       reconnects++
