@@ -111,7 +111,7 @@ function describePod(pod: PodReadiness['items'][number]): string {
 
 /**
  * Every Deployment of the release has as many ready pods as it asks for, none
- * of them being deleted, and the API answers /readyz through its Service. On
+ * of them being deleted, and the API answers a command listing through its Service. On
  * timeout the error says what was last seen of each component.
  */
 export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<void> {
@@ -129,7 +129,12 @@ export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<
         if (ready.length < want.spec.replicas || ready.length !== pods.items.length) whole = false
       }
       seen = states.join(', ')
-      return whole && (await fetch(`${release.baseUrl}/readyz`).catch(() => undefined))?.ok === true
+      // An API route, not /readyz: every role answers /readyz, and right after the API pod is
+      // replaced the Service can still send to its old address, already another pod's (the lane
+      // saw a 404 from such a pod once).
+      if (!whole) return false
+      const answer = await fetch(`${release.baseUrl}/api/v1/commands?limit=1`, { headers: { 'x-api-key': release.apiKey } }).catch(() => undefined)
+      return answer?.status === 200
     }, timeoutMs)
   } catch (err) {
     throw new Error(`${(err as Error).message}; last seen: ${seen}`)
