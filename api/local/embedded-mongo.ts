@@ -28,16 +28,17 @@ export async function runningLocalMongoUrl(dir: string): Promise<string> {
  * (docs/adr/0001-patched-ferretdb.md), on a free loopback port, keeping its
  * URI file and SQLite databases under `dataDir`. `binary` runs another build
  * of the same wrapper instead (bench/store.ts's stock one); `host` is the
- * address to listen on (the cluster lane's pods reach a node IP, not loopback).
+ * address to listen on (the cluster lane's pods reach a node IP, not loopback),
+ * `port` a fixed one (0: any free port), as a restart on the same data keeps its clients' URL.
  */
-export async function startLocalMongo(dataDir: string, binary: string = toolPath('ferretdb'), host = '127.0.0.1'): Promise<LocalMongo> {
+export async function startLocalMongo(dataDir: string, binary: string = toolPath('ferretdb'), host = '127.0.0.1', port = 0): Promise<LocalMongo> {
   await mkdir(dataDir, { recursive: true })
   const uriFile = join(dataDir, 'ferretdb.uri')
   await rm(uriFile, { force: true })
   const server = ChildServer.start({
     name: 'ferretdb',
     command: binary,
-    args: ['-listen', `${host}:0`, '-data', join(dataDir, 'sqlite'), '-uri-file', uriFile],
+    args: ['-listen', `${host}:${port}`, '-data', join(dataDir, 'sqlite'), '-uri-file', uriFile],
   })
   const url = await server.waitUntilReady(async () => (await readFile(uriFile, 'utf8')).trim() || undefined)
   return { url, server }

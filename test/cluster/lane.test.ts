@@ -13,14 +13,20 @@ import type { V1Container, V1Job, V1Pod, V1PodList } from '@kubernetes/client-no
 import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
 import { downloadAndProbe } from '../e2e/download.js'
 import { eventually } from '../harness/eventually.js'
-import { makeClip } from '../harness/media.js'
+import { grayRegion, makeClip } from '../harness/media.js'
+import { keysUnder, play } from '../harness/outputs.js'
 import { openEventStream } from '../harness/sse.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
+import { readZip } from '../harness/unzip.js'
 import { startInputServer, startWebhookReceiver } from './host-servers.js'
 import { DEPLOYMENTS, installRelease, NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE } from './release.js'
+import { watchCommand, type WatchedCommand } from './command-watch.js'
+import { FAULTS, recovered } from './faults.js'
+import { writeShapeFiles } from './shapes.js'
+import { backwardSteps } from './status-order.js'
 
-// Cold start (cluster, images, helm --wait) plus a dozen real pods: more than the suite's 300 s per file.
+// Cold start (cluster, images, helm --wait), a few dozen real pods and the fault set: more than the suite's 300 s per file.
 t.setTimeout(15 * 60_000)
 
 const TIMEOUT = 180_000
@@ -28,7 +34,8 @@ const release = await installRelease(t, (line) => t.comment(line))
 const { client, kubectl, kubectlJson, cluster } = release
 const dir = await scratchDir(t, 'ffkube-lane-media-')
 const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
-const inputs = await startInputServer(t, [clip], [PUBLIC_IP, cluster.nodeIp])
+const shapes = await writeShapeFiles(dir)
+const inputs = await startInputServer(t, [clip, ...Object.values(shapes)], [PUBLIC_IP, cluster.nodeIp])
 const clipUrl = inputs.url(PUBLIC_IP, clip)
 
 async function runToEnd(path: string, body: unknown) {
@@ -105,6 +112,83 @@ t.test('the five command types run in real runner pods to SUCCESS, with outputs 
   const pods = await podsOf(s.command_id)
   t.equal(pods.length, 1, 'one pod ran the command')
   t.same(pods[0]!.status!.initContainerStatuses!.map((c) => [c.name, c.state?.terminated?.exitCode]), [['fetch', 0], ['ffmpeg', 0]])
+})
+
+t.test('files of every shape run side by side in real runner pods: burned-in subtitles and a font, an HLS ladder, a zip folder in, a zipped output, and the two refusals', async (t) => {
+  const s3 = release.s3.client()
+  t.teardown(() => s3.destroy())
+  const stored = (commandId: string) => keysUnder(s3, release.s3.bucket, `outputs/${commandId}/`)
+  const submitted = await Promise.all([
+    client.post('/run-ffmpeg-command', {
+      input_files: { in_video: clipUrl, in_srt: inputs.url(PUBLIC_IP, shapes.srt), in_font: inputs.url(PUBLIC_IP, shapes.font) },
+      output_files: { out_plain: 'plain.png', out_subs: 'subs.png', out_text: 'text.png' },
+      ffmpeg_command: 'ffmpeg -ss 1 -i {{in_video}} -frames:v 1 {{out_plain}} ' +
+        "-frames:v 1 -vf \"subtitles={{in_srt}}:force_style='FontSize=28'\" {{out_subs}} " +
+        '-frames:v 1 -vf drawtext=fontfile={{in_font}}:text=ffkube:fontsize=40:fontcolor=white:x=10:y=10 {{out_text}}',
+    }),
+    client.post('/run-ffmpeg-command', {
+      input_files: { in_video: clipUrl },
+      output_files: { out_hls: 'stream_%v.m3u8' },
+      ffmpeg_command: 'ffmpeg -i {{in_video}} -map 0:v -map 0:a -map 0:v -map 0:a -s:v:0 320x180 -s:v:1 160x90 -c:v libx264 -preset ultrafast -g 25 -c:a aac ' +
+        '-f hls -hls_time 1 -hls_playlist_type vod -var_stream_map "v:0,a:0 v:1,a:1" -master_pl_name master.m3u8 -hls_segment_filename seg_%v_%03d.ts {{out_hls}}',
+    }),
+    // The fetch container unpacks the zip; the concat demuxer joins its clips; the thumbnails leave as one zip.
+    client.post('/run-chained-ffmpeg-commands', {
+      input_compressed_folder: inputs.url(PUBLIC_IP, shapes.concatZip),
+      output_files: { out_joined: 'joined.mp4', out_thumbs: 'thumb_%02d.jpg' },
+      compress_outputs: ['out_thumbs'],
+      ffmpeg_commands: ['ffmpeg -f concat -i list.txt -c copy {{out_joined}}', 'ffmpeg -i clips/a.mp4 -vf fps=2 {{out_thumbs}}'],
+    }),
+    client.post('/run-ffmpeg-command', {
+      input_compressed_folder: inputs.url(PUBLIC_IP, shapes.slipZip),
+      output_files: { out_x: 'x.mp4' },
+      ffmpeg_command: 'ffmpeg -i clips/a.mp4 -c copy {{out_x}}',
+    }),
+    // Far past the lane's cap of 100 output files (release.ts).
+    client.post('/run-ffmpeg-command', {
+      input_files: { in_video: clipUrl },
+      output_files: { out_flood: 'f_%06d.bmp' },
+      ffmpeg_command: 'ffmpeg -stream_loop -1 -i {{in_video}} -vf fps=20000,scale=8:8 -frames:v 100000 {{out_flood}}',
+    }),
+  ])
+  const [filtered, ladder, folder, slip, flood] = await Promise.all(submitted.map((s) => client.waitForCommand(s.command_id, TIMEOUT)))
+
+  t.equal(filtered.status, 'SUCCESS', JSON.stringify(filtered))
+  const image = async (alias: string) => {
+    const name = `${filtered.command_id}-${alias}.png`
+    await downloadAndProbe(filtered.output_files[alias].storage_url, dir, name)
+    return join(dir, name)
+  }
+  const [plain, subs, text] = [await image('out_plain'), await image('out_subs'), await image('out_text')]
+  t.same(await grayRegion(subs, 'iw:ih/2:0:0'), await grayRegion(plain, 'iw:ih/2:0:0'), 'subtitles: the top half is untouched')
+  t.notSame(await grayRegion(subs, 'iw:ih/4:0:ih*3/4'), await grayRegion(plain, 'iw:ih/4:0:ih*3/4'), 'subtitles: the bottom quarter holds the burned-in line')
+  t.notSame(await grayRegion(text, 'iw:60:0:0'), await grayRegion(plain, 'iw:60:0:0'), 'drawtext with the font input drew at the top')
+  t.same(await grayRegion(text, 'iw:ih/2:0:ih/2'), await grayRegion(plain, 'iw:ih/2:0:ih/2'), 'drawtext: the bottom half is untouched')
+
+  t.equal(ladder.status, 'SUCCESS', JSON.stringify(ladder))
+  const hls = ladder.output_files.out_hls
+  t.match(hls, { filename: 'master.m3u8', storage_location: 'INTERNAL' })
+  t.ok(hls.file_count >= 7 && hls.file_count === hls.files.length, `the master, two variant playlists and two 1 s segments each (${hls.file_count})`)
+  t.same(await stored(ladder.command_id), hls.files.map((f: { filename: string }) => `outputs/${ladder.command_id}/${f.filename}`).sort(), 'the upload container stored every file, under the command\'s id')
+  const played = await play(hls.storage_url)
+  t.ok(played.duration > 1.8 && played.duration < 2.3, `the playlist's storage_url plays the whole 2 s (${played.duration})`)
+  t.ok(played.span > 1.8, `every segment was read over HTTP (packets span ${played.span})`)
+
+  t.equal(folder.status, 'SUCCESS', JSON.stringify(folder))
+  t.ok(folder.output_files.out_joined.duration > 1.8, `the concat list over the folder's two 1 s clips (${folder.output_files.out_joined.duration})`)
+  t.match(folder.output_files.out_thumbs, { filename: 'out_thumbs.zip', mime_type: 'application/zip', file_count: 1 })
+  const zipped = await fetch(folder.output_files.out_thumbs.storage_url)
+  t.equal(zipped.status, 200, 'the zip downloads')
+  const names = (await readZip(Buffer.from(await zipped.arrayBuffer()))).map((e) => e.name)
+  t.ok(names.length >= 2 && names.every((name, i) => name === `thumb_${String(i + 1).padStart(2, '0')}.jpg`), `the numbered thumbnails, in order: ${names.join(' ')}`)
+  t.same(await stored(folder.command_id), [`outputs/${folder.command_id}/joined.mp4`, `outputs/${folder.command_id}/out_thumbs.zip`])
+
+  t.match(slip, { status: 'FAILED', error_status: 'FOLDER_UNSAFE_ENTRY', error_message: /"\.\." segment/ }, JSON.stringify(slip))
+  const [slipPod] = await podsOf(slip.command_id)
+  t.equal(slipPod!.status!.initContainerStatuses!.find((c) => c.name === 'fetch')?.state?.terminated?.exitCode, 1, 'the fetch container refused the zip')
+  t.match(flood, { status: 'FAILED', error_status: 'OUTPUT_TOO_MANY_FILES', error_message: /more than 100 files/ }, JSON.stringify(flood))
+  t.notOk('output_files' in slip || 'output_files' in flood, 'no output reported for either')
+  t.same([...await stored(slip.command_id), ...await stored(flood.command_id)], [], 'nothing of either in the bucket')
 })
 
 t.test('a command into a storage destination uploads to the customer\'s bucket through the per-command Secret', async (t) => {
@@ -410,6 +494,65 @@ t.test('vcpu_count sets the ffmpeg container\'s CPU limit, and the event stream 
   t.match(logs.log, /^==> ffmpeg/m, 'the step is labelled')
   t.notOk(logs.log.includes('/work/'), 'no path of the pod\'s work directory')
   t.notOk(/(^|[\s'"])\/(tmp|home|root|work|app)\//m.test(logs.log), `no absolute path at all:\n${logs.log}`)
+})
+
+t.test('through a burst of remuxes, the API, worker, leading operator and a runner pod killed and NATS and the MongoDB-wire server restarted: every command ends SUCCESS or FAILED with a named status, none lost, one webhook each, no status seen going backwards', async (t) => {
+  const receiver = await startWebhookReceiver(t, PUBLIC_IP)
+  const put = await client.request('PUT', '/webhook-config', { url: receiver.url, secret: 'lane-faults-webhook-secret-0123' })
+  t.equal(put.status, 200, JSON.stringify(put.body))
+  const remux = (input: string) => ({
+    input_files: { in_video: input },
+    output_files: { out_video: 'remux.mkv' },
+    ffmpeg_command: 'ffmpeg -i {{in_video}} -map 0 -c copy {{out_video}}',
+  })
+  const watches: Array<{ fault: string; held: boolean; watch: WatchedCommand }> = []
+  t.teardown(() => watches.forEach((w) => w.watch.stop()))
+  const watch = (fault: string, held: boolean, commandId: string) => watches.push({ fault, held, watch: watchCommand(release, commandId) })
+  // Per fault: one command held in its fetch phase through it, two more submitted beside it.
+  for (const fault of FAULTS) {
+    const gate = `fault-${FAULTS.indexOf(fault)}`
+    const held = await client.post('/run-ffmpeg-command', remux(inputs.url(PUBLIC_IP, clip, gate)))
+    watch(fault.name, true, held.command_id)
+    for (let i = 0; i < 2; i++) watch(fault.name, false, (await client.post('/run-ffmpeg-command', remux(clipUrl))).command_id)
+    await inputs.requested(gate)
+    await fault.apply({ release, held: held.command_id, openGate: (how) => inputs.release(gate, how) })
+    await recovered(release)
+    t.comment(`${fault.name}: the release serves again`)
+  }
+  const deadline = new Promise<'late'>((resolve) => setTimeout(resolve, TIMEOUT, 'late').unref())
+  const late = (await Promise.all(watches.map(async (w) => ((await Promise.race([w.watch.ended, deadline])) === 'late' ? w : undefined)))).filter((w) => w)
+  t.same(late.map((w) => `${w!.watch.commandId} (${w!.fault}): stream ${w!.watch.streamed.join(' ')}, GET ${w!.watch.polled.at(-1)}`), [], 'no command lost: each ended, as both its event stream and GET show')
+
+  for (const { fault, held, watch: w } of watches) {
+    const record = w.last!
+    const what = `${w.commandId} (${fault}${held ? ', held through it' : ''})`
+    t.comment(`${what}: ${record.status}${record.error_status ? ` ${record.error_status}` : ''}; stream reconnects ${w.reconnects}`)
+    t.ok(record.status === 'SUCCESS' || (record.status === 'FAILED' && /^[A-Z_]+$/.test(record.error_status ?? '')), `${what} ended SUCCESS or FAILED with a named status: ${JSON.stringify(record)}`)
+    t.same(backwardSteps(w.streamed), [], `${what}: the event stream never went back (${w.streamed.join(' → ')})`)
+    t.same(backwardSteps(w.polled), [], `${what}: GET never went back`)
+    t.equal(w.streamed.at(-1), record.status, `${what}: the stream ended on GET's status`)
+  }
+  const runnerKilled = watches.find((w) => w.held && w.fault === 'a runner pod deleted')!
+  t.equal(runnerKilled.watch.last?.error_status, 'POD_LOST', 'the command whose runner pod was deleted is POD_LOST')
+
+  for (const { watch: w } of watches) {
+    const delivery = await receiver.deliveryFor(w.commandId, TIMEOUT)
+    t.match(JSON.parse(delivery.raw.toString('utf8')), { data: { command_id: w.commandId, status: w.last!.status } }, `${w.commandId}: the webhook carries the final status`)
+  }
+  // A delivery is logged once its POST was answered: after that no attempt of it is left to send.
+  for (const { watch: w } of watches) {
+    await eventually(`the delivery of ${w.commandId} logged as answered`, async () => {
+      const { body } = await client.request('GET', `/webhook-deliveries?command_id=${w.commandId}`)
+      return (body?.deliveries ?? []).some((d: { outcome: string }) => d.outcome === 'success')
+    }, TIMEOUT)
+  }
+  const counts = new Map<string, number>()
+  for (const d of receiver.deliveries) {
+    const id = String(JSON.parse(d.raw.toString('utf8')).data?.command_id)
+    counts.set(id, (counts.get(id) ?? 0) + 1)
+  }
+  t.same(watches.map((w) => w.watch.commandId).filter((id) => counts.get(id) !== 1).map((id) => `${id}: ${counts.get(id) ?? 0}`), [], 'exactly one terminal webhook per command')
+  await client.request('DELETE', '/webhook-config')
 })
 
 t.test('no pod in the release or runner namespaces runs as root or with a writable root filesystem', async (t) => {

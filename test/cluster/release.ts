@@ -93,6 +93,9 @@ export function laneValues(s: LaneSettings): Record<string, unknown> {
       nats: { url: s.nats.url },
       s3: { endpoint: s.s3.endpoint, bucket: s.s3.bucket, region: s.s3.region, forcePathStyle: true },
       rateLimits: { free: 0, trial: 0, growth: 0, business: 0 },
+      // The lane's account is Business; a cap of 100 output files (5,000 by default) lets its
+      // sequence that overflows the cap stop after ~100 small files instead of 5,000.
+      extraEnv: [{ name: 'COMMAND_MAX_OUTPUT_FILES_BUSINESS', value: '100' }],
     },
     secrets: { mongodbUrl: s.mongo.url, s3AccessKeyId: s.s3.accessKeyId, s3SecretAccessKey: s.s3.secretAccessKey },
     api: { replicas: 1, resources: small },

@@ -4,26 +4,16 @@
  * wrote, and the hostile forms — refused at submit (400 with the policy's
  * message) or, when only the bytes tell, FAILED before ffmpeg opens them.
  */
-import { execFile } from 'node:child_process'
 import { copyFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
-import { toolPath } from '../../api/local/tools.js'
-import { makeClip, serveFiles } from '../harness/media.js'
+import { grayRegion as region, makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { downloadAndProbe } from './download.js'
 import { Client, serviceEnvironment, startService } from './service.js'
 
-const run = promisify(execFile)
 const FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'
 const SRT = '1\n00:00:00,000 --> 00:00:10,000\nBURNED IN\n'
-
-/** The grey pixels of a region (`crop` filter arguments) of an image, for comparing two frames where it matters. */
-async function region(path: string, crop: string): Promise<Buffer> {
-  const { stdout } = await run(toolPath('ffmpeg'), ['-v', 'error', '-i', path, '-vf', `crop=${crop}`, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 1 << 24 })
-  return stdout
-}
 
 t.test('filters read the command\'s own files, through HTTP in local mode', async (t) => {
   const dir = await scratchDir(t)

@@ -31,6 +31,12 @@ export async function makeClip(path: string, options: ClipOptions = {}): Promise
   return path
 }
 
+/** The grey pixels of a region (`crop` filter arguments) of an image, for comparing two frames where it matters. */
+export async function grayRegion(path: string, crop: string): Promise<Buffer> {
+  const { stdout } = await run(toolPath('ffmpeg'), ['-v', 'error', '-i', path, '-vf', `crop=${crop}`, '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 1 << 24 })
+  return stdout
+}
+
 /** The duration ffprobe reads from a media file's container, in seconds. */
 export async function probeDuration(path: string): Promise<number> {
   const { stdout } = await run(toolPath('ffprobe'), [

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { MongoClient } from 'mongodb'
-import { startLocalMongo } from '../../api/local/embedded-mongo.js'
+import { startLocalMongo, type LocalMongo } from '../../api/local/embedded-mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 /** A MongoDB-wire server and a database name no other test uses. */
 export interface TestMongo {
   url: string
   dbName: string
+  /** Stops the server and starts it again on the same port and data; undefined when external. */
+  restart?: () => Promise<void>
 }
 
 /** Where a test's server listens: `host` (e.g. a cluster's node IP) always starts a local server there. */
@@ -29,7 +31,16 @@ export async function startMongo(t: Teardown, options: ListenOptions = {}): Prom
     })
     return { url: external, dbName }
   }
-  const local = await startLocalMongo(await scratchDir(t, 'ffkube-mongo-'), undefined, options.host)
+  const dir = await scratchDir(t, 'ffkube-mongo-')
+  let local: LocalMongo = await startLocalMongo(dir, undefined, options.host)
   t.teardown(() => local.server.stop())
-  return { url: local.url, dbName }
+  const port = Number(new URL(local.url).port)
+  return {
+    url: local.url,
+    dbName,
+    restart: async () => {
+      await local.server.stop()
+      local = await startLocalMongo(dir, undefined, options.host, port)
+    },
+  }
 }

@@ -1,4 +1,4 @@
-import { startNatsServer } from '../../api/local/nats-server.js'
+import { startNatsServer, type LocalNats } from '../../api/local/nats-server.js'
 import type { ListenOptions } from './mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
@@ -7,13 +7,24 @@ export interface TestNats {
   url: string
   /** Stops the server (to test outages); undefined when it is an external one. */
   stop?: () => Promise<void>
+  /** Stops the server and starts it again on the same port and JetStream store; undefined when external. */
+  restart?: () => Promise<void>
 }
 
 /** NATS_URL when set (and no `host` asked for), otherwise a fresh nats-server with JetStream on a free port. */
 export async function startNats(t: Teardown, options: ListenOptions = {}): Promise<TestNats> {
   const external = options.host ? undefined : process.env.NATS_URL
   if (external) return { url: external }
-  const local = await startNatsServer(await scratchDir(t, 'ffkube-nats-'), options.host)
+  const dir = await scratchDir(t, 'ffkube-nats-')
+  let local: LocalNats = await startNatsServer(dir, options.host)
   t.teardown(() => local.server.stop())
-  return { url: local.url, stop: () => local.server.stop() }
+  const port = Number(new URL(local.url).port)
+  return {
+    url: local.url,
+    stop: () => local.server.stop(),
+    restart: async () => {
+      await local.server.stop()
+      local = await startNatsServer(dir, options.host, port)
+    },
+  }
 }

@@ -94,3 +94,20 @@ t.test('a publish that keeps failing gives up after its attempts and throws', ow
   await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'RUNNING', progress: 5 }))
   t.equal(waits.length, 2, 'three tries, two waits between them')
 })
+
+t.test('a runner that starts while NATS is restarting connects once it is back, and its event lands', async (t) => {
+  const nats = await startNats(t, { host: '127.0.0.1' })
+  const commandId = `c-restart-${Date.now()}`
+  await nats.stop!()
+  // Settled either way: a connect that gives up at once must fail the test, not hang it.
+  const connecting = NatsReporter.connect({ url: nats.url, commandId, logger: pino({ level: 'silent' }) }).then((reporter) => reporter, (err: unknown) => err as Error)
+  await nats.restart!()
+  const reporter = await connecting
+  if (reporter instanceof Error) throw reporter
+  await reporter.report({ type: 'PROCESSING', stage: 'FETCHING', progress: 0 })
+  await reporter.close()
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  const message = await (await nc.jetstreamManager()).streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject(commandId) })
+  t.match(JSONCodec<StatusEvent>().decode(message.data), { type: 'PROCESSING', stage: 'FETCHING', command_id: commandId })
+})

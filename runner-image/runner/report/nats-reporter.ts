@@ -28,7 +28,9 @@ export class NatsReporter implements StatusReporter {
   ) {}
 
   static async connect(options: NatsReporterOptions): Promise<NatsReporter> {
-    const nc = await connect({ servers: options.url, name: `ffkube-runner-${options.commandId}` })
+    // A container that starts while NATS restarts waits for it (about a minute, then fails)
+    // instead of failing its command at once; the same bound holds for a drop mid-run.
+    const nc = await connect({ servers: options.url, name: `ffkube-runner-${options.commandId}`, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
     await ensureStream(nc, STATUS_STREAM_DEFINITION)
     await ensureStream(nc, LOG_STREAM_DEFINITION)
     return new NatsReporter(nc, nc.jetstream(), options)
