@@ -104,8 +104,13 @@ t.test('the five command types run in real runner pods to SUCCESS, with outputs 
   t.match(y, { status: 'SUCCESS', output_files: { out_audio: { filename: 'talk.mp3', codec: 'mp3' } } }, JSON.stringify(y))
   const pods = await podsOf(s.command_id)
   t.equal(pods.length, 1, 'one pod ran the command')
-  t.same(pods[0]!.status!.containerStatuses!.map((c) => [c.name, c.state?.terminated?.exitCode]).sort(), [['ffmpeg', 0], ['upload', 0]], 'its two containers, started together, both ended 0')
   t.equal(pods[0]!.spec!.initContainers, undefined, 'no init container')
+  // SUCCESS can be seen before the kubelet reports the upload container's exit.
+  const ended = await eventually('both containers of the pod to end', async () => {
+    const statuses = (await podsOf(s.command_id))[0]?.status?.containerStatuses ?? []
+    return statuses.length === 2 && statuses.every((c) => c.state?.terminated) ? statuses : undefined
+  })
+  t.same(ended.map((c) => [c.name, c.state?.terminated?.exitCode]).sort(), [['ffmpeg', 0], ['upload', 0]], 'its two containers, started together, both ended 0')
 })
 
 t.test('a command into a storage destination uploads to the customer\'s bucket through the per-command Secret', async (t) => {

@@ -61,11 +61,14 @@ const ok = commandSpec({
 })
 await executor.execute(ok)
 const okCr = await mediaCommandIn(kc, ns, ok.commandId, 'SUCCESS', 90_000)
-// The two containers run at once: by name, not by the order they ended in.
-const runsOf = (id: string) => pods.runs.filter((r) => r.podEnv.FFKUBE_COMMAND_ID === id).sort((a, b) => a.name.localeCompare(b.name))
+// The two containers run at once, and the command's end can be seen before the second has exited: wait for both, by name.
+const runsOf = (id: string) => eventually(`both containers of ${id} to end`, () => {
+  const runs = pods.runs.filter((r) => r.podEnv.FFKUBE_COMMAND_ID === id)
+  return runs.length === 2 ? runs.sort((a, b) => a.name.localeCompare(b.name)) : undefined
+})
 
 t.test('the real runner runs each container of the Job as its own phase: CR → Job → ffmpeg (fetch-run) beside upload → NATS and S3 → SUCCESS', async (t) => {
-  t.same(runsOf(ok.commandId).map((r) => [r.name, r.argv.slice(0, 2), r.exitCode]), [
+  t.same((await runsOf(ok.commandId)).map((r) => [r.name, r.argv.slice(0, 2), r.exitCode]), [
     ['ffmpeg', ['--phase', 'fetch-run'], 0], ['upload', ['--phase', 'upload'], 0],
   ], 'two runner processes, each with its container\'s argv')
   t.equal(okCr.status!.progress, 100)
@@ -87,7 +90,7 @@ t.test('the real runner runs each container of the Job as its own phase: CR → 
 })
 
 t.test('the ffmpeg container gets no storage credential in its env, mounts or files, and fetches and runs without one', async (t) => {
-  const [run, upload] = runsOf(ok.commandId)
+  const [run, upload] = await runsOf(ok.commandId)
   for (const container of [run!]) {
     t.notOk('S3_CREDENTIALS_FILE' in container.podEnv, `${container.name}: no S3_CREDENTIALS_FILE`)
     t.notOk(Object.keys(container.podEnv).some((name) => /SECRET|ACCESS_KEY|PASSWORD|TOKEN|CREDENTIAL/.test(name)), `${container.name}: no credential-looking variable`)
@@ -117,7 +120,7 @@ t.test('a fetch that fails ends both containers and the CR carries the runner\'s
   })
   await executor.execute(missing)
   const failedCr = await mediaCommandIn(kc, ns, missing.commandId, 'FAILED', 90_000)
-  t.same(runsOf(missing.commandId).map((r) => [r.name, r.exitCode]), [['ffmpeg', 1], ['upload', 0]], 'the upload container stopped at the run\'s failure record, without a word')
+  t.same((await runsOf(missing.commandId)).map((r) => [r.name, r.exitCode]), [['ffmpeg', 1], ['upload', 0]], 'the upload container stopped at the run\'s failure record, without a word')
   t.equal(failedCr.status!.errorStatus, 'INPUT_HTTP_STATUS', 'the CR carries the runner\'s own reason, from its FAILED event')
   t.equal(failedCr.status!.runnerErrorStatus, 'INPUT_HTTP_STATUS')
   const failed = await lastEvent(missing.commandId)
