@@ -70,8 +70,10 @@ const SEGMENTS: Array<[string, (m: Moments) => number | undefined]> = [
   ['operator: MediaCommand → Job created', (m) => diff(m.mediaCommand, m.job)],
   ['job controller: Job → Pod created', (m) => diff(m.job, m.pod)],
   ['scheduler: Pod created → scheduled', (m) => diff(m.pod, m.scheduled)],
-  ['kubelet: scheduled → ffmpeg container running (sandbox, CNI, container start, node)', (m) => diff(m.scheduled, m.emitted.get('FETCHING'))],
-  ['fetch phase', (m) => diff(m.emitted.get('FETCHING'), firstOf(m, 'PROBING', 'RUNNING'))],
+  // The runner's progress throttle merges what comes within its first 250 ms into one event with the
+  // newest stage, so a fast fetch sends no FETCHING: the first event, whatever its stage, ends this one.
+  ['kubelet and runner start: scheduled → the ffmpeg container\'s first event (sandbox, CNI, container start, node, NATS)', (m) => diff(m.scheduled, firstOf(m, 'FETCHING', 'DOWNLOADING', 'RUNNING', 'PROBING'))],
+  ['fetch phase (when its FETCHING event was sent)', (m) => diff(m.emitted.get('FETCHING'), firstOf(m, 'PROBING', 'RUNNING'))],
   ['run phase (ffmpeg, probe), hand-over to the upload container, upload', (m) => diff(firstOf(m, 'PROBING', 'RUNNING'), m.emitted.get('SUCCESS'))],
   ['projector and SSE: runner SUCCESS → SUCCESS seen by the client', (m) => diff(m.emitted.get('SUCCESS'), m.visible)],
 ]
