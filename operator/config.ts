@@ -21,7 +21,7 @@ export interface JobResources {
 export interface JobConfig {
   runnerImage: string
   imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never'
-  /** The runner's argv before its phase argument (fetch, run, upload). */
+  /** The runner's argv before its phase argument (fetch-run, upload). */
   runnerCommand: string[]
   runAsUser: number
   resources: JobResources

@@ -3,22 +3,28 @@
  * config give the same Job, so a retried create is idempotent.
  *
  * Pod layout, and why: the process that runs the user's ffmpeg arguments must
- * see no credential and no token (DESIGN.md). A Job has no "after the main
- * container" step, so the pod runs in phases that Kubernetes orders for us:
+ * see no credential and no token (DESIGN.md), so the pod has two containers
+ * of the runner image, started together:
  *
- *   initContainers: fetch  — downloads inputs into /work (public URLs; no secret)
- *                   ffmpeg — runs the user's commands in /work (no secret, no token)
- *   containers:     upload — uploads outputs from /work; the only container that
- *                            mounts the storage Secret (S3_CREDENTIALS_FILE) and,
- *                            for a command with a storage destination, the
- *                            per-command Secret `ffkube-<command_id>-destination`
- *                            the API created (FFKUBE_DESTINATION_CREDENTIALS_FILE)
+ *   ffmpeg — `--phase fetch-run`: downloads inputs into /work (public URLs) and
+ *            runs the user's commands there. No secret, no token.
+ *   upload — `--phase upload`: loads the storage SDK, waits for the ffmpeg
+ *            container's record in /work (runner-image/runner/hand-over.ts),
+ *            uploads the outputs and reports SUCCESS. The only container that
+ *            mounts the storage Secret (S3_CREDENTIALS_FILE) and, for a
+ *            command with a storage destination, the per-command Secret
+ *            `ffkube-<command_id>-destination` the API created
+ *            (FFKUBE_DESTINATION_CREDENTIALS_FILE). Its HOME and TMPDIR are
+ *            a volume of its own, never the work volume ffmpeg writes.
  *
- * Init containers run one after another to completion, so upload starts only
- * when ffmpeg exited 0, and ffmpeg never shares a container (or a lifetime)
- * with the secret. The pod's service-account token is not mounted at all.
- * Each container runs the runner with `--phase <fetch|run|upload>`; the spec
- * comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`).
+ * Both are regular containers, not init containers or a native sidecar, on
+ * purpose: the kubelet starts the next container only after its next relist
+ * sees the previous one exit (or a sidecar run), up to a second each time,
+ * while regular containers start in the same sync. That was most of a
+ * command's overhead (docs/adr/0006-two-container-runner-pod.md). The
+ * containers share no process namespace, so ffmpeg can never see the upload
+ * process or its files. The pod's service-account token is not mounted at all.
+ * The spec comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`).
  */
 import type { V1Container, V1EnvVar, V1Job, V1SecurityContext } from '@kubernetes/client-node'
 import {
@@ -39,6 +45,15 @@ export const CREDENTIALS_VOLUME = 'storage-credentials'
 /** Where the upload container finds the storage Secret's keys. */
 export const CREDENTIALS_DIR = '/var/run/secrets/ffkube/storage'
 export const DESTINATION_CREDENTIALS_VOLUME = 'destination-credentials'
+/** The upload container's own HOME and TMPDIR: the SDK may read config there, so never where ffmpeg writes. */
+export const UPLOAD_SCRATCH_VOLUME = 'upload-scratch'
+export const UPLOAD_SCRATCH_DIR = '/var/run/ffkube/upload'
+/**
+ * What the upload container requests, each lowered to the operator's own
+ * request if that is less: it mostly waits beside ffmpeg, and the two
+ * containers' requests add up for the scheduler. Its limits are the operator's.
+ */
+const UPLOAD_REQUESTS = { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
 /** Where the upload container finds a storage destination's credentials. */
 export const DESTINATION_CREDENTIALS_DIR = '/var/run/secrets/ffkube/destination'
 /** Pods of our Jobs carry this, so the operator's pod watch sees only them. */
@@ -139,6 +154,32 @@ function withCommandLimits(run: V1Container, mc: MediaCommand): void {
   }
 }
 
+/** The smaller of two quantities of one kind; `ours` when `theirs` is not one we read. */
+function atMost(ours: string, theirs: string | undefined, read: (q: string) => number | null): string {
+  const limit = theirs === undefined ? null : read(theirs)
+  const own = read(ours)
+  return limit !== null && own !== null && limit < own ? theirs! : ours
+}
+
+/** The upload container: the storage credentials, its own scratch directory, small requests. */
+function uploadContainer(mc: MediaCommand, config: JobConfig): V1Container {
+  const upload = container('upload', 'upload', mc, config)
+  const requests = upload.resources!.requests!
+  requests.cpu = atMost(UPLOAD_REQUESTS.cpu, requests.cpu, millicores)
+  requests.memory = atMost(UPLOAD_REQUESTS.memory, requests.memory, mebibytes)
+  requests['ephemeral-storage'] = atMost(UPLOAD_REQUESTS['ephemeral-storage'], requests['ephemeral-storage'], mebibytes)
+  for (const variable of upload.env!) {
+    if (variable.name === 'TMPDIR') variable.value = `${UPLOAD_SCRATCH_DIR}/tmp`
+    if (variable.name === 'HOME') variable.value = `${UPLOAD_SCRATCH_DIR}/home`
+  }
+  upload.env!.push({ name: 'S3_CREDENTIALS_FILE', value: `${CREDENTIALS_DIR}/${config.uploadSecretKey}` })
+  upload.volumeMounts!.push(
+    { name: UPLOAD_SCRATCH_VOLUME, mountPath: UPLOAD_SCRATCH_DIR },
+    { name: CREDENTIALS_VOLUME, mountPath: CREDENTIALS_DIR, readOnly: true },
+  )
+  return upload
+}
+
 /** The command's own time limit wins over the operator's default. */
 export function deadlineSecondsFor(mc: MediaCommand, config: JobConfig): number {
   return mc.spec.timeLimitSeconds ?? config.deadlineSeconds
@@ -154,11 +195,9 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     [LABEL_MANAGED_BY]: MANAGED_BY,
   }
   if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
-  const run = container('ffmpeg', 'run', mc, config)
+  const run = container('ffmpeg', 'fetch-run', mc, config)
   withCommandLimits(run, mc)
-  const upload = container('upload', 'upload', mc, config)
-  upload.env!.push({ name: 'S3_CREDENTIALS_FILE', value: `${CREDENTIALS_DIR}/${config.uploadSecretKey}` })
-  upload.volumeMounts!.push({ name: CREDENTIALS_VOLUME, mountPath: CREDENTIALS_DIR, readOnly: true })
+  const upload = uploadContainer(mc, config)
   const destination = mc.spec.storageDestination !== undefined
   if (destination) {
     upload.env!.push({ name: DESTINATION_CREDENTIALS_FILE_ENV, value: `${DESTINATION_CREDENTIALS_DIR}/${DESTINATION_SECRET_KEY}` })
@@ -207,6 +246,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
           },
           volumes: [
             { name: WORK_VOLUME, emptyDir: { sizeLimit: config.workDirSizeLimit } },
+            { name: UPLOAD_SCRATCH_VOLUME, emptyDir: { sizeLimit: '256Mi' } },
             // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
             { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
             // Created by the API before the MediaCommand (api/executors/kubernetes-executor.ts), so never waited for.
@@ -214,8 +254,8 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
               ? [{ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } }]
               : []),
           ],
-          initContainers: [container('fetch', 'fetch', mc, config), run],
-          containers: [upload],
+          // The kubelet starts them in this order in one sync: ffmpeg first, the one whose start is on the critical path.
+          containers: [run, upload],
         },
       },
     },

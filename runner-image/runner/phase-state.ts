@@ -49,6 +49,8 @@ export interface PhaseState {
   commandId: string
   fetched: Fetched | null
   ran: Ran | null
+  /** Set by a fetch or run phase that failed and reported it, so an upload process waiting beside it stops (hand-over.ts). */
+  failed?: true
 }
 
 /** An empty state for a command, before its fetch phase. */
@@ -67,14 +69,28 @@ export async function writePhaseState(workDir: string, state: PhaseState): Promi
 
 /** The state an earlier phase of this command left; a missing or foreign one is an internal error, never guessed at. */
 export async function readPhaseState(workDir: string, commandId: string): Promise<PhaseState> {
+  const state = await readPhaseStateIfAny(workDir, commandId)
+  if (!state) throw new RunnerFailure('INTERNAL_ERROR', 'no readable record of the earlier phases in the work directory (ENOENT)')
+  return state
+}
+
+/** As readPhaseState, but null while no phase has written one yet. */
+export async function readPhaseStateIfAny(workDir: string, commandId: string): Promise<PhaseState | null> {
   let state: PhaseState
   try {
     state = JSON.parse(await readFile(join(workDir, STATE_DIR, STATE_FILE), 'utf8')) as PhaseState
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw new RunnerFailure('INTERNAL_ERROR', `no readable record of the earlier phases in the work directory (${(error as NodeJS.ErrnoException).code ?? 'invalid JSON'})`)
   }
   if (state?.version !== 1 || state.commandId !== commandId) {
     throw new RunnerFailure('INTERNAL_ERROR', 'the work directory holds the record of another command')
   }
   return state
+}
+
+/** Records that a fetch or run phase failed (and reported it), keeping what the earlier ones recorded. */
+export async function writeFailedState(workDir: string, commandId: string): Promise<void> {
+  const earlier = await readPhaseStateIfAny(workDir, commandId).catch(() => null)
+  await writePhaseState(workDir, { ...(earlier ?? initialState(commandId)), failed: true })
 }

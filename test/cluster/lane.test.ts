@@ -111,7 +111,13 @@ t.test('the five command types run in real runner pods to SUCCESS, with outputs 
   t.match(y, { status: 'SUCCESS', output_files: { out_audio: { filename: 'talk.mp3', codec: 'mp3' } } }, JSON.stringify(y))
   const pods = await podsOf(s.command_id)
   t.equal(pods.length, 1, 'one pod ran the command')
-  t.same(pods[0]!.status!.initContainerStatuses!.map((c) => [c.name, c.state?.terminated?.exitCode]), [['fetch', 0], ['ffmpeg', 0]])
+  t.equal(pods[0]!.spec!.initContainers, undefined, 'no init container')
+  // SUCCESS can be seen before the kubelet reports the upload container's exit.
+  const ended = await eventually('both containers of the pod to end', async () => {
+    const statuses = (await podsOf(s.command_id))[0]?.status?.containerStatuses ?? []
+    return statuses.length === 2 && statuses.every((c) => c.state?.terminated) ? statuses : undefined
+  })
+  t.same(ended.map((c) => [c.name, c.state?.terminated?.exitCode]).sort(), [['ffmpeg', 0], ['upload', 0]], 'its two containers, started together, both ended 0')
 })
 
 t.test('files of every shape run side by side in real runner pods: burned-in subtitles and a font, an HLS ladder, a zip folder in, a zipped output, and the two refusals', async (t) => {
@@ -232,7 +238,7 @@ t.test('a command into a storage destination uploads to the customer\'s bucket t
   t.ok((await object.Body!.transformToByteArray()).length > 0, 'the object is in the customer\'s bucket')
   const [pod] = await podsOf(done.command_id)
   const mounts = (c: V1Container) => (c.volumeMounts ?? []).map((m) => m.name)
-  const all = [...pod!.spec!.initContainers!, ...pod!.spec!.containers]
+  const all = [...(pod!.spec!.initContainers ?? []), ...pod!.spec!.containers]
   t.same(all.filter((c) => mounts(c).includes('destination-credentials')).map((c) => c.name), ['upload'], 'only the upload container mounts the destination Secret')
 })
 
@@ -257,7 +263,7 @@ t.test('a signed webhook arrives for a finished command and its signature verifi
   await client.request('DELETE', '/webhook-config')
 })
 
-t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and its upload container never runs', async (t) => {
+t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and its upload container stops without uploading', async (t) => {
   const done = await runToEnd('/run-ffmpeg-command', {
     input_files: { in_video: clipUrl },
     output_files: { out_video: 'out.mp4' },
@@ -266,9 +272,17 @@ t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and 
   t.match(done, { status: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: /nosuchencoder/ })
   const mc = await finishedMediaCommand(done.command_id, 'FAILED')
   t.equal(mc.status?.errorStatus, 'FFMPEG_FAILED', 'the MediaCommand carries the runner\'s reason')
-  const [pod] = await podsOf(done.command_id)
-  t.equal(pod!.status!.initContainerStatuses!.find((c) => c.name === 'ffmpeg')?.state?.terminated?.exitCode, 1)
-  t.notOk(pod!.status!.containerStatuses?.some((c) => c.state?.terminated || c.state?.running), 'upload did not run')
+  const ended = await eventually('both containers of the pod to end', async () => {
+    const [now] = await podsOf(done.command_id)
+    const statuses = now?.status?.containerStatuses ?? []
+    return statuses.length === 2 && statuses.every((c) => c.state?.terminated) ? statuses : undefined
+  })
+  t.equal(ended.find((c) => c.name === 'ffmpeg')?.state?.terminated?.exitCode, 1)
+  t.equal(ended.find((c) => c.name === 'upload')?.state?.terminated?.exitCode, 0, 'upload read the run\'s failure record and stopped')
+  const s3 = release.s3.client()
+  t.teardown(() => s3.destroy())
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: release.s3.bucket }))
+  t.same((listed.Contents ?? []).map((o) => o.Key).filter((key) => key?.includes(done.command_id)), [], 'nothing of it in managed storage')
 })
 
 t.test('a runner pod reaches an allowed address but is refused at the packet level on one the NetworkPolicy forbids, with the in-process guard off', async (t) => {
@@ -281,7 +295,7 @@ t.test('a runner pod reaches an allowed address but is refused at the packet lev
   t.equal(allowed.status, 'SUCCESS', JSON.stringify(allowed))
   t.ok(inputs.connections.includes(PUBLIC_IP), 'the input server saw the runner on the allowed address')
   const [allowedPod] = await podsOf(allowed.command_id)
-  const env = Object.fromEntries((allowedPod!.spec!.initContainers![0]!.env ?? []).map((e) => [e.name, e.value]))
+  const env = Object.fromEntries((allowedPod!.spec!.containers.find((c) => c.name === 'ffmpeg')!.env ?? []).map((e) => [e.name, e.value]))
   t.equal(env.ALLOW_PRIVATE_NETWORKS, 'true', 'the runner\'s own guard is off: only the NetworkPolicy stands in the way')
 
   // The same server on the node IP, a private address the policy allows only on the NATS and S3 ports.
@@ -423,7 +437,7 @@ t.test('a running command cancelled through the API ends FAILED / CANCELLED: Job
   const delivery = await receiver.deliveryFor(command_id)
   const webhook = JSON.parse(delivery.raw.toString('utf8'))
   t.match(webhook, { data: { command_id, status: 'FAILED', error_status: 'CANCELLED' } }, 'the webhook says CANCELLED')
-  // The command ended before its upload container could start: nothing of it is in the bucket.
+  // The command ended before its run handed anything over to its upload container: nothing of it is in the bucket.
   const s3 = release.s3.client()
   t.teardown(() => s3.destroy())
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: release.s3.bucket }))
@@ -468,7 +482,7 @@ t.test('vcpu_count sets the ffmpeg container\'s CPU limit, and the event stream 
   await processing(command_id)
   // While the runner waits at the gate its pod exists: read the limits it really runs with.
   const [pod] = await podsOf(command_id)
-  const ffmpeg = pod!.spec!.initContainers!.find((c) => c.name === 'ffmpeg')
+  const ffmpeg = pod!.spec!.containers.find((c) => c.name === 'ffmpeg')
   // The limit is the command's; the request stays the operator's (the lane's runners ask 100m), being lower.
   t.same(ffmpeg?.resources?.limits?.cpu, '500m', 'CPU limit of the ffmpeg container')
   t.same(ffmpeg?.resources?.requests?.cpu, '100m', 'CPU request of the ffmpeg container: the operator\'s, below vcpu_count')

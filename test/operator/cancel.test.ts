@@ -38,7 +38,7 @@ t.test('a PROCESSING command is cancelled: its Job and pod are deleted, the CR a
   // The limits reached the MediaCommand and the Job.
   t.match((await getMediaCommand(kc, ns, id)).spec, { timeLimitSeconds: 120, vcpuMillis: 500, memoryMib: 8192 })
   t.equal(job.spec!.activeDeadlineSeconds, 120)
-  const run = job.spec!.template.spec!.initContainers!.find((c) => c.name === 'ffmpeg')!
+  const run = job.spec!.template.spec!.containers.find((c) => c.name === 'ffmpeg')!
   // vcpu_count is the CPU limit; the request stays this test operator's JOB_CPU_REQUEST (250m), being lower.
   t.same([run.resources!.requests!.cpu, run.resources!.limits!.cpu, run.resources!.limits!.memory], ['250m', '500m', '8Gi'], 'the apiserver writes 8192Mi as 8Gi')
 

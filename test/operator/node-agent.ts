@@ -6,9 +6,9 @@
  *
  * Outcome `runner` runs the pod as a kubelet would (pod-runner.ts): the real
  * runner (runner-image/runner/main.ts) once per container, init containers
- * first, each with that container's own env and argv (`--phase fetch|run|
- * upload`), stopping at the first non-zero exit; pod status follows each
- * container and the Job ends complete or failed from the exit codes.
+ * first and the regular ones together, each with that container's own env
+ * and argv (`--phase fetch-run|upload`); pod status follows the containers
+ * and the Job ends complete or failed from the exit codes.
  * `complete` and the failure outcomes only write status, for tests of the
  * Kubernetes side.
  */
@@ -45,17 +45,17 @@ function running(c: V1Container): V1ContainerStatus {
   return { name: c.name, image: c.image!, imageID: 'sha256:0', ready: false, restartCount: 0, state: { running: { startedAt: new Date() } } }
 }
 
-/** Pod status while (or after) the runner ran some containers: finished ones terminated, the current one running, later ones waiting. */
-function statusesOf(pod: V1Pod, done: ContainerRun[], current?: V1Container): Pick<V1PodStatus, 'phase' | 'initContainerStatuses' | 'containerStatuses'> {
+/** Pod status while (or after) the runner ran some containers: finished ones terminated, the current ones running, later ones waiting. */
+function statusesOf(pod: V1Pod, done: ContainerRun[], current: V1Container[] = []): Pick<V1PodStatus, 'phase' | 'initContainerStatuses' | 'containerStatuses'> {
   const spec = pod.spec!
   const of = (c: V1Container): V1ContainerStatus => {
     const run = done.find((r) => r.name === c.name)
     if (run) return terminated(c, run.exitCode, run.exitCode === 0 ? 'Completed' : 'Error')
-    return c === current ? running(c) : waiting(c, 'PodInitializing')
+    return current.includes(c) ? running(c) : waiting(c, 'PodInitializing')
   }
   const failed = done.some((r) => r.exitCode !== 0)
   const finished = failed || done.length === (spec.initContainers ?? []).length + spec.containers.length
-  const phase = failed ? 'Failed' : finished ? 'Succeeded' : spec.containers.includes(current!) ? 'Running' : 'Pending'
+  const phase = failed ? 'Failed' : finished ? 'Succeeded' : current.some((c) => spec.containers.includes(c)) ? 'Running' : 'Pending'
   return { phase, initContainerStatuses: (spec.initContainers ?? []).map(of), containerStatuses: spec.containers.map(of) }
 }
 
@@ -138,16 +138,15 @@ export class NodeAgent {
         return this.completeJob(job, started)
       }
       case 'running':
-        await this.podStatus(pod, { phase: 'Running', initContainerStatuses: [terminated(containers[0]!, 0, 'Completed')] })
+        await this.podStatus(pod, { phase: 'Running', containerStatuses: containers.map(running) })
         return this.jobStatus(job, { startTime: started, active: 1, ready: 1 })
       case 'image-pull':
-        await this.podStatus(pod, { phase: 'Pending', initContainerStatuses: [waiting(containers[0]!, 'ImagePullBackOff')] })
+        await this.podStatus(pod, { phase: 'Pending', containerStatuses: containers.map((c) => waiting(c, 'ImagePullBackOff')) })
         return this.jobStatus(job, { startTime: started, active: 1, ready: 0 })
       case 'complete': {
         await this.podStatus(pod, {
           phase: 'Succeeded',
-          initContainerStatuses: containers.slice(0, -1).map((c) => terminated(c, 0, 'Completed')),
-          containerStatuses: containers.slice(-1).map((c) => terminated(c, 0, 'Completed')),
+          containerStatuses: containers.map((c) => terminated(c, 0, 'Completed')),
         })
         return this.completeJob(job, started)
       }
@@ -157,11 +156,12 @@ export class NodeAgent {
       case 'oom':
         await this.podStatus(pod, {
           phase: 'Failed',
-          initContainerStatuses: [terminated(containers[0]!, 0, 'Completed'), terminated(containers[1]!, 137, 'OOMKilled')],
+          // The ffmpeg container killed; the upload container beside it then exits 1 without a word (runner-image/runner/hand-over.ts).
+          containerStatuses: [terminated(containers[0]!, 137, 'OOMKilled'), terminated(containers[1]!, 1, 'Error')],
         })
         return this.failJob(job, started, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')
       case 'exit-1':
-        await this.podStatus(pod, { phase: 'Failed', initContainerStatuses: [terminated(containers[0]!, 1, 'Error')] })
+        await this.podStatus(pod, { phase: 'Failed', containerStatuses: [terminated(containers[0]!, 1, 'Error'), terminated(containers[1]!, 0, 'Completed')] })
         return this.failJob(job, started, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')
       case 'evicted':
         await this.podStatus(pod, {

@@ -1,12 +1,12 @@
 /**
  * Runs a pod's containers the way a kubelet would, for the test node agent:
  * volumes are made first (emptyDir → a fresh directory, secret → the Secret's
- * keys read from the apiserver, written as files), then each container in
- * order, init containers first, each as its own runner main() call with THAT
+ * keys read from the apiserver, written as files), then init containers in
+ * order and the regular containers together, each its own runner main() call with THAT
  * container's env only (plus what the image itself provides: PATH and the tool
  * paths) and the argv of its `command`; paths under a container's own volume
  * mounts are mapped to the host directories of those volumes, and nothing
- * else is. It stops at the first container that exits non-zero.
+ * else is. It stops at the first init container that exits non-zero.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -51,19 +51,29 @@ export class PodRunner {
     this.core = o.kubeConfig.makeApiClient(CoreV1Api)
   }
 
-  /** Runs the pod's containers; `onStart` is called before each, with the runs so far, so pod status can follow. */
-  async run(podName: string, spec: V1PodSpec, onStart: (running: V1Container, done: ContainerRun[]) => Promise<void>): Promise<ContainerRun[]> {
+  /**
+   * Runs the pod's containers: init containers one after another, stopping at
+   * the first that fails, then every regular container at once, as the kubelet
+   * starts them in one sync. `onStart` is called before each step with what is
+   * starting and the runs so far, so pod status can follow.
+   */
+  async run(podName: string, spec: V1PodSpec, onStart: (running: V1Container[], done: ContainerRun[]) => Promise<void>): Promise<ContainerRun[]> {
     const volumes = new Map<string, string>()
     for (const volume of spec.volumes ?? []) volumes.set(volume.name, await this.makeVolume(podName, volume))
     const done: ContainerRun[] = []
-    const all = [...(spec.initContainers ?? []).map((c) => ({ c, init: true })), ...spec.containers.map((c) => ({ c, init: false }))]
-    for (const { c, init } of all) {
-      await onStart(c, done)
-      const run = await this.runContainer(podName, c, init, volumes)
+    for (const c of spec.initContainers ?? []) {
+      await onStart([c], done)
+      const run = await this.runContainer(podName, c, true, volumes)
       done.push(run)
       this.runs.push(run)
-      if (run.exitCode !== 0) break
+      if (run.exitCode !== 0) return done
     }
+    await onStart(spec.containers, done)
+    await Promise.all(spec.containers.map(async (c) => {
+      const run = await this.runContainer(podName, c, false, volumes)
+      done.push(run)
+      this.runs.push(run)
+    }))
     return done
   }
 

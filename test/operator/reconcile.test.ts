@@ -56,12 +56,12 @@ t.test('a MediaCommand becomes a locked-down Job, and a complete Job makes it SU
   t.equal(pod.enableServiceLinks, false)
   t.equal(pod.restartPolicy, 'Never')
   t.same(pod.securityContext, expected.spec!.template.spec!.securityContext)
-  t.same(pod.volumes, expected.spec!.template.spec!.volumes, 'the work directory and the storage Secret, as built')
-  t.equal(pod.volumes!.length, 2)
-  t.same(pod.initContainers!.map((c) => c.name), ['fetch', 'ffmpeg'])
-  t.same(pod.containers.map((c) => c.name), ['upload'])
-  for (const [i, c] of [...pod.initContainers!, ...pod.containers].entries()) {
-    const want = [...expected.spec!.template.spec!.initContainers!, ...expected.spec!.template.spec!.containers][i]!
+  t.same(pod.volumes, expected.spec!.template.spec!.volumes, 'the work directory, the upload scratch directory and the storage Secret, as built')
+  t.equal(pod.volumes!.length, 3)
+  t.equal(pod.initContainers, undefined)
+  t.same(pod.containers.map((c) => c.name), ['ffmpeg', 'upload'])
+  for (const [i, c] of pod.containers.entries()) {
+    const want = expected.spec!.template.spec!.containers[i]!
     t.same(c.securityContext, want.securityContext, `${c.name}: security context as built`)
     t.same(c.resources, want.resources, `${c.name}: resources as built`)
     t.same(c.volumeMounts, want.volumeMounts, `${c.name}: the Secret mounted only where built`)

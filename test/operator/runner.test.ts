@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { GetObjectCommand } from '@aws-sdk/client-s3'
 import { CoreV1Api } from '@kubernetes/client-node'
@@ -6,7 +7,7 @@ import { connect, JSONCodec } from 'nats'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import { toolPath } from '../../api/local/tools.js'
 import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
-import { CREDENTIALS_VOLUME } from '../../operator/job-builder.js'
+import { CREDENTIALS_VOLUME, WORK_VOLUME } from '../../operator/job-builder.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { startKube } from '../harness/kube.js'
 import { makeClip, serveFiles } from '../harness/media.js'
@@ -60,12 +61,16 @@ const ok = commandSpec({
 })
 await executor.execute(ok)
 const okCr = await mediaCommandIn(kc, ns, ok.commandId, 'SUCCESS', 90_000)
-const runsOf = (id: string) => pods.runs.filter((r) => r.podEnv.FFKUBE_COMMAND_ID === id)
+// The two containers run at once, and the command's end can be seen before the second has exited: wait for both, by name.
+const runsOf = (id: string) => eventually(`both containers of ${id} to end`, () => {
+  const runs = pods.runs.filter((r) => r.podEnv.FFKUBE_COMMAND_ID === id)
+  return runs.length === 2 ? runs.sort((a, b) => a.name.localeCompare(b.name)) : undefined
+})
 
-t.test('the real runner runs each container of the Job as its own phase: CR → Job → fetch, ffmpeg, upload → NATS and S3 → SUCCESS', async (t) => {
-  t.same(runsOf(ok.commandId).map((r) => [r.name, r.argv.slice(0, 2), r.exitCode]), [
-    ['fetch', ['--phase', 'fetch'], 0], ['ffmpeg', ['--phase', 'run'], 0], ['upload', ['--phase', 'upload'], 0],
-  ], 'three runner processes, in order, each with its container\'s argv')
+t.test('the real runner runs each container of the Job as its own phase: CR → Job → ffmpeg (fetch-run) beside upload → NATS and S3 → SUCCESS', async (t) => {
+  t.same((await runsOf(ok.commandId)).map((r) => [r.name, r.argv.slice(0, 2), r.exitCode]), [
+    ['ffmpeg', ['--phase', 'fetch-run'], 0], ['upload', ['--phase', 'upload'], 0],
+  ], 'two runner processes, each with its container\'s argv')
   t.equal(okCr.status!.progress, 100)
   const withOutputs = await eventually('the outputs in the CR status', async () => {
     const mc = await getMediaCommand(kc, ns, ok.commandId)
@@ -81,24 +86,33 @@ t.test('the real runner runs each container of the Job as its own phase: CR → 
   t.ok((object.ContentLength ?? 0) > 0, `the output is in the bucket (${key})`)
   const pod = (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns, labelSelector: `ffkube.io/command-id=${ok.commandId}` })).items[0]
   t.equal(pod?.status?.phase, 'Succeeded')
-  t.same(pod?.status?.initContainerStatuses?.map((s) => [s.name, s.state?.terminated?.exitCode]), [['fetch', 0], ['ffmpeg', 0]], 'the pod status shows each container\'s exit')
+  t.same(pod?.status?.containerStatuses?.map((s) => [s.name, s.state?.terminated?.exitCode]), [['ffmpeg', 0], ['upload', 0]], 'the pod status shows each container\'s exit')
 })
 
-t.test('the fetch and ffmpeg containers get no storage credential, and the run phase works without one', async (t) => {
-  const [fetch, run, upload] = runsOf(ok.commandId)
-  for (const container of [fetch!, run!]) {
+t.test('the ffmpeg container gets no storage credential in its env, mounts or files, and fetches and runs without one', async (t) => {
+  const [run, upload] = await runsOf(ok.commandId)
+  for (const container of [run!]) {
     t.notOk('S3_CREDENTIALS_FILE' in container.podEnv, `${container.name}: no S3_CREDENTIALS_FILE`)
     t.notOk(Object.keys(container.podEnv).some((name) => /SECRET|ACCESS_KEY|PASSWORD|TOKEN|CREDENTIAL/.test(name)), `${container.name}: no credential-looking variable`)
     t.notOk(Object.values(container.podEnv).some((value) => value.includes(s3.secretAccessKey)), `${container.name}: no secret in any value`)
     t.notOk(container.mounts.includes(CREDENTIALS_VOLUME), `${container.name}: the storage Secret is not mounted`)
+    t.same(container.mounts, [WORK_VOLUME], `${container.name}: the work volume only, not the upload container's scratch volume`)
     t.equal(container.podEnv.FFKUBE_STATUS_REPORTER, 'nats')
   }
   t.equal(run!.exitCode, 0, 'ffmpeg ran, checked and probed its output without any credential')
   t.ok(upload!.podEnv.S3_CREDENTIALS_FILE, 'only the upload container is told where the credentials are')
   t.ok(upload!.mounts.includes(CREDENTIALS_VOLUME), 'and only it mounts them')
+  // Everything the ffmpeg container could read after (or while) the upload container worked beside it.
+  const work = join(dir, run!.pod, 'volumes', WORK_VOLUME)
+  const files = (await readdir(work, { recursive: true, withFileTypes: true })).filter((e) => e.isFile())
+  t.ok(files.length > 0, `the work volume was read (${files.length} files)`)
+  for (const file of files) {
+    const bytes = await readFile(join(file.parentPath, file.name), 'utf8')
+    t.notOk(bytes.includes(s3.secretAccessKey) || bytes.includes(s3.accessKeyId), `${file.name}: no credential in the work volume`)
+  }
 })
 
-t.test('a fetch that fails ends the pod at its first container and the CR carries the runner\'s own reason', async (t) => {
+t.test('a fetch that fails ends both containers and the CR carries the runner\'s own reason', async (t) => {
   const missing = commandSpec({
     inputFiles: { in_video: files.url(join(dir, 'nope.mp4')) },
     outputFiles: { out_thumb: 'thumb.jpg' },
@@ -106,7 +120,7 @@ t.test('a fetch that fails ends the pod at its first container and the CR carrie
   })
   await executor.execute(missing)
   const failedCr = await mediaCommandIn(kc, ns, missing.commandId, 'FAILED', 90_000)
-  t.same(runsOf(missing.commandId).map((r) => [r.name, r.exitCode]), [['fetch', 1]], 'no later container ran')
+  t.same((await runsOf(missing.commandId)).map((r) => [r.name, r.exitCode]), [['ffmpeg', 1], ['upload', 0]], 'the upload container stopped at the run\'s failure record, without a word')
   t.equal(failedCr.status!.errorStatus, 'INPUT_HTTP_STATUS', 'the CR carries the runner\'s own reason, from its FAILED event')
   t.equal(failedCr.status!.runnerErrorStatus, 'INPUT_HTTP_STATUS')
   const failed = await lastEvent(missing.commandId)

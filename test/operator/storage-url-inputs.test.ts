@@ -1,12 +1,13 @@
 /**
  * On Kubernetes, a stored file's storage_url as a command input with the
- * runners' private-network guard on: the Job's fetch container reads it from
+ * runners' private-network guard on: the Job's ffmpeg container (its fetch phase) reads it from
  * managed storage (a presigned GET, so without the storage Secret), while a
  * look-alike URL of the same bucket is still refused by the guard.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
+import { eventually } from '../harness/eventually.js'
 import { startKube } from '../harness/kube.js'
 import { makeClip } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
@@ -21,7 +22,7 @@ const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 320, hei
 const service = await startKubernetesService(t, kc, { allowPrivateNetworks: false })
 const TIMEOUT = 120_000
 
-t.test('a Job\'s fetch step reads an upload by its storage_url with the guard on, and holds no storage credential', async (t) => {
+t.test('a Job\'s fetch phase reads an upload by its storage_url with the guard on, and holds no storage credential', async (t) => {
   const form = new FormData()
   form.append('file', new Blob([await readFile(clip)], { type: 'video/mp4' }), 'clip.mp4')
   const response = await fetch(`${service.baseUrl}/api/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': service.apiKey }, body: form })
@@ -36,11 +37,15 @@ t.test('a Job\'s fetch step reads an upload by its storage_url with the guard on
   })
   const done = await service.client.waitForCommand(command_id, TIMEOUT)
   t.match(done, { status: 'SUCCESS', output_files: { out_thumb: { width: 320, height: 240 } } }, JSON.stringify(done))
-  const runs = service.pods.runs.filter((run) => run.podEnv.FFKUBE_COMMAND_ID === command_id)
-  t.same(runs.map((run) => [run.name, run.exitCode]), [['fetch', 0], ['ffmpeg', 0], ['upload', 0]])
-  const fetchRun = runs.find((run) => run.name === 'fetch')
-  t.equal(fetchRun?.podEnv.ALLOW_PRIVATE_NETWORKS, '0', 'the fetch container runs with the guard on')
-  t.notOk(fetchRun?.podEnv.S3_CREDENTIALS_FILE, 'the fetch container has no storage credentials')
+  // The command's end can be seen before the second container has exited: wait for both.
+  const runs = await eventually('both containers to end', () => {
+    const ended = service.pods.runs.filter((run) => run.podEnv.FFKUBE_COMMAND_ID === command_id)
+    return ended.length === 2 ? ended : undefined
+  })
+  t.same(runs.map((run) => [run.name, run.exitCode]).sort(), [['ffmpeg', 0], ['upload', 0]])
+  const fetchRun = runs.find((run) => run.name === 'ffmpeg')
+  t.equal(fetchRun?.podEnv.ALLOW_PRIVATE_NETWORKS, '0', 'the ffmpeg container, which fetches, runs with the guard on')
+  t.notOk(fetchRun?.podEnv.S3_CREDENTIALS_FILE, 'the ffmpeg container has no storage credentials')
   t.same(fetchRun?.mounts, ['work'], 'nor the storage Secret mounted')
   t.match(JSON.parse(fetchRun?.podEnv.FFKUBE_COMMAND_SPEC ?? '{}'), { managedInputs: ['in_video'] }, 'the MediaCommand carries which inputs are storage_urls')
 

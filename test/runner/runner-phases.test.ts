@@ -1,5 +1,5 @@
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
 import type { CommandSpec } from '../../contracts/command-spec.js'
@@ -72,15 +72,45 @@ t.test('the runner split into phases, each its own run sharing only the work dir
     t.match(run.events.at(-1), { type: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: /nosuchencoder/ })
   })
 
-  t.test('a fetch phase that cannot fetch reports FAILED and leaves no record for later phases', async (t) => {
+  t.test('a fetch phase that cannot fetch reports FAILED and records only that it failed', async (t) => {
     const spec = { ...thumbnail(), inputFiles: { in_video: server.url(join(dir, 'missing.mp4')) } }
     const work = await workOf(spec)
     const fetch = await phase('fetch', spec, work, storageEnv(s3))
     t.equal(fetch.exitCode, 1)
     t.match(fetch.events.at(-1), { type: 'FAILED', error_status: 'INPUT_HTTP_STATUS' })
+    t.match(JSON.parse(await readFile(join(work, '.ffkube', 'phases.json'), 'utf8')), { fetched: null, ran: null, failed: true })
     const run = await phase('run', spec, work, storageEnv(s3))
     t.equal(run.exitCode, 1, 'a run phase started anyway fails instead of guessing')
-    t.match(run.events.at(-1), { type: 'FAILED', error_status: 'INTERNAL_ERROR', error_message: /earlier phases/ })
+    t.match(run.events.at(-1), { type: 'FAILED', error_status: 'INTERNAL_ERROR', error_message: /before the fetch phase finished/ })
+  })
+
+  t.test('as the Job runs them, fetch-run and upload start together: upload waits for the run, then stores and reports SUCCESS', async (t) => {
+    const spec = thumbnail()
+    const work = await workOf(spec)
+    const [run, upload] = await Promise.all([
+      phase('fetch-run', spec, work, storageEnv(s3)),
+      phase('upload', spec, work, { ...storageEnv(s3), S3_CREDENTIALS_FILE: credentials }),
+    ])
+    t.equal(run.exitCode, 0)
+    t.same(run.events.filter((e) => e.type === 'PROCESSING' && e.progress === null).map((e) => e.type === 'PROCESSING' && e.stage), ['FETCHING', 'RUNNING', 'PROBING'], 'one process fetches and runs')
+    t.notOk(run.events.some((e) => e.type !== 'PROCESSING'), 'fetch-run reports nothing terminal')
+    t.equal(upload.exitCode, 0)
+    t.match(upload.events.at(-1), { type: 'SUCCESS', output_files: { out_thumb: { filename: 'thumb.jpg', width: 320, height: 240 } } })
+    t.equal(await objectsOf(spec), 1)
+    t.notOk((await readdir(join(work, '.ffkube'))).includes('run.sock'), 'the run process removed its socket when it ended')
+  })
+
+  t.test('as the Job runs them, a fetch-run that fails reports FAILED and the upload beside it exits 0 without a word', async (t) => {
+    const spec = { ...thumbnail(), ffmpegCommands: ['ffmpeg -i {{in_video}} -c:v nosuchencoder {{out_thumb}}'] }
+    const work = await workOf(spec)
+    const [run, upload] = await Promise.all([
+      phase('fetch-run', spec, work, storageEnv(s3)),
+      phase('upload', spec, work, { ...storageEnv(s3), S3_CREDENTIALS_FILE: credentials }),
+    ])
+    t.equal(run.exitCode, 1)
+    t.match(run.events.at(-1), { type: 'FAILED', error_status: 'FFMPEG_FAILED' })
+    t.same([upload.exitCode, upload.events], [0, []], 'one terminal event per command: the run\'s')
+    t.equal(await objectsOf(spec), 0)
   })
 
   t.test('the upload phase reads only regular files at the expected paths: a link in an output\'s place is OUTPUT_MISSING', async (t) => {

@@ -61,8 +61,7 @@ t.test("a command's limits become the Job's deadline, its run container's CPU li
     requests: { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
     limits: { cpu: '1500m', memory: '4096Mi', 'ephemeral-storage': '5Gi' },
   }, 'the CPU request stays the operator\'s, so a 1.5-core command still fits a node with less free')
-  t.same(byName.fetch!.resources!.limits!.cpu, '2', 'fetch and upload keep the operator defaults')
-  t.same(byName.upload!.resources!.limits!.cpu, '2')
+  t.same(byName.upload!.resources!.limits!.cpu, '2', 'upload keeps the operator\'s limits')
   const small = buildJob(storedMediaCommand(commandSpec({ limits: { maxRunSeconds: 5, vcpuMillis: 100, memoryMib: 128 } })), jobConfig)
   const run = containers(small).find((c) => c.name === 'ffmpeg')!
   t.same([run.resources!.requests!.memory, run.resources!.limits!.memory], ['128Mi', '128Mi'], 'a memory request above the limit is lowered to it')
@@ -77,8 +76,9 @@ t.test('the pod is locked down: no token, no service links, non-root, seccomp, n
   t.same(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } })
   t.same(pod.volumes, [
     { name: 'work', emptyDir: { sizeLimit: '4Gi' } },
+    { name: 'upload-scratch', emptyDir: { sizeLimit: '256Mi' } },
     { name: 'storage-credentials', secret: { secretName: 'ffkube-storage', items: [{ key: 'credentials.json', path: 'credentials.json' }], defaultMode: 0o440 } },
-  ], 'the size-limited work directory, and the storage Secret')
+  ], 'the size-limited work directory, the upload container\'s own scratch directory, and the storage Secret')
   t.equal(pod.runtimeClassName, undefined)
   t.equal(pod.nodeSelector, undefined)
   t.equal(pod.tolerations, undefined)
@@ -87,27 +87,30 @@ t.test('the pod is locked down: no token, no service links, non-root, seccomp, n
   t.equal(pod.hostPID, undefined)
 })
 
-t.test('runs fetch and ffmpeg as init containers and upload last, every one locked down', async (t) => {
+t.test('runs ffmpeg (fetch and run) and upload as two containers started together, both locked down', async (t) => {
   const mc = storedMediaCommand()
   const job = buildJob(mc, jobConfig)
   const pod = job.spec!.template.spec!
-  t.same(pod.initContainers!.map((c) => c.name), ['fetch', 'ffmpeg'])
-  t.same(pod.containers.map((c) => c.name), ['upload'])
+  t.equal(pod.initContainers, undefined, 'no init container: the kubelet would start the next one only after its next relist')
+  t.same(pod.containers.map((c) => c.name), ['ffmpeg', 'upload'], 'ffmpeg first: the kubelet starts them in order in one sync')
+  t.equal(pod.shareProcessNamespace, undefined, 'ffmpeg cannot see the upload process')
+  t.notOk(pod.containers.some((c) => c.restartPolicy), 'neither is a sidecar')
   const phases = containers(job).map((c) => c.command)
-  t.same(phases, ['fetch', 'run', 'upload'].map((phase) => ['node', '/app/runner.js', '--phase', phase, '--work-dir', '/work']))
+  t.same(phases, ['fetch-run', 'upload'].map((phase) => ['node', '/app/runner.js', '--phase', phase, '--work-dir', '/work']))
   for (const c of containers(job)) {
     t.equal(c.image, 'registry.example.com/ffkube/runner:1.2.3', `${c.name}: runner image`)
     t.equal(c.imagePullPolicy, 'IfNotPresent')
     t.same(c.securityContext, lockedDown, `${c.name}: security context`)
     t.same(c.resources, {
-      requests: { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
+      requests: c.name === 'upload' ? { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } : { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
       limits: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '5Gi' },
-    }, `${c.name}: resources`)
+    }, `${c.name}: resources (the upload container requests little: it mostly waits beside ffmpeg)`)
     t.same(c.volumeMounts![0], { name: 'work', mountPath: '/work' }, `${c.name}: the work directory`)
     t.equal(c.workingDir, '/work')
     const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]))
     t.equal(env.FFKUBE_COMMAND_ID, mc.metadata.name)
-    t.equal(env.TMPDIR, '/work/.tmp', `${c.name}: temporary files stay in the work directory`)
+    t.equal(env.TMPDIR, c.name === 'upload' ? '/var/run/ffkube/upload/tmp' : '/work/.tmp', `${c.name}: temporary files in a writable volume`)
+    t.equal(env.HOME, c.name === 'upload' ? '/var/run/ffkube/upload/home' : '/work/.home', `${c.name}: HOME (the upload's never where ffmpeg writes)`)
     t.equal(env.NATS_URL, 'nats://nats.ffkube:4222')
     t.equal(env.FFKUBE_STATUS_REPORTER, 'nats')
     t.equal(env.FFKUBE_WORK_DIR, '/work')
@@ -119,15 +122,16 @@ t.test('runs fetch and ffmpeg as init containers and upload last, every one lock
   }
 })
 
-t.test('only the upload container mounts the storage Secret; fetch and ffmpeg have no secret and no token', async (t) => {
+t.test('only the upload container mounts the storage Secret; the ffmpeg container has no secret and no token', async (t) => {
   const job = buildJob(storedMediaCommand(), jobConfig)
   const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
   t.same(byName.upload!.volumeMounts, [
     { name: 'work', mountPath: '/work' },
+    { name: 'upload-scratch', mountPath: '/var/run/ffkube/upload' },
     { name: 'storage-credentials', mountPath: '/var/run/secrets/ffkube/storage', readOnly: true },
   ])
   t.ok(byName.upload!.env!.some((e) => e.name === 'S3_CREDENTIALS_FILE' && e.value === '/var/run/secrets/ffkube/storage/credentials.json'))
-  for (const name of ['fetch', 'ffmpeg']) {
+  for (const name of ['ffmpeg']) {
     const c = byName[name]!
     t.same(c.volumeMounts, [{ name: 'work', mountPath: '/work' }], `${name}: the work directory only`)
     t.equal(c.envFrom, undefined, `${name}: no envFrom`)
@@ -153,11 +157,12 @@ t.test('a command with a storage destination mounts its per-command Secret in th
   const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
   t.same(byName.upload!.volumeMounts, [
     { name: 'work', mountPath: '/work' },
+    { name: 'upload-scratch', mountPath: '/var/run/ffkube/upload' },
     { name: 'storage-credentials', mountPath: '/var/run/secrets/ffkube/storage', readOnly: true },
     { name: 'destination-credentials', mountPath: '/var/run/secrets/ffkube/destination', readOnly: true },
   ])
   t.ok(byName.upload!.env!.some((e) => e.name === 'FFKUBE_DESTINATION_CREDENTIALS_FILE' && e.value === '/var/run/secrets/ffkube/destination/credentials.json'))
-  for (const name of ['fetch', 'ffmpeg']) {
+  for (const name of ['ffmpeg']) {
     const c = byName[name]!
     t.same(c.volumeMounts, [{ name: 'work', mountPath: '/work' }], `${name}: no destination volume`)
     t.notOk(c.env!.some((e) => e.name === 'FFKUBE_DESTINATION_CREDENTIALS_FILE'), `${name}: no destination credentials variable`)
@@ -208,4 +213,10 @@ t.test('operator config refuses credentials in RUNNER_ENV, which every container
   t.equal(defaults.job.deadlineSeconds, 3600)
   t.equal(defaults.retentionSeconds, 86400)
   t.equal(defaults.job.uploadSecretName, 'ffkube-storage')
+})
+
+t.test("the upload container's requests never exceed the operator's own", async (t) => {
+  const small = { ...jobConfig, resources: { ...jobConfig.resources, cpuRequest: '20m', memoryRequest: '64Mi', ephemeralStorageRequest: '32Mi' } }
+  const upload = buildJob(storedMediaCommand(), small).spec!.template.spec!.containers.find((c) => c.name === 'upload')!
+  t.same(upload.resources!.requests, { cpu: '20m', memory: '64Mi', 'ephemeral-storage': '32Mi' }, 'lowered to the operator\'s request')
 })

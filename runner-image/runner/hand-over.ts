@@ -1,0 +1,112 @@
+/**
+ * How the Job's upload container learns that its run container is done, when
+ * the two start together (operator/job-builder.ts says why they do: the
+ * kubelet notices a container's exit only at its next relist, up to a second).
+ *
+ * The record is the phase state (phase-state.ts): the run process writes
+ * `ran` or `failed` there before it exits. What the file alone cannot say is
+ * that the run process died without writing it (OOM kill, a crash), so the run
+ * process also listens on a Unix socket in the work volume for as long as it
+ * lives; the upload process stays connected to it, and the kernel closes that
+ * connection the moment the run process ends, however it ends. No heartbeat,
+ * no timeout on a live run. Only a run process that never starts is bounded by
+ * time (RUN_START_LIMIT_MS), and the Job's deadline bounds everything.
+ *
+ * The socket carries no data: a process in the run container that connects to
+ * it learns nothing, and the upload process trusts only the state file.
+ */
+import { mkdir, rm } from 'node:fs/promises'
+import { connect, createServer, type Server, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { STATE_DIR, readPhaseStateIfAny, type PhaseState } from './phase-state.js'
+
+const SOCKET_FILE = 'run.sock'
+/** How often the upload process looks for a run process that has not started listening yet. */
+const LOOK_INTERVAL_MS = 25
+/**
+ * How long the upload process waits for a run process that never appears. The
+ * kubelet starts the run container before the upload container in the same
+ * sync (it is listed first), so this covers the run process's own start only.
+ */
+export const RUN_START_LIMIT_MS = 120_000
+
+export type HandOver =
+  | { kind: 'ran'; state: PhaseState }
+  /** The run process reported its failure itself; nothing to upload. */
+  | { kind: 'failed' }
+  /** The run process ended, or never came, without a record: the pod's status says why. */
+  | { kind: 'lost'; reason: string }
+
+function socketPath(workDir: string): string {
+  return join(workDir, STATE_DIR, SOCKET_FILE)
+}
+
+/** Marks the run process as alive until close(); call close() only after the state says `ran` or `failed`. */
+export async function announceRun(workDir: string): Promise<{ close(): Promise<void> }> {
+  const path = socketPath(workDir)
+  await mkdir(join(workDir, STATE_DIR), { recursive: true, mode: 0o700 })
+  // Left only by a run process killed before it could close it; a new one must be able to listen.
+  await rm(path, { force: true })
+  const server: Server = createServer((socket) => {
+    // Nothing is read or written; an error (the peer gone) is not ours to report.
+    socket.on('error', () => undefined)
+    open.add(socket)
+    socket.on('close', () => open.delete(socket))
+  })
+  const open = new Set<Socket>()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(path, () => resolve())
+  })
+  return {
+    close: () => new Promise<void>((resolve) => {
+      // Closing the listener unlinks the socket file; ending each connection tells the upload process at once.
+      server.close(() => resolve())
+      for (const socket of open) socket.destroy()
+    }),
+  }
+}
+
+type Link = { kind: 'connected'; closed: Promise<void> } | { kind: 'absent' } | { kind: 'refused' }
+
+function link(path: string): Promise<Link> {
+  return new Promise((resolve) => {
+    const socket = connect(path)
+    socket.once('connect', () => {
+      const closed = new Promise<void>((done) => socket.once('close', () => done()))
+      socket.on('error', () => undefined)
+      resolve({ kind: 'connected', closed })
+    })
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      socket.destroy()
+      resolve(error.code === 'ENOENT' ? { kind: 'absent' } : { kind: 'refused' })
+    })
+  })
+}
+
+function settled(state: PhaseState | null): HandOver | null {
+  if (state?.failed) return { kind: 'failed' }
+  if (state?.ran) return { kind: 'ran', state }
+  return null
+}
+
+/** Waits until the run process has handed over, failed, or is known gone. */
+export async function awaitHandOver(workDir: string, commandId: string): Promise<HandOver> {
+  const path = socketPath(workDir)
+  const started = performance.now()
+  for (;;) {
+    const before = settled(await readPhaseStateIfAny(workDir, commandId))
+    if (before) return before
+    const seen = await link(path)
+    if (seen.kind === 'connected') await seen.closed
+    // The run process writes its record before it stops listening, so what the file says now is final unless it never came.
+    const state = await readPhaseStateIfAny(workDir, commandId)
+    const after = settled(state)
+    if (after) return after
+    if (seen.kind === 'connected' || seen.kind === 'refused') return { kind: 'lost', reason: 'the run process ended without handing over' }
+    if (state) return { kind: 'lost', reason: 'the fetch phase ran, but no run process is there' }
+    if (performance.now() - started > RUN_START_LIMIT_MS) return { kind: 'lost', reason: `no run process started within ${RUN_START_LIMIT_MS / 1000} s` }
+    await sleep(LOOK_INTERVAL_MS)
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The hand-over between the Job's two containers (runner-image/runner/hand-over.ts):
+ * the upload process waits for the run process's record, and learns from the
+ * kernel, not from a clock, when the run process died without one.
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import t from 'tap'
+import { announceRun, awaitHandOver } from '../../runner-image/runner/hand-over.js'
+import { initialState, writeFailedState, writePhaseState } from '../../runner-image/runner/phase-state.js'
+import { scratchDir } from '../harness/scratch.js'
+import type { Teardown } from '../harness/scratch.js'
+
+// npm test builds with tsc before tap runs; the run process here is a real other process, as in a pod.
+const HAND_OVER = pathToFileURL(join(process.cwd(), 'dist/runner-image/runner/hand-over.js')).href
+const ID = 'cmd-hand-over'
+const ran = { runSeconds: 0.5, metas: {} }
+
+async function workDir(t: Teardown): Promise<string> {
+  const dir = join(await scratchDir(t, 'ffkube-hand-over-'), 'work')
+  await mkdir(dir)
+  return dir
+}
+
+/** Another process that announces a run in `dir` and then does nothing until it is killed. */
+async function runProcess(t: Teardown, dir: string) {
+  const script = `const { announceRun } = await import(${JSON.stringify(HAND_OVER)}); await announceRun(${JSON.stringify(dir)}); console.log('listening'); setInterval(() => {}, 60_000)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => child.kill('SIGKILL'))
+  const [line] = (await once(child.stdout, 'data')) as [Buffer]
+  if (line.toString('utf8').trim() !== 'listening') throw new Error(`the run process said ${line.toString('utf8')}`)
+  return child
+}
+
+t.test('the upload process gets the record once the run process has written it and ended', async (t) => {
+  const dir = await workDir(t)
+  const presence = await announceRun(dir)
+  const waiting = awaitHandOver(dir, ID)
+  await writePhaseState(dir, { ...initialState(ID), fetched: { downloads: null, failedFiles: null }, ran })
+  await presence.close()
+  t.match(await waiting, { kind: 'ran', state: { commandId: ID, ran } })
+})
+
+t.test('an upload process that starts before the run process waits for it', async (t) => {
+  const dir = await workDir(t)
+  const waiting = awaitHandOver(dir, ID)
+  const presence = await announceRun(dir)
+  await writePhaseState(dir, { ...initialState(ID), fetched: { downloads: null, failedFiles: null }, ran })
+  await presence.close()
+  t.match(await waiting, { kind: 'ran' })
+})
+
+t.test('a run that failed and reported it ends the wait with nothing to upload', async (t) => {
+  const dir = await workDir(t)
+  const presence = await announceRun(dir)
+  const waiting = awaitHandOver(dir, ID)
+  await writeFailedState(dir, ID)
+  await presence.close()
+  t.same(await waiting, { kind: 'failed' })
+})
+
+t.test('a run process killed mid-run (SIGKILL, as an OOM kill) is known lost, with no record and no timeout', async (t) => {
+  const dir = await workDir(t)
+  const child = await runProcess(t, dir)
+  await writePhaseState(dir, { ...initialState(ID), fetched: { downloads: null, failedFiles: null } })
+  const waiting = awaitHandOver(dir, ID)
+  child.kill('SIGKILL')
+  t.match(await waiting, { kind: 'lost', reason: /ended without handing over/ })
+})
+
+t.test('an upload process that starts after the run process died finds it lost (its socket refuses)', async (t) => {
+  const dir = await workDir(t)
+  const child = await runProcess(t, dir)
+  child.kill('SIGKILL')
+  await once(child, 'exit')
+  t.match(await awaitHandOver(dir, ID), { kind: 'lost' })
+})
+
+t.test('a record of another command is refused, never uploaded from', async (t) => {
+  const dir = await workDir(t)
+  await writePhaseState(dir, { ...initialState('someone-else'), fetched: { downloads: null, failedFiles: null }, ran })
+  await t.rejects(awaitHandOver(dir, ID), /record of another command/)
+})
