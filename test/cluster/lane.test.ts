@@ -190,8 +190,12 @@ t.test('files of every shape run side by side in real runner pods: burned-in sub
   t.same(await stored(folder.command_id), [`outputs/${folder.command_id}/joined.mp4`, `outputs/${folder.command_id}/out_thumbs.zip`])
 
   t.match(slip, { status: 'FAILED', error_status: 'FOLDER_UNSAFE_ENTRY', error_message: /"\.\." segment/ }, JSON.stringify(slip))
-  const [slipPod] = await podsOf(slip.command_id)
-  t.equal(slipPod!.status!.initContainerStatuses!.find((c) => c.name === 'fetch')?.state?.terminated?.exitCode, 1, 'the fetch container refused the zip')
+  const slipEnded = await eventually('both containers of the zip-slip pod to end', async () => {
+    const [now] = await podsOf(slip.command_id)
+    const statuses = now?.status?.containerStatuses ?? []
+    return statuses.length === 2 && statuses.every((c) => c.state?.terminated) ? statuses : undefined
+  })
+  t.equal(slipEnded.find((c) => c.name === 'ffmpeg')?.state?.terminated?.exitCode, 1, 'the ffmpeg container (fetch, then run) refused the zip')
   t.match(flood, { status: 'FAILED', error_status: 'OUTPUT_TOO_MANY_FILES', error_message: /more than 100 files/ }, JSON.stringify(flood))
   t.notOk('output_files' in slip || 'output_files' in flood, 'no output reported for either')
   t.same([...await stored(slip.command_id), ...await stored(flood.command_id)], [], 'nothing of either in the bucket')
