@@ -47,7 +47,7 @@ export interface KubernetesService {
 
 /** `allowPrivateNetworks` (default true, so the harness's loopback media server is reachable) is the runners' ALLOW_PRIVATE_NETWORKS. */
 export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome; allowPrivateNetworks?: boolean } = {}): Promise<KubernetesService> {
-  const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffkube-kube-service-')])
+  const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffk-node-')])
   const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent')
   const s3Client = s3.client()
   t.teardown(() => s3Client.destroy())

@@ -17,7 +17,11 @@ import { main as runnerMain, type MainIo } from '../../runner-image/runner/main.
 export interface PodRunnerOptions {
   kubeConfig: KubeConfig
   namespace: string
-  /** Host directory under which each pod's volumes are made. */
+  /**
+   * Host directory under which each pod's volumes are made. Keep it short: the runner listens on a
+   * Unix socket in the work volume (`.ffkube/run.sock`), and a socket's path may not exceed 107
+   * bytes; in a real pod it is `/work/.ffkube/run.sock`, here `<root>/<pod name>/volumes/work/…`.
+   */
   root: string
   /** The runner command of the image: every container's `command` must start with it; the rest is the runner's argv. */
   imageCommand: string[]

@@ -23,7 +23,7 @@ import { PodRunner } from './pod-runner.js'
 const kube = await startKube(t)
 const kc = kube.kubeConfig()
 await installCrd(kc)
-const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffkube-op-runner-')])
+const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffk-node-')])
 const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 1 })
 const files = await serveFiles(t, [clip])
 
