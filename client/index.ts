@@ -13,7 +13,7 @@ import type { paths } from './openapi.js'
 export type { paths } from './openapi.js'
 export { ApiError, expectData } from './api-error.js'
 export { uploadFile, waitForFile } from './files.js'
-export { commandEvents, type CommandEvent, type CommandEventsOptions } from './command-events.js'
+export { commandEvents, DEFAULT_IDLE_TIMEOUT_MS, StreamIdleError, type CommandEvent, type CommandEventsOptions } from './command-events.js'
 
 /** The client: `api.GET(path, init)`, `api.POST(…)`, … typed by path and method, answering `{ data, error, response }`. */
 export type FfkubeClient = Client<paths>
