@@ -29,6 +29,19 @@ t.test('OpenAPI', async (t) => {
     t.notOk(doc.paths['/openapi.json'], 'the document does not list itself')
   })
 
+  t.test('describes the completion webhook: its body and both signature schemes\' headers', async (t) => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const post = doc.webhooks?.commandCompleted?.post
+    t.ok(post, 'webhooks.commandCompleted.post is documented')
+    const headers = (post.parameters as { name: string; in: string; required: boolean }[]).filter((p) => p.in === 'header')
+    const named = (name: string) => headers.find((h) => h.name.toLowerCase() === name)
+    for (const name of ['x-webhook-signature', 'x-webhook-id', 'x-webhook-timestamp', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) t.ok(named(name), `documents ${name}`)
+    t.equal(named('webhook-signature')?.required, false, 'signatures only come with a secret')
+    const body = post.requestBody.content['application/json'].schema
+    t.same(body.required.sort(), ['data', 'timestamp'])
+    t.same(body.properties.data.required.sort(), doc.paths['/api/v1/commands/{commandId}'].get.responses['200'].content['application/json'].schema.required.sort(), 'data is the GET poll response')
+  })
+
   t.test('every documented path is a route the app serves, under /api/v1 or the console\'s /console/api', async (t) => {
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
