@@ -164,4 +164,23 @@ t.test('OpenAPI', async (t) => {
     const anonymous = await api.app.inject({ method: 'PATCH', url: '/api/v1/files' })
     t.equal(anonymous.statusCode, 401, 'without a key the route table is not revealed')
   })
+
+  t.test('QUERY, TRACE and other unserved methods are 405 with Allow on /api/v1 and /console/api alike, judged before any body', async (t) => {
+    const { api_key } = await api.createAccount('business')
+    const headers = { 'x-api-key': api_key }
+    for (const method of ['QUERY', 'TRACE', 'PATCH']) {
+      for (const url of ['/api/v1/files', '/console/api/keys', '/console/api/session']) {
+        // QUERY without a Content-Type is Fastify's 400 when a route's body would be read.
+        const res = await api.app.inject({ method: method as 'GET', url, headers })
+        t.equal(res.statusCode, 405, `${method} ${url}`)
+        t.ok(res.headers.allow && !String(res.headers.allow).split(', ').includes(method), `${method} ${url}: Allow lists the methods served, not ${method}`)
+        t.match(res.json(), { error: 'METHOD_NOT_ALLOWED', message: new RegExp(`${method} is not allowed on ${url}`) })
+      }
+      const unknown = await api.app.inject({ method: method as 'GET', url: '/console/api/nothing-here', headers })
+      t.equal(unknown.statusCode, 404, `${method} on an unknown console path`)
+      t.match(unknown.json(), { error: 'NOT_FOUND' })
+    }
+    const allowed = await api.app.inject({ method: 'TRACE', url: '/console/api/session' })
+    t.same(String(allowed.headers.allow).split(', '), ['DELETE', 'GET', 'HEAD', 'POST'], 'the session route\'s own methods')
+  })
 })
