@@ -51,7 +51,7 @@ t.test('yt-dlp cannot be redirected into the network through the guard proxy', a
   })
   const outcome = await downloadAll(
     { in_ok: `${outside}/clip.mp4`, in_inside: `${outside}/to-inside.mp4`, in_meta: `${outside}/to-metadata.mp4` },
-    { ytdlpPath: toolPath('yt-dlp'), ffmpegPath: toolPath('ffmpeg'), workDir: dir, formatSelector: 'best', maxBytes: 1 << 30, timeoutMs: 60_000, guard },
+    { ytdlpPath: toolPath('yt-dlp'), ffmpegPath: toolPath('ffmpeg'), jsRuntimePath: process.execPath, workDir: dir, formatSelector: 'best', maxBytes: 1 << 30, timeoutMs: 60_000, guard },
   )
   t.same(Object.keys(outcome.downloaded), ['in_ok'], 'the public URL downloads through the proxy')
   t.match(outcome.failed, {

@@ -38,12 +38,13 @@ t.test('maps every format selector, resolution caps falling back below the cap',
 })
 
 t.test('builds a fixed yt-dlp argv with the URL after --', async (t) => {
-  const args = ytdlpArgs({ url: '--exec=rm -rf /', formatSelector: '360p', outputTemplate: 'inputs/in_a.%(ext)s', maxBytes: 1000, ffmpegPath: '/usr/bin/ffmpeg', socketTimeoutSeconds: 30, proxyUrl: 'http://127.0.0.1:1' })
+  const args = ytdlpArgs({ url: '--exec=rm -rf /', formatSelector: '360p', outputTemplate: 'inputs/in_a.%(ext)s', maxBytes: 1000, ffmpegPath: '/usr/bin/ffmpeg', jsRuntimePath: '/opt/node/bin/node', socketTimeoutSeconds: 30, proxyUrl: 'http://127.0.0.1:1' })
   t.same(args.slice(-2), ['--', '--exec=rm -rf /'], 'a URL that looks like an option stays a URL')
   for (const flag of ['--ignore-config', '--no-plugin-dirs', '--no-playlist', '--no-exec', '--no-cookies', '--no-cookies-from-browser', '--no-batch-file']) {
     t.ok(args.includes(flag), flag)
   }
   t.equal(args[args.indexOf('--max-filesize') + 1], '1000')
+  t.equal(args[args.indexOf('--js-runtimes') + 1], 'node:/opt/node/bin/node', 'YouTube\'s challenges are solved with the given Node')
   t.equal(args[args.indexOf('--output') + 1], 'inputs/in_a.%(ext)s')
   t.equal(args[args.indexOf('--format') + 1], FORMAT_BY_SELECTOR['360p'])
   t.equal(args.indexOf('--'), args.length - 2)

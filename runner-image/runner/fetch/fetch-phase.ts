@@ -50,6 +50,7 @@ async function downloadPhase(spec: CommandSpec, { deps, progress, logs }: PhaseC
   const { downloaded, failed } = await downloadAll(ytdlp.inputUrls, {
     ytdlpPath: config.ytdlpPath,
     ffmpegPath: config.ffmpegPath,
+    jsRuntimePath: process.execPath,
     workDir: deps.workDir,
     formatSelector: ytdlp.formatSelector,
     maxBytes: config.downloadMaxBytes,

@@ -46,6 +46,12 @@ export interface YtdlpArgsInput {
   outputTemplate: string
   maxBytes: number
   ffmpegPath: string
+  /**
+   * The Node that solves YouTube's JavaScript challenges with yt-dlp's
+   * bundled EJS solver (yt-dlp runs it with --permission: no file writes, no
+   * child processes). Without a runtime YouTube serves few or no formats.
+   */
+  jsRuntimePath: string
   socketTimeoutSeconds: number
   /** The runner's guard proxy (guard-proxy.ts): every connection yt-dlp makes goes through it. */
   proxyUrl: string
@@ -66,6 +72,7 @@ export function ytdlpArgs(input: YtdlpArgsInput): string[] {
     '--format', FORMAT_BY_SELECTOR[input.formatSelector],
     '--merge-output-format', 'mp4/mkv',
     '--ffmpeg-location', input.ffmpegPath,
+    '--js-runtimes', `node:${input.jsRuntimePath}`,
     ...postprocessorHardening(),
     '--output', input.outputTemplate,
     '--print', 'after_move:filepath',

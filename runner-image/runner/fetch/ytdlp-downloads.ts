@@ -19,6 +19,8 @@ import { classifyYtdlpFailure, YTDLP_FAILURE_HINTS } from './ytdlp-failures.js'
 export interface YtdlpDownloadOptions {
   ytdlpPath: string
   ffmpegPath: string
+  /** yt-dlp's JavaScript runtime: the Node this runner runs on. */
+  jsRuntimePath: string
   workDir: string
   formatSelector: FormatSelector
   maxBytes: number
@@ -70,6 +72,7 @@ async function downloadOne(alias: string, url: string, options: YtdlpDownloadOpt
     outputTemplate: `inputs/${alias}.%(ext)s`,
     maxBytes: options.maxBytes,
     ffmpegPath: options.ffmpegPath,
+    jsRuntimePath: options.jsRuntimePath,
     socketTimeoutSeconds: 30,
     proxyUrl: proxy.url,
   })
