@@ -2,7 +2,8 @@
 # Provisions the real servers and tools that ffkube's tests and `npm start` use,
 # into a cache outside the checkout. Idempotent: a second run only checks stamps.
 #
-#   scripts/provision.sh [start|test]
+#   scripts/provision.sh [start|test|ytdlp]
+#     ytdlp  yt-dlp alone, at YTDLP_VERSION (scripts/pin-ytdlp.sh moves it)
 #     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
 #     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, a real
 #            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
@@ -18,8 +19,8 @@ set -euo pipefail
 profile=test
 for arg in "$@"; do
   case "$arg" in
-    start | test) profile="$arg" ;;
-    *) printf 'provision: unknown argument %s (usage: provision.sh [start|test])\n' "$arg" >&2; exit 2 ;;
+    start | test | ytdlp) profile="$arg" ;;
+    *) printf 'provision: unknown argument %s (usage: provision.sh [start|test|ytdlp])\n' "$arg" >&2; exit 2 ;;
   esac
 done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -351,6 +352,10 @@ provision_images() {
   FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
 }
 
+if [[ "$profile" == ytdlp ]]; then
+  provision_ytdlp
+  exit 0
+fi
 provision_debian
 provision_ffmpeg
 provision_ytdlp
