@@ -67,8 +67,8 @@ export class Canceller {
     this.#now = options.now ?? systemClock
     this.#leaseMs = options.leaseMs ?? 30_000
     this.#polling = new PollingLoop(
-      { recover: async () => {}, drain: () => this.drain() },
-      { pollIntervalMs: options.pollIntervalMs ?? 1_000, recoveryIntervalMs: Infinity, log: this.#log, roundFailed: 'cancel round failed' },
+      { drain: () => this.drain() },
+      { pollIntervalMs: options.pollIntervalMs ?? 1_000, log: this.#log, roundFailed: 'cancel round failed' },
     )
   }
 

@@ -36,7 +36,6 @@ export interface InterruptedRun {
  * on them.
  */
 export class CommandRepository {
-  readonly #db: Db
   readonly #commands: Collection<CommandDocument>
   /** The outbox: records waiting for their hand-off to the executor (api/work-list.ts). */
   readonly dispatch: WorkList<CommandDocument>
@@ -46,7 +45,6 @@ export class CommandRepository {
   readonly cancels: WorkList<CommandDocument>
 
   constructor(db: Db) {
-    this.#db = db
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
     this.schedule = new AccountSchedule(db)
@@ -122,14 +120,10 @@ export class CommandRepository {
 
   /**
    * Announces every account with a command waiting that its schedule record
-   * does not know of (an API process died between the insert and the bump),
-   * and gives records of the previous layout their dispatch_queue; returns
-   * how many accounts it announced. Reads every waiting command: run rarely.
+   * does not know of (an API process died between the insert and the bump);
+   * returns how many accounts it announced. Reads every waiting command: run rarely.
    */
   async repairSchedule(now: Date): Promise<number> {
-    for await (const doc of this.#commands.find({ dispatch_state: 'waiting', dispatch_queue: { $exists: false } }, { projection: { account_id: 1 } })) {
-      await this.#commands.updateOne({ _id: doc._id, dispatch_state: 'waiting' }, { $set: { dispatch_queue: doc.account_id } })
-    }
     const accounts = new Set<string>()
     for await (const doc of this.#commands.find({ dispatch_state: 'waiting' }, { projection: { account_id: 1 } })) accounts.add(doc.account_id)
     const known = new Set(await this.schedule.waitingAccounts())
@@ -251,52 +245,6 @@ export class CommandRepository {
   }
 
   /**
-   * Moves the hand-offs a previous version kept beside the records (its
-   * `dispatch: {state}` sub-document and `dispatch_queue` entries) onto them,
-   * then drops its collections; returns how many records it moved. A no-op
-   * once `dispatch_queue` is gone, which it drops last. Any number of
-   * dispatchers may run it at once: each record moves only if it has not.
-   */
-  async upgradeDispatchLayout(now: Date): Promise<number> {
-    if (!(await hasCollection(this.#db, PREVIOUS_QUEUE))) return 0
-    const previous = this.#db.collection<PreviousDispatch>(COMMANDS_COLLECTION)
-    const unmoved = { dispatch_state: { $exists: false } } as const
-    const waiting = (dueAt: Date) => ({ dispatch_state: 'waiting', dispatch_due_at: dueAt, dispatch_claim: null })
-    let moved = 0
-    // An entry is a hand-off still to do: a failed one's retry (with its backoff), or one a crash interrupted.
-    for await (const entry of this.#db.collection<PreviousQueueEntry>(PREVIOUS_QUEUE).find({})) {
-      const set = { ...waiting(entry.due_at), dispatch_attempts: entry.attempts, ...(entry.last_error ? { dispatch_last_error: entry.last_error } : {}) }
-      moved += (await previous.updateOne({ _id: entry._id, ...unmoved }, { $set: set, $unset: { dispatch: '' } })).modifiedCount
-    }
-    // Pending without an entry: the previous version crashed between the record's insert and its entry's.
-    moved += (await previous.updateMany({ 'dispatch.state': 'pending', ...unmoved }, { $set: { ...waiting(now), dispatch_attempts: 0 }, $unset: { dispatch: '' } })).modifiedCount
-    // Claimed without an entry: handed off.
-    const done = { dispatch_state: 'done', dispatch_due_at: now, dispatch_claim: null, dispatch_attempts: 1 }
-    moved += (await previous.updateMany({ 'dispatch.state': 'claimed', ...unmoved }, { $set: done, $unset: { dispatch: '' } })).modifiedCount
-    if (await this.#commands.indexExists('dispatch.state_1')) await this.#commands.dropIndex('dispatch.state_1')
-    await this.#db.collection('dispatch_leases').drop()
-    await this.#db.collection(PREVIOUS_QUEUE).drop()
-    return moved
-  }
-
-  /**
-   * Moves the runs a previous version of the local executor kept in `runs`
-   * onto their records (a command's latest attempt), then drops `runs`;
-   * returns how many records it moved. A no-op once `runs` is gone.
-   */
-  async upgradeRunLayout(): Promise<number> {
-    if (!(await hasCollection(this.#db, PREVIOUS_RUNS))) return 0
-    const runs = this.#db.collection<PreviousRun>(PREVIOUS_RUNS)
-    let moved = 0
-    for await (const run of runs.find({}).sort({ attempt: -1 })) {
-      const set = { run_state: run.state === 'finished' ? 'ended' : 'running', run_attempt: run.attempt, run_boot_id: run.boot_id, run_work_dir: run.work_dir, run_pid: run.pid } as const
-      moved += (await this.#commands.updateOne({ _id: run.command_id, run_attempt: { $exists: false } }, { $set: set })).modifiedCount
-    }
-    await runs.drop()
-    return moved
-  }
-
-  /**
    * Starts the command's first run, if it has never had one: the local
    * executor's run-once guard. False when a run was started before (the
    * dispatcher handed the command over again), and then nothing is written.
@@ -339,40 +287,6 @@ export class CommandRepository {
     const docs = await this.#commands.find<CommandDocument & Required<LocalRunFields>>({ run_state: 'running', run_boot_id: { $ne: bootId } }).toArray()
     return docs.map((doc) => ({ doc, owner: { attempt: doc.run_attempt, bootId: doc.run_boot_id }, workDir: doc.run_work_dir, pid: doc.run_pid }))
   }
-}
-
-/** The collections of the previous layout, dropped by the upgrades once their content is on the records. */
-const PREVIOUS_QUEUE = 'dispatch_queue'
-const PREVIOUS_RUNS = 'runs'
-
-/** A record as the previous version wrote it. */
-interface PreviousDispatch {
-  _id: string
-  dispatch?: { state: 'pending' | 'claimed'; claimed_at: Date | null }
-  dispatch_state?: string
-}
-
-/** A `dispatch_queue` entry of the previous version: a command whose hand-off was still to do. */
-interface PreviousQueueEntry {
-  _id: string
-  due_at: Date
-  attempts: number
-  last_error: string | null
-}
-
-/** A `runs` document of the previous version of the local executor (`_id` is `<command id>` or `<command id>#2`). */
-interface PreviousRun {
-  _id: string
-  command_id: string
-  attempt: number
-  boot_id: string
-  state: 'queued' | 'running' | 'finished'
-  pid: number | null
-  work_dir: string
-}
-
-async function hasCollection(db: Db, name: string): Promise<boolean> {
-  return db.listCollections({ name }, { nameOnly: true }).hasNext()
 }
 
 declare module 'fastify' {

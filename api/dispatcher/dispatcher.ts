@@ -29,7 +29,7 @@ const MAX_BUSY_WAITS = 200
 const BUSY_HORIZON_MS = 50
 
 /** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
-export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
+export type DispatchStep = 'repair' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
 
 /** Runs one step of a dispatcher; the default runs it at once. */
 export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
@@ -53,8 +53,8 @@ export interface DispatcherOptions {
   sleep?: Sleep
   /** How often to look for due commands when nothing nudges it. */
   pollIntervalMs?: number
-  /** How often to look for records a previous version left in its side queue (an upgrade); once at start, then rarely. */
-  upgradeIntervalMs?: number
+  /** How often to look for accounts with waiting commands that the schedule misses (see repair); once at start, then rarely. */
+  repairIntervalMs?: number
   /** How long a claim keeps other dispatchers away; longer than any hand-off takes. */
   leaseMs?: number
   backoffMs?: (attempts: number) => number
@@ -115,12 +115,12 @@ export class Dispatcher {
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
-    // The loop's periodic "recover" step is the upgrade: a crashed hand-off needs none (its lease ends).
+    // The loop's periodic "recover" step is the schedule's repair: a crashed hand-off needs none (its lease ends).
     this.#polling = new PollingLoop(
-      { recover: () => this.upgrade(), drain: () => this.drain() },
+      { recover: () => this.repair(), drain: () => this.drain() },
       {
         pollIntervalMs: options.pollIntervalMs ?? 1_000,
-        recoveryIntervalMs: options.upgradeIntervalMs ?? 300_000,
+        recoveryIntervalMs: options.repairIntervalMs ?? 300_000,
         ...(options.sleep ? { sleep: options.sleep } : {}),
         log: this.#log,
         // MongoDB unreachable: the next poll retries.
@@ -175,18 +175,14 @@ export class Dispatcher {
   }
 
   /**
-   * Moves onto the records the hand-offs a previous version kept in its side
-   * queue (see CommandRepository#upgradeDispatchLayout). Run at start and
-   * then every `upgradeIntervalMs`, for the records an API replica of the
-   * previous version may still write during a rolling upgrade; once the side
-   * queue is gone it costs one listCollections.
+   * Announces the accounts with waiting commands that the schedule misses (an
+   * API process died between a command's insert and its account's bump); run
+   * at start and then every `repairIntervalMs`. Returns how many it announced.
    */
-  async upgrade(): Promise<number> {
-    const moved = await this.#interleave('upgrade', () => this.#commands.upgradeDispatchLayout(this.#now()))
-    if (moved > 0) this.#log.warn({ moved }, 'moved hand-offs of the previous layout onto their records')
-    const announced = await this.#interleave('upgrade', () => this.#commands.repairSchedule(this.#now()))
+  async repair(): Promise<number> {
+    const announced = await this.#interleave('repair', () => this.#commands.repairSchedule(this.#now()))
     if (announced > 0) this.#log.warn({ accounts: announced }, 'accounts with waiting commands were missing from the schedule; added')
-    return moved
+    return announced
   }
 
   /**

@@ -149,8 +149,6 @@ export class LocalExecutor implements Executor {
       this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly, (chunk) => publishLogChunk(js, chunk))
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
-    const moved = await this.#commands.upgradeRunLayout()
-    if (moved > 0) this.#log.warn({ moved }, 'moved runs of the previous layout onto their records')
     await this.recover()
   }
 

@@ -78,7 +78,6 @@ export class FileProcessor {
   readonly #sleep: Sleep
   readonly #leaseMs: number
   readonly #polling: PollingLoop
-  #adopted = false
 
   constructor(private readonly options: FileProcessorOptions) {
     this.#now = options.now ?? systemClock
@@ -89,10 +88,8 @@ export class FileProcessor {
     this.#files = new FileRepository(options.db, this.#storage, new CommandRepository(options.db), this.#now, () => {})
     this.#log = options.logger.child({ component: 'file-processor' })
     this.#urls = new ManagedUrls(options.s3, options.bucket, this.#now)
-    this.#polling = new PollingLoop(this, {
+    this.#polling = new PollingLoop({ drain: () => this.drain() }, {
       pollIntervalMs: options.pollIntervalMs ?? 500,
-      // Every round asks recover(), which does its work once and is a no-op after.
-      recoveryIntervalMs: 0,
       sleep: this.#sleep,
       log: this.#log,
       roundFailed: 'file processing round failed',
@@ -113,19 +110,6 @@ export class FileProcessor {
   /** Tells a running processor that a file was just recorded, so it looks now instead of at its next poll. */
   nudge(): void {
     this.#polling.nudge()
-  }
-
-  /**
-   * Puts the files the previous version left pending on the work list, in
-   * the first round that reaches the store (a round that fails tries again
-   * in the next); nothing after. Returns how many it moved.
-   */
-  async recover(): Promise<number> {
-    if (this.#adopted) return 0
-    const moved = await this.#files.adoptPreviousVersionWork(this.#now())
-    this.#adopted = true
-    if (moved > 0) this.#log.info({ moved }, "adopted the previous version's pending files")
-    return moved
   }
 
   /** Takes every due file (up to 32) and processes them side by side; returns how many it finished. */

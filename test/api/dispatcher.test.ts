@@ -174,46 +174,6 @@ t.test('outbox dispatch', async (t) => {
     })
   })
 
-  t.test('commands the previous version recorded are handed off after the upgrade, and those it handed off are not', async (t) => {
-    const [pending, retrying, handedOff] = await submit(api, api_key, 3)
-    // The previous layout: a `dispatch` sub-document, and a `dispatch_queue` entry for each hand-off still to do.
-    const previous = (state: string) => ({ $set: { dispatch: { state, claimed_at: state === 'claimed' ? now : null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
-    await commands.updateOne({ _id: pending as never }, previous('pending'))
-    await commands.updateOne({ _id: retrying as never }, previous('claimed'))
-    await commands.updateOne({ _id: handedOff as never }, previous('claimed'))
-    await api.db.collection('dispatch_queue').insertOne({ _id: retrying as never, due_at: new Date(now.getTime() + 4_000), attempts: 2, last_error: 'executor unavailable', recovered: false })
-    await api.db.collection('dispatch_leases').insertOne({ _id: `${retrying}:1` as never, command_id: retrying, expires_at: now })
-
-    const executor = new RecordingExecutor()
-    const upgraded = dispatcher(executor)
-    t.equal(await upgraded.upgrade(), 3, 'every record of the previous layout moved')
-    t.equal(await upgraded.upgrade(), 0, 'a second upgrade finds nothing to move')
-    const names = (await api.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
-    t.notOk(names.includes('dispatch_queue') || names.includes('dispatch_leases'), 'the side collections are dropped')
-    t.equal(await commands.countDocuments({ dispatch: { $exists: true } }), 0, 'no record keeps the old sub-document')
-    t.match(await commands.findOne({ _id: retrying as never }), { dispatch_state: 'waiting', dispatch_attempts: 2, dispatch_last_error: 'executor unavailable' }, 'a retry keeps its attempts and backoff')
-
-    t.equal(await upgraded.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [pending], 'the pending command first')
-    now = new Date(now.getTime() + 4_000)
-    t.equal(await upgraded.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [pending, retrying], 'then the retry once its backoff ended, and never the one handed off before')
-    t.match(await commands.findOne({ _id: handedOff as never }), { dispatch_state: 'done' })
-  })
-
-  t.test('a started dispatcher upgrades the previous layout before its first round', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    await commands.updateOne({ _id: commandId as never }, { $set: { dispatch: { state: 'pending', claimed_at: null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
-    await api.db.collection('dispatch_queue').insertOne({ _id: commandId as never, due_at: now, attempts: 0, last_error: null, recovered: false })
-    const executor = new RecordingExecutor()
-    const running = dispatcher(executor, { pollIntervalMs: 20 })
-    running.start()
-    t.teardown(() => running.stop())
-    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
-    await running.stop()
-    t.equal(executor.handed[0]?.commandId, commandId)
-  })
-
   t.test("a command's hand-off starts without waiting for its account's turn to be released, and is recorded only after it", async (t) => {
     const [commandId] = await submit(api, api_key)
     const order: string[] = []

@@ -98,7 +98,6 @@ const stored = (api: TestApi, fileId: string) => async () => {
   return file?.status === 'STORED' ? file : null
 }
 
-const collectionExists = async (api: TestApi, name: string) => (await api.db.listCollections({ name }).toArray()).length > 0
 
 t.test('a waiting file is finished on a nudge, without a wait for the poll', async (t) => {
   const api = await startApi(t)
@@ -110,28 +109,6 @@ t.test('a waiting file is finished on a nudge, without a wait for the poll', asy
   processor.nudge()
   const file = await until('the file stored', stored(api, 'file_nudged'), 10_000)
   t.match(file, { status: 'STORED', storage_url: /^http/, processing_state: 'done', processing_claim: null, processing_attempts: 1 })
-})
-
-t.test("a file the previous version left pending in its queue is adopted at start and finished, and the old queue's collections go", async (t) => {
-  const api = await startApi(t)
-  const at = new Date('2026-03-01T00:00:00Z')
-  await pendingUpload(api, 'file_legacy', at)
-  // The record as the previous version wrote it, with its side queue entry and an expired lease.
-  await api.db.collection<FileDocument>('files').updateOne(
-    { _id: 'file_legacy' },
-    { $unset: { processing_state: '', processing_due_at: '', processing_claim: '', processing_attempts: '' }, $set: { processing: { state: 'pending', kind: 'probe', attempts: 0, due_at: at, claim: null } } },
-  )
-  await api.db.collection('file_queue').insertOne({ _id: 'file_legacy' as never, due_at: at })
-  await api.db.collection('file_leases').insertOne({ _id: 'file_legacy' as never, file_id: 'file_legacy', expires_at: at })
-  t.ok((await collectionExists(api, 'file_queue')) && (await collectionExists(api, 'file_leases')), 'the old collections are there before')
-
-  await startProcessor(t, api)
-  const file = await until('the file stored', stored(api, 'file_legacy'), 10_000)
-  t.match(file, { status: 'STORED', processing_state: 'done' })
-  t.notOk('processing' in file, 'the old sub-document is gone')
-  // The adoption ran before the round that stored the file.
-  t.notOk(await collectionExists(api, 'file_queue'), 'file_queue dropped')
-  t.notOk(await collectionExists(api, 'file_leases'), 'file_leases dropped')
 })
 
 t.test('two processors on one database finish each waiting file exactly once, and take over a file whose holder died when its lease ends', async (t) => {
