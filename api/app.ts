@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import type { NatsConnection } from 'nats'
+import type { FfmpegPlanner } from '../contracts/ffmpeg-plan.js'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
@@ -68,8 +69,8 @@ export interface AppOptions {
   commandLimits?: CommandLimitsByPlan
   /** Called after a cancel was recorded: the in-process canceller's nudge. */
   onCancelRequested?: () => void
-  /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
-  unsafeDisableFfmpegPolicyForTests?: boolean
+  /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
+  ffmpegPlanner?: FfmpegPlanner
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
   /** Event streams one account may hold open on this process at once (config.eventStreamsPerAccount); 32 when unset. */
@@ -132,7 +133,7 @@ export const appPlugin = fp(
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
-        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true, now: clock, onCancelRequested: deps.onCancelRequested })
+        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })

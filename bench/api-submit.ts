@@ -29,6 +29,7 @@ import { connect } from 'nats'
 import { buildServer } from '../api/server.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
+import { CommandRepository } from '../api/commands/command-repository.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
@@ -90,7 +91,7 @@ async function serve(variant: Variant, stored: number): Promise<void> {
     const logger = createLogger('bench', 'silent')
     let dispatcher: Dispatcher | null = null
     if (variant === 'ffkube-dispatcher') {
-      dispatcher = new Dispatcher({ db, logger, executor: { name: 'noop', execute: async () => {} } })
+      dispatcher = new Dispatcher({ commands: new CommandRepository(db), logger, executor: { name: 'noop', execute: async () => {} } })
       dispatcher.start()
     }
     const app = await buildServer({

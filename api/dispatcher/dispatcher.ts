@@ -1,8 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import type { Db } from 'mongodb'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
-import { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
 import type { Plan } from '../accounts/plans.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
@@ -28,12 +27,6 @@ const MAX_BUSY_WAITS = 200
 /** An account due within this long is as good as due: the clocks of two dispatchers' writes differ by about this much. */
 const BUSY_HORIZON_MS = 50
 
-/** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
-export type DispatchStep = 'repair' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
-
-/** Runs one step of a dispatcher; the default runs it at once. */
-export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
-
 /**
  * A claimed command, and the release of the account's turn that served it,
  * under way beside the hand-off: a store round trip off every command's way
@@ -46,7 +39,8 @@ interface Served {
 }
 
 export interface DispatcherOptions {
-  db: Db
+  /** The commands, their hand-offs (`dispatch`) and the accounts' turns (`schedule`). */
+  commands: CommandRepository
   executor: Executor
   logger: Logger
   now?: Clock
@@ -61,8 +55,6 @@ export interface DispatcherOptions {
   /** Hand-offs in flight at once. */
   concurrency?: number
   metrics?: DispatchRecorder
-  /** Tests run two dispatchers' steps in an order a seeded scheduler picks. */
-  interleave?: Interleave
   /** Commands of one account in flight at once, by its plan; absent: no limit. */
   concurrencyLimits?: ConcurrencyLimits
   /** The account's plan (null: unknown account, which gets the `free` plan's limit). */
@@ -99,7 +91,6 @@ export class Dispatcher {
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
-  readonly #interleave: Interleave
   readonly #schedule: AccountSchedule
   readonly #limits: ConcurrencyLimits | undefined
   readonly #accountPlan: (accountId: string) => Promise<Plan | null>
@@ -109,7 +100,7 @@ export class Dispatcher {
   #handing = 0
 
   constructor(options: DispatcherOptions) {
-    this.#commands = new CommandRepository(options.db)
+    this.#commands = options.commands
     this.#due = new DueCommands(this.#commands)
     this.#outbox = this.#commands.dispatch
     this.#executor = options.executor
@@ -131,7 +122,6 @@ export class Dispatcher {
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
-    this.#interleave = options.interleave ?? ((_step, work) => work())
     this.#schedule = this.#commands.schedule
     this.#limits = options.concurrencyLimits
     this.#accountPlan = options.accountPlan ?? (async () => null)
@@ -180,7 +170,7 @@ export class Dispatcher {
    * at start and then every `repairIntervalMs`. Returns how many it announced.
    */
   async repair(): Promise<number> {
-    const announced = await this.#interleave('repair', () => this.#commands.repairSchedule(this.#now()))
+    const announced = await this.#commands.repairSchedule(this.#now())
     if (announced > 0) this.#log.warn({ accounts: announced }, 'accounts with waiting commands were missing from the schedule; added')
     return announced
   }
@@ -254,7 +244,7 @@ export class Dispatcher {
 
   async #nextTurns(): Promise<Served | 'busy' | null> {
     for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
-      const turn = await this.#interleave('turn', () => this.#schedule.claimNext(this.#now(), this.#turnLeaseMs))
+      const turn = await this.#schedule.claimNext(this.#now(), this.#turnLeaseMs)
       if (!turn) return (await this.#schedule.busy(this.#now(), BUSY_HORIZON_MS)) ? 'busy' : null
       const claim = await this.#serve(turn)
       if (claim) return claim
@@ -267,17 +257,17 @@ export class Dispatcher {
     const { accountId } = turn
     const limit = await this.#limitOf(accountId)
     if (limit > 0) {
-      const running = await this.#interleave('count', () => this.#commands.inFlight(accountId, this.#now()))
+      const running = await this.#commands.inFlight(accountId, this.#now())
       if (running >= limit) {
         // Keeps its place: a command of it ending wakes it (commandEnded), else it looks again after fullRecheckMs.
-        await this.#interleave('release', () => this.#schedule.release(turn, new Date(this.#now().getTime() + this.#fullRecheckMs)))
+        await this.#schedule.release(turn, new Date(this.#now().getTime() + this.#fullRecheckMs))
         return null
       }
     }
-    const claim = await this.#interleave('claim', () => this.#due.claim(accountId, this.#now(), this.#leaseMs))
+    const claim = await this.#due.claim(accountId, this.#now(), this.#leaseMs)
     if (claim) {
       // Served: to the end of the line. Settled to its error at once, so a failure is never an unhandled rejection.
-      const turnReleased = this.#interleave('release', () => this.#schedule.release(turn, this.#now())).then(
+      const turnReleased = this.#schedule.release(turn, this.#now()).then(
         () => null,
         (err: unknown) => err ?? new Error('the turn release failed'),
       )
@@ -285,7 +275,7 @@ export class Dispatcher {
     }
     const nextDue = await this.#commands.nextDueForAccount(accountId)
     // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
-    await this.#interleave('release', () => (nextDue ? this.#schedule.putOff(turn, nextDue, this.#now()) : this.#schedule.retire(turn, this.#now())))
+    await (nextDue ? this.#schedule.putOff(turn, nextDue, this.#now()) : this.#schedule.retire(turn, this.#now()))
     return null
   }
 
@@ -323,14 +313,14 @@ export class Dispatcher {
       const dueAt = new Date(this.#now().getTime() + retryInMs)
       const lastError = err instanceof Error ? err.message : String(err)
       // The slot is given back: a command waiting for its retry holds none.
-      const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null }))
+      const kept = await this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null })
       if (!kept) log.warn('the hand-off outlived its lease: another dispatcher has the command now')
       // Announced again, as an acceptance is: a turn of the account that read the command while this
       // hand-off held it (due when the lease ends) must not put the account off until then.
-      else await this.#interleave('put-off', () => this.#schedule.enqueue(doc.account_id, this.#now()))
+      else await this.#schedule.enqueue(doc.account_id, this.#now())
       return false
     }
-    if (!(await this.#interleave('finish', () => this.#outbox.finish(claim, { dispatch_queue: null })))) {
+    if (!(await this.#outbox.finish(claim, { dispatch_queue: null }))) {
       // Handed off all the same; the other holder's hand-off meets the executor's idempotence.
       log.warn('the hand-off outlived its lease: another dispatcher has the command now')
     }

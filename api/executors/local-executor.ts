@@ -17,7 +17,6 @@ import { randomUUID } from 'node:crypto'
 import { readFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import type { Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
@@ -29,7 +28,7 @@ import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec } from '../commands/command-document.js'
-import { CommandRepository, type RunStart } from '../commands/command-repository.js'
+import type { CommandRepository, RunStart } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
 import type { DestinationCredentialSource, Executor } from './executor.js'
@@ -75,7 +74,8 @@ export interface RunnerSettings {
 }
 
 export interface LocalExecutorOptions {
-  db: Db
+  /** Where each run is recorded on its command (the run-once guard, restart recovery). */
+  commands: CommandRepository
   nats: NatsConnection
   logger: Logger
   /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
@@ -101,11 +101,8 @@ export interface LocalExecutorOptions {
   destinationCredentials?: DestinationCredentialSource
   /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
   cpuCaps?: boolean
-  /**
-   * TESTS ONLY: FFmpeg commands run without the argument policy (warm pool
-   * only), to show what the sandbox alone holds. No configuration sets it.
-   */
-  unsafeDisableFfmpegPolicyForTests?: boolean
+  /** The warm runner's program (ServiceParts.poolWorkerMain); runner-image/runner/pool-worker.ts when unset. */
+  poolWorkerMain?: string
   /** A run ended and its slot is free: the in-process dispatcher may hand over the next command. */
   onSlotFreed?: () => void
 }
@@ -128,7 +125,7 @@ export class LocalExecutor implements Executor {
   #stopping = false
 
   constructor(private readonly options: LocalExecutorOptions) {
-    this.#commands = new CommandRepository(options.db)
+    this.#commands = options.commands
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
@@ -144,9 +141,9 @@ export class LocalExecutor implements Executor {
     this.#js = this.options.nats.jetstream()
     this.#env = await this.#runnerEnvironment()
     if (this.options.warmPool ?? true) {
-      const testOnly = this.options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
       const js = this.#js
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly, (chunk) => publishLogChunk(js, chunk))
+      const main = this.options.poolWorkerMain ?? defaultPoolWorkerMain()
+      this.#pool = new RunnerPool(main, this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, (chunk) => publishLogChunk(js, chunk))
       this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
     }
     await this.recover()

@@ -1,7 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
-import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
@@ -17,7 +16,7 @@ import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
-import type { Role, RoleContext, TestOnlySwitches } from './role.js'
+import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The worker as the other roles of its process see it. */
 export interface WorkerRole extends Role {
@@ -42,7 +41,7 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
  * executor (runners on this host, or MediaCommands for the operator), the
  * dispatcher handing accepted commands to it, and the file processor.
  */
-export function workerRole({ config, connections, secretBox, logger, metrics }: RoleContext, testOnly: TestOnlySwitches = {}): WorkerRole {
+export function workerRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext, parts: ServiceParts = {}): WorkerRole {
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
@@ -52,12 +51,11 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   const commandEnded = (accountId: string) => {
     dispatcher?.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
   }
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics, onCommandEnded: commandEnded })
+  const { commands } = repositories
+  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
   const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
-    db: connections.db,
-    s3: connections.s3,
-    bucket: connections.s3Bucket,
+    files: repositories.files,
     logger,
     dataDir: config.dataDir,
     ffprobePath: tools.ffprobe,
@@ -68,7 +66,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   let executor: Executor
   if (config.executor === 'local') {
     local = new LocalExecutor({
-      db: connections.db,
+      commands,
       nats: connections.nats,
       logger,
       dataDir: config.dataDir,
@@ -77,7 +75,7 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       workDirMaxBytes: config.commandWorkDirMaxBytes,
       destinationCredentials,
       onSlotFreed: () => dispatcher?.nudge(),
-      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
+      ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
       runner: {
         natsUrl: config.natsUrl as string,
         allowPrivateNetworks: config.allowPrivateNetworks,
@@ -97,17 +95,16 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
   const accounts = new AccountRepository(connections.db, secretBox)
   const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
   dispatcher = new Dispatcher({
-    db: connections.db,
+    commands,
     executor,
     logger,
     metrics,
     concurrencyLimits: config.concurrencyLimits,
     accountPlan: cachedPlans(planOf),
   })
-  const commands = new CommandRepository(connections.db)
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   const running = dispatcher
-  const canceller = new Canceller({ db: connections.db, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
+  const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],

@@ -29,7 +29,10 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
 const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface WebhookDelivererOptions {
+  /** Its own deliveries and attempt log live here. */
   db: Db
+  /** The commands whose completions it delivers (read for their webhook_url and result). */
+  commands: CommandRepository
   nats: NatsConnection
   configs: WebhookConfigRepository
   logger: Logger
@@ -87,7 +90,7 @@ export class WebhookDeliverer {
     this.#attempts = new AttemptLog(options.db)
     this.#sender = options.sender ?? new WebhookSender({ allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs, resolve: options.resolve })
     this.#runner = new AttemptRunner({
-      commands: new CommandRepository(options.db),
+      commands: options.commands,
       log: this.#attempts,
       configs: options.configs,
       sender: this.#sender,

@@ -3,7 +3,8 @@ import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Sleep } from '../../api/clock.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import { Dispatcher, type Interleave } from '../../api/dispatcher/dispatcher.js'
+import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { interleaved, type Around } from '../harness/interleaved.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startApi } from '../harness/api.js'
@@ -47,7 +48,7 @@ t.test('outbox dispatch', async (t) => {
   const { api_key, account_id } = await api.createAccount('business')
   const commands = api.db.collection('commands')
   const dispatcher = (executor: Executor, options: { pollIntervalMs?: number; leaseMs?: number; sleep?: Sleep } = {}) =>
-    new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, ...options })
+    new Dispatcher({ commands: api.app.commands, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, ...options })
 
   t.test('a command accepted while the dispatcher is stopped is dispatched exactly once when it starts', async (t) => {
     const [commandId] = await submit(api, api_key)
@@ -182,13 +183,15 @@ t.test('outbox dispatch', async (t) => {
       execute: async () => void order.push('execute'),
     }
     // The release waits one turn of the event loop before it writes: the hand-off, if it does not wait for it, comes first.
-    const interleave: Interleave = async (step, work) => {
-      if (step === 'release') await new Promise((resolve) => setImmediate(resolve))
+    // An account's turn ends by one of three writes, all 'release' here.
+    const kind = (step: string) => (['schedule.release', 'schedule.putOff', 'schedule.retire'].includes(step) ? 'release' : step === 'dispatch.finish' ? 'finish' : step)
+    const around: Around = async (step, work) => {
+      if (kind(step) === 'release') await new Promise((resolve) => setImmediate(resolve))
       const result = await work()
-      order.push(step)
+      order.push(kind(step))
       return result
     }
-    const handed = await new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, interleave, concurrency: 1 }).drain()
+    const handed = await new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, concurrency: 1 }).drain()
     t.equal(handed, 1)
     // Then the account's next turn finds nothing due and ends (another 'release').
     t.same(order.filter((step) => ['execute', 'release', 'finish'].includes(step)).slice(0, 3), ['execute', 'release', 'finish'])

@@ -52,7 +52,7 @@ t.test("the local executor's start-up recovery ends what a previous start of the
   await Promise.all([workDir('cmd_ended', 1), workDir('cmd_twice', 2)].map((dir) => mkdir(join(dir, 'outputs'), { recursive: true })))
 
   const executor = new LocalExecutor({
-    db, nats: nc, logger: createLogger('test', 'silent'), dataDir,
+    commands: repository, nats: nc, logger: createLogger('test', 'silent'), dataDir,
     runner: { natsUrl: nats.url, allowPrivateNetworks: false, s3: { endpoint: undefined, bucket: 'b', region: 'us-east-1', forcePathStyle: true }, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', ytdlpPath: 'yt-dlp' },
     now: () => now,
   })

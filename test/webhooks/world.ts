@@ -145,6 +145,7 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
     async deliverer(overrides = {}) {
       const deliverer = new WebhookDeliverer({
         db: api.db,
+        commands: api.app.commands,
         nats: nc,
         configs: api.app.webhookConfigs,
         logger: createLogger('test', 'silent'),
