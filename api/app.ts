@@ -58,7 +58,7 @@ export interface AppOptions {
   s3: S3Client
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
-  onCommandsAccepted?: (commandIds: readonly string[]) => void
+  onCommandsAccepted?: () => void
   /** Called after an upload or store-file request is queued: the in-process file processor's nudge. */
   onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
@@ -104,7 +104,7 @@ export const appPlugin = fp(
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
     await app.register(commandLogRepository, { db: deps.db })
-    await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
+    await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
     const sessions = new SessionRepository(deps.db)

@@ -75,7 +75,7 @@ export async function runRoles(config: Config, logger: Logger, parts: ServicePar
     const webhooks = config.roles.includes('webhooks') ? webhooksRole(context) : null
     // Roles in one process nudge each other; in separate processes they poll, except the
     // dispatcher, which a separate API nudges over NATS (it is on every command's path).
-    const commandsAccepted = worker?.commandsAccepted ?? ((ids: readonly string[]) => publishDispatchNudge(connections.nats, ids))
+    const commandsAccepted = worker?.commandsAccepted ?? (() => publishDispatchNudge(connections.nats))
     const api = config.roles.includes('api')
       ? apiRole(context, { commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, parts)
       : null

@@ -104,7 +104,7 @@ async function serve(variant: Variant, stored: number): Promise<void> {
         // Limits so high they never bite, so each request still pays for counting.
         nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
         rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
-        onCommandsAccepted: (commandIds) => dispatcher?.nudge(commandIds),
+        onCommandsAccepted: () => dispatcher?.nudge(),
       },
     })
     await app.listen({ port: 0, host: '127.0.0.1' })

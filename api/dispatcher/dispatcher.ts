@@ -127,6 +127,8 @@ export class Dispatcher {
     this.#accountPlan = options.accountPlan ?? (async () => null)
     this.#fullRecheckMs = options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000
     this.#turnLeaseMs = options.turnLeaseMs ?? 30_000
+    // A run that ended frees a slot of an executor that queues: the next command may go now.
+    options.executor.onSlotFreed?.(() => this.nudge())
   }
 
   /** Starts polling; idempotent. */
@@ -145,12 +147,12 @@ export class Dispatcher {
 
   /**
    * Tells a running dispatcher that work was just recorded (or a slot of the
-   * executor freed), so it looks now instead of at its next poll. The ids are
-   * not claimed by id: that would serve whoever submitted last before the
+   * executor freed), so it looks now instead of at its next poll. It names
+   * no command: claiming by id would serve whoever submitted last before the
    * accounts whose turn it is. Finding the next account costs a read of the
    * waiting accounts, not of the waiting commands.
    */
-  nudge(_commandIds: readonly string[] = []): void {
+  nudge(): void {
     if (!this.#polling.running) return
     this.#polling.nudge()
   }

@@ -14,7 +14,7 @@ export interface ApiRole extends Role {
 
 /** Where the API hands new work to the other roles of its process (each absent when another process runs it). */
 export interface ApiNudges {
-  commandsAccepted?: (commandIds: readonly string[]) => void
+  commandsAccepted?: () => void
   filesQueued?: () => void
   redeliveryQueued?: () => void
   cancelRequested?: () => void

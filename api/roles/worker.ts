@@ -21,7 +21,7 @@ import type { Role, RoleContext, ServiceParts } from './role.js'
 /** The worker as the other roles of its process see it. */
 export interface WorkerRole extends Role {
   /** The API recorded commands: the dispatcher looks now instead of at its next poll. */
-  commandsAccepted(commandIds: readonly string[]): void
+  commandsAccepted(): void
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   filesQueued(): void
   /** The API recorded a cancel: the canceller looks now instead of at its next poll. */
@@ -46,13 +46,7 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
   const destinationCredentials = destinationCredentialSource(connections, secretBox)
-  // Built below; the projector and the local executor tell it when a slot frees.
-  let dispatcher: Dispatcher | null = null
-  const commandEnded = (accountId: string) => {
-    dispatcher?.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
-  }
   const { commands } = repositories
-  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
   const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
     files: repositories.files,
@@ -74,7 +68,6 @@ export function workerRole({ config, connections, repositories, secretBox, logge
       deadlineMs: config.commandDeadlineSeconds * 1000,
       workDirMaxBytes: config.commandWorkDirMaxBytes,
       destinationCredentials,
-      onSlotFreed: () => dispatcher?.nudge(),
       ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
       runner: {
         natsUrl: config.natsUrl as string,
@@ -94,7 +87,7 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   }
   const accounts = new AccountRepository(connections.db, secretBox)
   const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
-  dispatcher = new Dispatcher({
+  const dispatcher = new Dispatcher({
     commands,
     executor,
     logger,
@@ -103,12 +96,16 @@ export function workerRole({ config, connections, repositories, secretBox, logge
     accountPlan: cachedPlans(planOf),
   })
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
-  const running = dispatcher
+  // A command that ended frees its account's slot: the dispatcher may serve the account again now.
+  const commandEnded = (accountId: string) => {
+    dispatcher.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
+  }
+  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
   const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
-    commandsAccepted: (commandIds) => running.nudge(commandIds),
+    commandsAccepted: () => dispatcher.nudge(),
     filesQueued: () => files.nudge(),
     cancelRequested: () => canceller.nudge(),
     sandbox: sandbox.level,
@@ -118,15 +115,15 @@ export function workerRole({ config, connections, repositories, secretBox, logge
       await logs.start()
       await local?.start()
       files.start()
-      running.start()
+      dispatcher.start()
       canceller.start()
       // API processes of their own announce accepted commands here (dispatch-nudges.ts).
-      nudges = subscribeDispatchNudges(connections.nats, (commandIds) => running.nudge(commandIds))
+      nudges = subscribeDispatchNudges(connections.nats, () => dispatcher.nudge())
     },
     async stop() {
       nudges?.unsubscribe()
       await canceller.stop()
-      await running.stop()
+      await dispatcher.stop()
       await files.stop()
       await local?.stop()
       await logs.stop()
