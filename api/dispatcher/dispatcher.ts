@@ -7,14 +7,11 @@ import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { PollingLoop } from '../polling-loop.js'
-import type { Claim, WorkList } from '../work-list.js'
-import type { AccountSchedule, AccountTurn } from './account-schedule.js'
+import type { WorkList } from '../work-list.js'
+import type { AccountSchedule } from './account-schedule.js'
+import { AccountTurns, type Served } from './account-turns.js'
 import { dispatchBackoffMs } from './backoff.js'
-import { DueCommands } from './due-commands.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
-
-/** How many accounts one claim looks at before it ends the round (each one full or with nothing due). */
-const MAX_TURNS_PER_CLAIM = 32
 
 /**
  * A turn is held for two queries (a count and a claim): a claim that finds
@@ -24,19 +21,6 @@ const MAX_TURNS_PER_CLAIM = 32
  */
 const BUSY_WAIT_MS = 2
 const MAX_BUSY_WAITS = 200
-/** An account due within this long is as good as due: the clocks of two dispatchers' writes differ by about this much. */
-const BUSY_HORIZON_MS = 50
-
-/**
- * A claimed command, and the release of the account's turn that served it,
- * under way beside the hand-off: a store round trip off every command's way
- * to its runner. It settles to the release's error, or null; the hand-off
- * waits for it before it records its outcome.
- */
-interface Served {
-  claim: Claim<CommandDocument>
-  turnReleased: Promise<unknown>
-}
 
 export interface DispatcherOptions {
   /** The commands, their hand-offs (`dispatch`) and the accounts' turns (`schedule`). */
@@ -80,8 +64,8 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   readonly #commands: CommandRepository
-  /** Which of an account's commands are due, from one read per burst rather than one per claim. */
-  readonly #due: DueCommands
+  /** Whose command goes next: the accounts' turns, within their plans' limits. */
+  readonly #turns: AccountTurns
   readonly #outbox: WorkList<CommandDocument>
   readonly #executor: Executor
   readonly #log: Logger
@@ -92,16 +76,11 @@ export class Dispatcher {
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #schedule: AccountSchedule
-  readonly #limits: ConcurrencyLimits | undefined
-  readonly #accountPlan: (accountId: string) => Promise<Plan | null>
-  readonly #fullRecheckMs: number
-  readonly #turnLeaseMs: number
   /** Hand-offs of this process between their claim and the executor's answer: slots of the executor already promised. */
   #handing = 0
 
   constructor(options: DispatcherOptions) {
     this.#commands = options.commands
-    this.#due = new DueCommands(this.#commands)
     this.#outbox = this.#commands.dispatch
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
@@ -123,10 +102,15 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
     this.#schedule = this.#commands.schedule
-    this.#limits = options.concurrencyLimits
-    this.#accountPlan = options.accountPlan ?? (async () => null)
-    this.#fullRecheckMs = options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000
-    this.#turnLeaseMs = options.turnLeaseMs ?? 30_000
+    this.#turns = new AccountTurns({
+      commands: this.#commands,
+      now: this.#now,
+      leaseMs: this.#leaseMs,
+      turnLeaseMs: options.turnLeaseMs ?? 30_000,
+      fullRecheckMs: options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000,
+      limits: options.concurrencyLimits,
+      accountPlan: options.accountPlan ?? (async () => null),
+    })
     // A run that ended frees a slot of an executor that queues: the next command may go now.
     options.executor.onSlotFreed?.(() => this.nudge())
   }
@@ -237,53 +221,11 @@ export class Dispatcher {
     this.#handing += 1
     let claim: Served | 'busy' | null = null
     try {
-      claim = await this.#nextTurns()
+      claim = await this.#turns.next()
     } finally {
       if (claim === null || claim === 'busy') this.#handing -= 1
     }
     return claim
-  }
-
-  async #nextTurns(): Promise<Served | 'busy' | null> {
-    for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
-      const turn = await this.#schedule.claimNext(this.#now(), this.#turnLeaseMs)
-      if (!turn) return (await this.#schedule.busy(this.#now(), BUSY_HORIZON_MS)) ? 'busy' : null
-      const claim = await this.#serve(turn)
-      if (claim) return claim
-    }
-    return null
-  }
-
-  /** One account's turn: its next command if it has a slot free and one due; the account goes back in line either way. */
-  async #serve(turn: AccountTurn): Promise<Served | null> {
-    const { accountId } = turn
-    const limit = await this.#limitOf(accountId)
-    if (limit > 0) {
-      const running = await this.#commands.inFlight(accountId, this.#now())
-      if (running >= limit) {
-        // Keeps its place: a command of it ending wakes it (commandEnded), else it looks again after fullRecheckMs.
-        await this.#schedule.release(turn, new Date(this.#now().getTime() + this.#fullRecheckMs))
-        return null
-      }
-    }
-    const claim = await this.#due.claim(accountId, this.#now(), this.#leaseMs)
-    if (claim) {
-      // Served: to the end of the line. Settled to its error at once, so a failure is never an unhandled rejection.
-      const turnReleased = this.#schedule.release(turn, this.#now()).then(
-        () => null,
-        (err: unknown) => err ?? new Error('the turn release failed'),
-      )
-      return { claim, turnReleased }
-    }
-    const nextDue = await this.#commands.nextDueForAccount(accountId)
-    // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
-    await (nextDue ? this.#schedule.putOff(turn, nextDue, this.#now()) : this.#schedule.retire(turn, this.#now()))
-    return null
-  }
-
-  async #limitOf(accountId: string): Promise<number> {
-    if (!this.#limits) return 0
-    return this.#limits[(await this.#accountPlan(accountId)) ?? 'free']
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */

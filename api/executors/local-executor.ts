@@ -7,7 +7,7 @@
  * process of this service).
  *
  * Idempotent: a run starts with a conditional update of the command record
- * (CommandRepository#startRun, "no run yet"), so a second execute of the same
+ * (CommandRuns#startRun, "no run yet"), so a second execute of the same
  * command finds the run recorded and does nothing. A restart of the service
  * that interrupts a run gives it one more start, again a conditional update
  * ("still the interrupted start's"), so two starts of the service cannot both
@@ -26,7 +26,8 @@ import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec } from '../commands/command-document.js'
-import type { CommandRepository, RunStart } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
 import type { DestinationCredentialSource, Executor } from './executor.js'
 import type { RunnerProcess } from './runner-process.js'
@@ -81,7 +82,7 @@ export interface LocalExecutorOptions {
 
 export class LocalExecutor implements Executor {
   readonly name = 'local'
-  readonly #commands: CommandRepository
+  readonly #runs: CommandRuns
   readonly #log: Logger
   readonly #now: Clock
   readonly #slots: Slots
@@ -95,7 +96,7 @@ export class LocalExecutor implements Executor {
   readonly #slotFreed: Array<() => void> = []
 
   constructor(private readonly options: LocalExecutorOptions) {
-    this.#commands = options.commands
+    this.#runs = options.commands.runs
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
@@ -142,7 +143,7 @@ export class LocalExecutor implements Executor {
     const control = this.#controls.open(spec.commandId)
     // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done), or
     // cancelled: it runs once, or never.
-    if (!(await this.#commands.startRun(spec.commandId, run))) {
+    if (!(await this.#runs.startRun(spec.commandId, run))) {
       this.#controls.drop(spec.commandId)
       return
     }
@@ -168,7 +169,7 @@ export class LocalExecutor implements Executor {
    * `npm start` is: a run of another live process would look interrupted.
    */
   async recover(): Promise<void> {
-    for (const interrupted of await this.#commands.interruptedRuns(this.#bootId)) {
+    for (const interrupted of await this.#runs.interruptedRuns(this.#bootId)) {
       const { doc, owner } = interrupted
       const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt: owner.attempt })
       await killOrphan(interrupted.pid, interrupted.workDir)
@@ -176,18 +177,18 @@ export class LocalExecutor implements Executor {
       await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
       // Ended meanwhile, or cancelled (the canceller reports it): never run again.
       if (isTerminalStatus(doc.status) || doc.cancel_requested_at) {
-        await this.#commands.endRun(doc._id, owner)
+        await this.#runs.endRun(doc._id, owner)
         continue
       }
       if (owner.attempt >= MAX_ATTEMPTS) {
         log.warn('command interrupted twice by a restart: failing it')
         await this.#fail(doc._id, 'INTERRUPTED', 'the service restarted while the command ran, twice; it is not retried again')
-        await this.#commands.endRun(doc._id, owner)
+        await this.#runs.endRun(doc._id, owner)
         continue
       }
       const retry = this.#newRun(doc._id, owner.attempt + 1)
       const control = this.#controls.open(doc._id)
-      if (!(await this.#commands.restartRun(doc._id, owner, retry))) {
+      if (!(await this.#runs.restartRun(doc._id, owner, retry))) {
         this.#controls.drop(doc._id)
         continue
       }
@@ -226,7 +227,7 @@ export class LocalExecutor implements Executor {
       if (control.cancelled) {
         // Cancelled while it waited for a slot: its runner never starts.
         log.info('cancelled before its runner started')
-        await this.#commands.endRun(run.commandId, run)
+        await this.#runs.endRun(run.commandId, run)
         return
       }
       const launched = await this.#launcher.launch(spec, run, log)
@@ -242,7 +243,7 @@ export class LocalExecutor implements Executor {
       await this.#reportEnd(spec, control, ended, limits, log)
       // Written even after a report: the next start must not run again a command whose runner ended but whose
       // report the projector has not applied yet. Kept on the record: it is the run-once guard.
-      await this.#commands.endRun(run.commandId, run)
+      await this.#runs.endRun(run.commandId, run)
     } catch (err) {
       log.error({ err }, 'local run failed')
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
@@ -261,7 +262,7 @@ export class LocalExecutor implements Executor {
     // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
     // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
     // when this process dies (its stdin closes), so a pooled run records no pid.
-    if (!this.#launcher.pooled) await this.#commands.setRunPid(run.commandId, run, runner.pid)
+    if (!this.#launcher.pooled) await this.#runs.setRunPid(run.commandId, run, runner.pid)
     return runner
   }
 
