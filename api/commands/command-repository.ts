@@ -136,7 +136,7 @@ export class CommandRepository {
   /**
    * The account's commands submitted since `since`, counted by status, with
    * their summed processing and FFmpeg seconds (the console's usage page).
-   * Summed here, not in a $group: FerretDB's $sum of a field answers 0.
+   * Summed while read, not in a $group (api/store-compatibility.ts).
    * Three fields a record, over the account's index range.
    */
   async usageSince(accountId: string, since: Date): Promise<Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>> {

@@ -6,7 +6,7 @@ import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import { ValidationError } from '../errors/api-errors.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
-import { isDuplicateKey } from '../duplicate-key.js'
+import { isDuplicateKey } from '../store-compatibility.js'
 import { WorkList, type Claim } from '../work-list.js'
 import { PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
@@ -152,7 +152,7 @@ export class FileRepository {
   /**
    * How many of the account's files created since `since` are in managed
    * storage now, and their size in MB (the console's usage page). Summed
-   * here, not in a $group: FerretDB's $sum of a field answers 0.
+   * while read, not in a $group (api/store-compatibility.ts).
    */
   async storedSince(accountId: string, since: Date): Promise<{ files: number; megabytes: number }> {
     const cursor = this.#files.find(
