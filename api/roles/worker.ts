@@ -1,4 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node'
+import type { SandboxHost } from '../../contracts/sandbox.js'
 import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
 import type { Connections } from '../connections.js'
@@ -36,6 +37,45 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
 }
 
+/** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
+function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: SandboxHost | null }, parts: ServiceParts): Executor {
+  const { config, connections, repositories, secretBox, logger } = context
+  const destinationCredentials = destinationCredentialSource(connections, secretBox)
+  if (config.executor !== 'local') {
+    const kubeConfig = new KubeConfig()
+    kubeConfig.loadFromDefault()
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
+  }
+  const { tools, sandbox } = host
+  return new LocalExecutor({
+    commands: repositories.commands,
+    nats: connections.nats,
+    logger,
+    dataDir: config.dataDir,
+    concurrency: config.localRunnerConcurrency,
+    deadlineMs: config.commandDeadlineSeconds * 1000,
+    workDirMaxBytes: config.commandWorkDirMaxBytes,
+    destinationCredentials,
+    ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
+    runner: {
+      natsUrl: config.natsUrl as string,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      s3: config.s3,
+      ffmpegPath: tools.ffmpeg,
+      ffprobePath: tools.ffprobe,
+      ytdlpPath: tools.ytdlp,
+      sandbox,
+    },
+  })
+}
+
+/** The tools a worker's runners and file processor start. */
+interface ToolPaths {
+  ffmpeg: string
+  ffprobe: string
+  ytdlp: string
+}
+
 /**
  * The worker: the status projector turning runners' events into records, the
  * executor (runners on this host, or MediaCommands for the operator), the
@@ -45,7 +85,6 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
-  const destinationCredentials = destinationCredentialSource(connections, secretBox)
   const { commands } = repositories
   const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
@@ -56,35 +95,8 @@ export function workerRole({ config, connections, repositories, secretBox, logge
     allowPrivateNetworks: config.allowPrivateNetworks,
     sandbox: sandbox.host,
   })
-  let local: LocalExecutor | null = null
-  let executor: Executor
-  if (config.executor === 'local') {
-    local = new LocalExecutor({
-      commands,
-      nats: connections.nats,
-      logger,
-      dataDir: config.dataDir,
-      concurrency: config.localRunnerConcurrency,
-      deadlineMs: config.commandDeadlineSeconds * 1000,
-      workDirMaxBytes: config.commandWorkDirMaxBytes,
-      destinationCredentials,
-      ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
-      runner: {
-        natsUrl: config.natsUrl as string,
-        allowPrivateNetworks: config.allowPrivateNetworks,
-        s3: config.s3,
-        ffmpegPath: tools.ffmpeg,
-        ffprobePath: tools.ffprobe,
-        ytdlpPath: tools.ytdlp,
-        sandbox: sandbox.host,
-      },
-    })
-    executor = local
-  } else {
-    const kubeConfig = new KubeConfig()
-    kubeConfig.loadFromDefault()
-    executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
-  }
+  const executor = executorFor({ config, connections, repositories, secretBox, logger, metrics }, { tools, sandbox: sandbox.host }, parts)
+  const local = executor instanceof LocalExecutor ? executor : null
   const accounts = new AccountRepository(connections.db, secretBox)
   const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
   const dispatcher = new Dispatcher({
