@@ -12,9 +12,9 @@ import { consolePlugin } from './console/console-plugin.js'
 import { SessionRepository } from './console/session-repository.js'
 import { SignInLinkRepository } from './console/sign-in-link-repository.js'
 import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, SignInThrottle } from './console/sign-in-throttle.js'
-import { errorHandler, routeNotFound } from './errors/error-handler.js'
+import { errorHandler } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
-import { RouteTable } from './errors/route-table.js'
+import { answerUnmatchedRequests } from './errors/route-table.js'
 import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
@@ -123,12 +123,9 @@ export const appPlugin = fp(
         await v1.register(rateLimiting, { nats: deps.nats, limits: rateLimits, now: clock })
         await v1.register(finiteNumbers)
         // Every route below documents the statuses any route can answer with, and is recorded for 405s.
-        const routeTable = new RouteTable()
         v1.addHook('onRoute', addCommonErrorResponses)
-        v1.addHook('onRoute', routeTable.record)
         // Unknown /api/v1 paths go through authentication too, so they do not reveal the route table.
-        v1.addHook('onRequest', routeTable.refuseOtherMethods)
-        v1.setNotFoundHandler(routeNotFound)
+        answerUnmatchedRequests(v1)
         // Resource route plugins register here, one per folder under api/.
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })

@@ -8,9 +8,9 @@
  *   const { command_id } = expectData(await api.POST('/api/v1/run-ffmpeg-command', { body }))
  */
 import createClient, { type Client } from 'openapi-fetch'
-import type { paths } from './openapi.js'
+import type { paths, webhooks } from './openapi.js'
 
-export type { paths } from './openapi.js'
+export type { paths, webhooks } from './openapi.js'
 export { ApiError, expectData } from './api-error.js'
 export { uploadFile, waitForFile } from './files.js'
 export { commandEvents, DEFAULT_IDLE_TIMEOUT_MS, StreamIdleError, type CommandEvent, type CommandEventsOptions } from './command-events.js'
@@ -63,6 +63,8 @@ export type StoredFile = ResponseBody<'/api/v1/files/{fileId}', 'get'>
 export type Preset = ResponseBody<'/api/v1/presets/{presetId}', 'get'>
 /** GET /api/v1/webhook-config. */
 export type WebhookConfig = ResponseBody<'/api/v1/webhook-config', 'get'>
+/** The body of a completion webhook (verify the raw bytes before you parse them: docs/api/webhooks.md). */
+export type CompletionWebhook = webhooks['commandCompleted']['post']['requestBody']['content']['application/json']
 /** The spec's ErrorResponse, `{ error, message }`, as every 4xx states it. */
 export type ErrorResponse = ResponseBody<'/api/v1/commands/{commandId}', 'get', 404>
 /** POST /api/v1/run-ffmpeg-command's body. */

@@ -5103,7 +5103,147 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    commandCompleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A command reached SUCCESS or FAILED
+         * @description Sent to the command's `webhook_url`, or else to the account webhook. Any 2xx within the timeout is a success; anything else is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `ffkube-Webhook/1.0` */
+                    "User-Agent": string;
+                    /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the secret; only when a secret is set */
+                    "X-Webhook-Signature"?: string;
+                    /** @description The delivery id: the same on every retry */
+                    "X-Webhook-Id": string;
+                    /** @description The body's `timestamp` (ms) */
+                    "X-Webhook-Timestamp": string;
+                    /** @description 1 to 8 */
+                    "X-Webhook-Attempt": string;
+                    /** @description Standard Webhooks 1.0: the delivery id, as X-Webhook-Id */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks 1.0: the dispatch time in whole seconds */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks 1.0: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`; only when a secret is set */
+                    "webhook-signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            command_id: string;
+                            /** @enum {unknown} */
+                            status: "QUEUED" | "PROCESSING" | "SUCCESS" | "FAILED";
+                            /** @enum {unknown} */
+                            command_type: "FFMPEG_COMMAND" | "CHAINED_COMMAND" | "MULTIPLE_COMMAND" | "YTDLP_COMMAND";
+                            total_processing_seconds: number | null;
+                            ffmpeg_command_run_seconds: number | null;
+                            metadata: {
+                                [key: string]: string | number | boolean;
+                            } | null;
+                            error_status: string | null;
+                            error_message: string | null;
+                            /** @description present when status is SUCCESS */
+                            output_files?: {
+                                [key: string]: {
+                                    file_id: string;
+                                    filename: string;
+                                    storage_url: string | null;
+                                    /** @enum {unknown} */
+                                    storage_location: "INTERNAL" | "EXTERNAL";
+                                    external_uri: string | null;
+                                    external_object_key: string | null;
+                                    /** @enum {unknown} */
+                                    status: "PROCESSING" | "STORED" | "FAILED";
+                                    /** @enum {unknown} */
+                                    service_store_type: "OUTPUT" | "STORED_FILE" | "UPLOAD";
+                                    is_deleted: boolean;
+                                    size_mbytes: number | null;
+                                    duration: number | null;
+                                    file_type: string | null;
+                                    file_format: string | null;
+                                    codec: string | null;
+                                    pixel_format: string | null;
+                                    mime_type: string | null;
+                                    width: number | null;
+                                    height: number | null;
+                                    frame_rate: number | null;
+                                    bitrate_video_kb: number | null;
+                                    bitrate_audio_kb: number | null;
+                                    /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
+                                    file_count: number;
+                                    /** @description every file, the main one among them; one entry for a single file */
+                                    files: {
+                                        /** @description path relative to the command's folder, '/'-separated: seg_001.ts, v0/prog.m3u8 */
+                                        filename: string;
+                                        storage_url: string | null;
+                                        size_mbytes: number | null;
+                                        mime_type: string | null;
+                                        external_object_key: string | null;
+                                    }[];
+                                };
+                            };
+                            /** @description download-only batches with partial failure */
+                            failed_files?: {
+                                [key: string]: {
+                                    url: string;
+                                    error_status: string;
+                                    error_message: string;
+                                };
+                            };
+                            original_request: {
+                                input_files: {
+                                    [key: string]: string;
+                                };
+                                /** @description as submitted, when the command brought one */
+                                input_compressed_folder?: string;
+                                output_files: {
+                                    [key: string]: string;
+                                };
+                                /** @description must be true (every output in one zip, outputs.zip, reported as out_all) or a list of declared out_* aliases (each stored as one zip, <alias>.zip, holding its files) */
+                                compress_outputs?: true | string[];
+                                ffmpeg_command?: string;
+                                ffmpeg_commands?: string[];
+                            };
+                            progress: number | null;
+                            processing_stage: string | null;
+                        };
+                        /** @description Unix time in milliseconds when this attempt was sent */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered. Any other answer, or none within the timeout, fails the attempt. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;

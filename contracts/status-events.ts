@@ -167,7 +167,13 @@ export const RUNNER_ERROR_STATUSES = [
   'FFMPEG_TIMEOUT',
   'DOWNLOAD_FAILED',
   'DOWNLOAD_TOO_LARGE',
+  /** yt-dlp: the site asked for a bot check (YouTube's "confirm you're not a bot", a Cloudflare challenge, HTTP 429). */
+  'SOURCE_BOT_CHECK',
   'SOURCE_LOGIN_REQUIRED',
+  /** yt-dlp: the video is not available in the region the download runs from. */
+  'SOURCE_GEO_RESTRICTED',
+  /** yt-dlp: no extractor supports the URL and the page embeds no video. */
+  'SOURCE_UNSUPPORTED_URL',
   'SOURCE_UNAVAILABLE',
   'OUTPUT_MISSING',
   /** The outputs hold more files than the command's maxOutputFiles: ffmpeg was stopped, nothing was stored. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
+import { answerUnmatchedRequests } from '../errors/route-table.js'
 import type { RateLimits } from '../rate-limit/rate-limits.js'
 import type { ConsoleAuth } from './console-auth.js'
 import { consoleKeyRoutes } from './key-routes.js'
@@ -35,6 +36,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       api.addHook('onSend', async (_request, reply) => {
         void reply.header('cache-control', 'no-store')
       })
+      // As /api/v1 does: 405 with Allow for a known path, whatever the method and body.
+      answerUnmatchedRequests(api)
       await api.register(consoleSessionRoutes, options)
       await api.register(consoleKeyRoutes, { consoleAuth: options.consoleAuth, now: options.now })
       await api.register(consoleUsageRoutes, { consoleAuth: options.consoleAuth, now: options.now })

@@ -1,5 +1,19 @@
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { MethodNotAllowedError } from './api-errors.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { MethodNotAllowedError, NotFoundError } from './api-errors.js'
+import { routeNotFound } from './error-handler.js'
+
+/**
+ * A scope (`/api/v1`, `/console/api`) answers requests no route of it matches
+ * alike: 405 with Allow for a known path, 404 otherwise, both before the body
+ * is read. Call it before the scope's routes are added; hooks added earlier in
+ * the scope (authentication) run first.
+ */
+export function answerUnmatchedRequests(scope: FastifyInstance): void {
+  const table = new RouteTable()
+  scope.addHook('onRoute', table.record)
+  scope.addHook('onRequest', table.refuseOtherMethods)
+  scope.setNotFoundHandler(routeNotFound)
+}
 
 /**
  * Which methods each route path serves, so a request that matches no route
@@ -36,14 +50,15 @@ export class RouteTable {
 
   /**
    * An onRequest hook for the not-found route: 405 with Allow when the path
-   * is known. onRequest, before the body is read: an unknown method must not
-   * be judged by its content type.
+   * is known, else 404. onRequest, before the body is read: a request no
+   * route takes must not be judged by its content type (QUERY without one
+   * would be Fastify's 400).
    */
   readonly refuseOtherMethods = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (!request.is404) return
     const path = request.url.split('?')[0] ?? ''
     const allow = this.allowed(path)
-    if (allow.length === 0) return
+    if (allow.length === 0) throw new NotFoundError(`no route ${request.method} ${path}`)
     void reply.header('allow', allow.join(', '))
     throw new MethodNotAllowedError(`${request.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`, allow)
   }

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TSchema } from 'typebox'
+import { webhooksDocument } from '../webhook-delivery/webhook-openapi.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -39,6 +40,7 @@ export const openApi = fp(
           },
         },
         security: [{ apiKey: [] }],
+        webhooks: webhooksDocument,
       },
       transform: ({ schema, url, route }) => {
         const body = route.config?.documentedBody

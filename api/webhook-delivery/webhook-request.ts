@@ -1,6 +1,7 @@
 import { CommandPollResponse } from '../commands/schemas.js'
 import { signWebhookBody } from './signature.js'
 import { stringifyBySchema } from './schema-ordered-json.js'
+import { HEADER_STANDARD_ID, HEADER_STANDARD_SIGNATURE, HEADER_STANDARD_TIMESTAMP, signStandardWebhook } from './standard-webhooks.js'
 
 /** The spec's User-Agent, `<SERVICE_NAME>-Webhook/1.0` (DESIGN.md fixes the name). */
 export const WEBHOOK_USER_AGENT = 'ffkube-Webhook/1.0'
@@ -31,13 +32,19 @@ export function buildWebhookRequest(input: {
 }): WebhookRequest {
   const data = stringifyBySchema(CommandPollResponse, input.poll)
   const body = `{"data":${data},"timestamp":${input.timestampMs}}`
+  const timestampSeconds = Math.floor(input.timestampMs / 1000)
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'User-Agent': WEBHOOK_USER_AGENT,
     [HEADER_DELIVERY_ID]: input.deliveryId,
     [HEADER_TIMESTAMP]: String(input.timestampMs),
     [HEADER_ATTEMPT]: String(input.attempt),
+    [HEADER_STANDARD_ID]: input.deliveryId,
+    [HEADER_STANDARD_TIMESTAMP]: String(timestampSeconds),
   }
-  if (input.secret !== null) headers[HEADER_SIGNATURE] = signWebhookBody(body, input.secret)
+  if (input.secret !== null) {
+    headers[HEADER_SIGNATURE] = signWebhookBody(body, input.secret)
+    headers[HEADER_STANDARD_SIGNATURE] = signStandardWebhook({ id: input.deliveryId, timestampSeconds, body, secret: input.secret })
+  }
   return { body, headers }
 }

@@ -29,6 +29,19 @@ t.test('OpenAPI', async (t) => {
     t.notOk(doc.paths['/openapi.json'], 'the document does not list itself')
   })
 
+  t.test('describes the completion webhook: its body and both signature schemes\' headers', async (t) => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const post = doc.webhooks?.commandCompleted?.post
+    t.ok(post, 'webhooks.commandCompleted.post is documented')
+    const headers = (post.parameters as { name: string; in: string; required: boolean }[]).filter((p) => p.in === 'header')
+    const named = (name: string) => headers.find((h) => h.name.toLowerCase() === name)
+    for (const name of ['x-webhook-signature', 'x-webhook-id', 'x-webhook-timestamp', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) t.ok(named(name), `documents ${name}`)
+    t.equal(named('webhook-signature')?.required, false, 'signatures only come with a secret')
+    const body = post.requestBody.content['application/json'].schema
+    t.same(body.required.sort(), ['data', 'timestamp'])
+    t.same(body.properties.data.required.sort(), doc.paths['/api/v1/commands/{commandId}'].get.responses['200'].content['application/json'].schema.required.sort(), 'data is the GET poll response')
+  })
+
   t.test('every documented path is a route the app serves, under /api/v1 or the console\'s /console/api', async (t) => {
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
@@ -150,5 +163,24 @@ t.test('OpenAPI', async (t) => {
     t.equal(unknown.statusCode, 404)
     const anonymous = await api.app.inject({ method: 'PATCH', url: '/api/v1/files' })
     t.equal(anonymous.statusCode, 401, 'without a key the route table is not revealed')
+  })
+
+  t.test('QUERY, TRACE and other unserved methods are 405 with Allow on /api/v1 and /console/api alike, judged before any body', async (t) => {
+    const { api_key } = await api.createAccount('business')
+    const headers = { 'x-api-key': api_key }
+    for (const method of ['QUERY', 'TRACE', 'PATCH']) {
+      for (const url of ['/api/v1/files', '/console/api/keys', '/console/api/session']) {
+        // QUERY without a Content-Type is Fastify's 400 when a route's body would be read.
+        const res = await api.app.inject({ method: method as 'GET', url, headers })
+        t.equal(res.statusCode, 405, `${method} ${url}`)
+        t.ok(res.headers.allow && !String(res.headers.allow).split(', ').includes(method), `${method} ${url}: Allow lists the methods served, not ${method}`)
+        t.match(res.json(), { error: 'METHOD_NOT_ALLOWED', message: new RegExp(`${method} is not allowed on ${url}`) })
+      }
+      const unknown = await api.app.inject({ method: method as 'GET', url: '/console/api/nothing-here', headers })
+      t.equal(unknown.statusCode, 404, `${method} on an unknown console path`)
+      t.match(unknown.json(), { error: 'NOT_FOUND' })
+    }
+    const allowed = await api.app.inject({ method: 'TRACE', url: '/console/api/session' })
+    t.same(String(allowed.headers.allow).split(', '), ['DELETE', 'GET', 'HEAD', 'POST'], 'the session route\'s own methods')
   })
 })

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { makeClip, serveFiles } from '../harness/media.js'
@@ -63,6 +65,38 @@ t.test('yt-dlp commands, end to end from a local HTTP server', async (t) => {
     const run = await runRunner(dir, spec, s3, PRIVATE_OK)
     t.match(run.terminal, { type: 'FAILED', ffmpeg_command_run_seconds: null, error_message: /a download failed, so ffmpeg did not run/, failed_files: { in_bad: { url: missing } } })
     t.notOk(run.events.some((e) => e.type === 'PROCESSING' && e.stage === 'RUNNING'))
+  })
+
+  t.test('names bot checks, sign-in walls, missing pages and pages without a video, from yt-dlp runs against a site built here', async (t) => {
+    // What such sites answer: a Cloudflare challenge (403 with cf-mitigated), rate limiting, a members' area, a removed page, a page with no video.
+    const site = createServer((req, res) => {
+      if (req.url === '/challenge') return res.writeHead(403, { 'cf-mitigated': 'challenge', 'content-type': 'text/html' }).end('<title>Just a moment...</title>')
+      if (req.url === '/busy') return res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down')
+      if (req.url === '/members') return res.writeHead(401, { 'www-authenticate': 'Basic realm="members"' }).end()
+      if (req.url === '/article') return res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><head><title>An article</title></head><body><p>No video here.</p></body></html>')
+      return res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => new Promise<void>((resolve) => site.close(() => resolve())))
+    const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
+    const expected = {
+      in_challenge: ['/challenge', 'SOURCE_BOT_CHECK', /bot check/],
+      in_busy: ['/busy', 'SOURCE_BOT_CHECK', /bot check/],
+      in_members: ['/members', 'SOURCE_LOGIN_REQUIRED', /signed-in users/],
+      in_gone: ['/gone', 'SOURCE_UNAVAILABLE', /gone or unavailable/],
+      in_article: ['/article', 'SOURCE_UNSUPPORTED_URL', /found no video/],
+    } as const
+    const inputUrls = Object.fromEntries(Object.entries(expected).map(([alias, [path]]) => [alias, `${base}${path}`]))
+    const spec = specOf({ commandType: 'YTDLP_COMMAND', ytdlp: { inputUrls, formatSelector: 'best' } })
+    const run = await runRunner(dir, spec, s3, PRIVATE_OK)
+    t.match(run.terminal, { type: 'FAILED', error_message: /every download failed/ })
+    if (run.terminal.type !== 'FAILED') return
+    for (const [alias, [path, status, hint]] of Object.entries(expected)) {
+      const failed = run.terminal.failed_files?.[alias]
+      t.equal(failed?.error_status, status, `${path}: ${failed?.error_message}`)
+      t.match(failed?.error_message, hint, `${path}: says what it means before yt-dlp's own words`)
+      t.match(failed?.error_message, /ERROR: /, `${path}: keeps yt-dlp's error line`)
+    }
   })
 
   t.test('refuses a loopback URL when private networks are not allowed, without calling yt-dlp', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { commandPercent, parseDurationLine, ProgressReader } from '../../runner-image/runner/run/ffmpeg-progress.js'
 import { isManagedStorageUrl } from '../../runner-image/runner/fetch/inputs.js'
 import { objectKey } from '../../runner-image/runner/upload/s3-upload.js'
-import { classifyYtdlpFailure, FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/fetch/ytdlp-args.js'
+import { FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/fetch/ytdlp-args.js'
 import { statusEventId } from '../../contracts/status-events.js'
 
 t.test('reads the input duration from ffmpeg stderr', async (t) => {
@@ -50,20 +50,6 @@ t.test('builds a fixed yt-dlp argv with the URL after --', async (t) => {
   const merger = args[args.indexOf('--ppa') + 1] ?? ''
   t.match(merger, /^Merger\+ffmpeg_i:-protocol_whitelist file -format_whitelist mov,/, 'the merge step gets the input hardening')
   t.equal(args.filter((arg) => arg === '--ppa').length, 9)
-})
-
-t.test('names yt-dlp failures', async (t) => {
-  const cases: Array<[string, string]> = [
-    ['ERROR: [youtube] abc: Sign in to confirm your age. This video may be inappropriate for some users.', 'SOURCE_LOGIN_REQUIRED'],
-    ['ERROR: [instagram] xyz: Requested content is not available, rate-limit reached or login required. Use --cookies', 'SOURCE_LOGIN_REQUIRED'],
-    ['ERROR: [vimeo] 1: This video is a private video', 'SOURCE_LOGIN_REQUIRED'],
-    ['ERROR: [youtube] abc: Video unavailable. This video has been removed by the uploader', 'SOURCE_UNAVAILABLE'],
-    ['ERROR: [generic] Unable to download webpage: HTTP Error 404: Not Found', 'SOURCE_UNAVAILABLE'],
-    ['ERROR: Unsupported URL: https://example.com/', 'SOURCE_UNAVAILABLE'],
-    ['[download] File is larger than max-filesize (1000 bytes > 10 bytes). Aborting.', 'DOWNLOAD_TOO_LARGE'],
-    ['ERROR: something odd happened', 'DOWNLOAD_FAILED'],
-  ]
-  for (const [stderr, status] of cases) t.equal(classifyYtdlpFailure(stderr), status, stderr)
 })
 
 t.test('keys objects as {prefix}/{command_id}/{filename}', async (t) => {

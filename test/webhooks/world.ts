@@ -118,8 +118,9 @@ export interface World {
 
 const codec = JSONCodec<CompletionEvent>()
 
-export async function startWorld(t: Teardown & { teardown(fn: () => unknown): void }): Promise<World> {
-  const time = new FakeTime()
+/** `startAt`: where the fake clock starts (ms); a fixed day unless a test needs the real one. */
+export async function startWorld(t: Teardown & { teardown(fn: () => unknown): void }, options: { startAt?: number } = {}): Promise<World> {
+  const time = new FakeTime(options.startAt)
   // The API on the same fake clock: a redelivery it queues is due at its "now".
   const api = await startApi(t, { allowPrivateNetworks: true, clock: time.clock })
   const nats = await startNats(t)

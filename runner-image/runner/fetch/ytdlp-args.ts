@@ -73,17 +73,3 @@ export function ytdlpArgs(input: YtdlpArgsInput): string[] {
     input.url,
   ]
 }
-
-export type YtdlpFailureStatus = 'SOURCE_LOGIN_REQUIRED' | 'SOURCE_UNAVAILABLE' | 'DOWNLOAD_TOO_LARGE' | 'DOWNLOAD_FAILED'
-
-/** Names yt-dlp's failure from its stderr. */
-export function classifyYtdlpFailure(stderr: string): YtdlpFailureStatus {
-  if (/sign in to confirm|login required|log in to|requires? (a )?login|only available for registered users|private video|use --cookies|members[- ]only/i.test(stderr)) {
-    return 'SOURCE_LOGIN_REQUIRED'
-  }
-  if (/larger than max-filesize|File is larger than/i.test(stderr)) return 'DOWNLOAD_TOO_LARGE'
-  if (/unsupported url|video unavailable|HTTP Error 404|HTTP Error 410|has been removed|not available|does not exist|Unable to download webpage/i.test(stderr)) {
-    return 'SOURCE_UNAVAILABLE'
-  }
-  return 'DOWNLOAD_FAILED'
-}

@@ -13,7 +13,8 @@ import { runTool } from '../../../contracts/tool-process.js'
 import { startGuardProxy, type GuardProxy } from './guard-proxy.js'
 import { lastLines } from '../stderr-tail.js'
 import type { ToolLog } from '../report/log-shipper.js'
-import { classifyYtdlpFailure, ytdlpArgs } from './ytdlp-args.js'
+import { ytdlpArgs } from './ytdlp-args.js'
+import { classifyYtdlpFailure, YTDLP_FAILURE_HINTS } from './ytdlp-failures.js'
 
 export interface YtdlpDownloadOptions {
   ytdlpPath: string
@@ -91,8 +92,8 @@ async function downloadOne(alias: string, url: string, options: YtdlpDownloadOpt
     return { url, error_status: 'INPUT_FORBIDDEN_ADDRESS', error_message: `input ${alias}: ${refused[0]}` }
   }
   if (run.timedOut) return { url, error_status: 'DOWNLOAD_FAILED', error_message: `input ${alias}: the download did not finish in time` }
-  const status = run.code === 0 ? 'DOWNLOAD_TOO_LARGE' : classifyYtdlpFailure(run.stderr)
   // yt-dlp exits 0 and prints nothing when --max-filesize skipped the file.
-  const detail = run.code === 0 ? `larger than ${options.maxBytes} bytes` : lastLines(run.stderr, 2, 400)
-  return { url, error_status: status, error_message: `input ${alias}: ${detail}` }
+  if (run.code === 0) return { url, error_status: 'DOWNLOAD_TOO_LARGE', error_message: `input ${alias}: larger than ${options.maxBytes} bytes` }
+  const status = classifyYtdlpFailure(run.stderr)
+  return { url, error_status: status, error_message: `input ${alias}: ${YTDLP_FAILURE_HINTS[status]}: ${lastLines(run.stderr, 2, 400)}` }
 }
