@@ -5,7 +5,7 @@
  * acknowledged once the attempt's end is logged and the delivery moved on).
  * Every later attempt, and every redelivery the API queues, waits in
  * `webhook_deliveries` until it is due; the deliverer that claims it makes it
- * (deliveries.ts). Only a delivery's holder sends, so replicas never send an
+ * (delivery-repository.ts). Only a delivery's holder sends, so replicas never send an
  * attempt twice, and any replica continues a schedule another one left.
  */
 import type { JsMsg, NatsConnection } from 'nats'
@@ -18,10 +18,10 @@ import type { WebhookConfigRepository } from '../webhooks/webhook-config-reposit
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import { AttemptLog, type AttemptRecord } from './attempt-log.js'
 import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
-import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './deliveries.js'
-import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './delivery-attempt.js'
+import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './delivery-repository.js'
+import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './attempt-runner.js'
 import { nextAttemptAt } from './retry-schedule.js'
-import { WebhookSender, type Sender } from './send-webhook.js'
+import { WebhookSender, type Sender } from './webhook-sender.js'
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
 
