@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import type { NatsConnection } from 'nats'
+import type { FfmpegPlanner } from '../contracts/ffmpeg-plan.js'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import type { SecretBox } from './crypto/secret-box.js'
@@ -57,7 +58,7 @@ export interface AppOptions {
   s3: S3Client
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
-  onCommandsAccepted?: (commandIds: readonly string[]) => void
+  onCommandsAccepted?: () => void
   /** Called after an upload or store-file request is queued: the in-process file processor's nudge. */
   onFilesQueued?: () => void
   /** Called after a webhook redelivery is queued: the in-process webhook deliverer's nudge. */
@@ -68,8 +69,8 @@ export interface AppOptions {
   commandLimits?: CommandLimitsByPlan
   /** Called after a cancel was recorded: the in-process canceller's nudge. */
   onCancelRequested?: () => void
-  /** TESTS ONLY: run-ffmpeg-command accepts strings the argument policy refuses, to test the sandbox alone. No configuration sets it. */
-  unsafeDisableFfmpegPolicyForTests?: boolean
+  /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
+  ffmpegPlanner?: FfmpegPlanner
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
   /** Event streams one account may hold open on this process at once (config.eventStreamsPerAccount); 32 when unset. */
@@ -103,7 +104,7 @@ export const appPlugin = fp(
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
     await app.register(commandLogRepository, { db: deps.db })
-    await app.register(commandSubmission, { now: clock, onAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
+    await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
     const sessions = new SessionRepository(deps.db)
@@ -129,7 +130,7 @@ export const appPlugin = fp(
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
         await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
-        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, unsafeDisableFfmpegPolicyForTests: deps.unsafeDisableFfmpegPolicyForTests === true, now: clock, onCancelRequested: deps.onCancelRequested })
+        await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })

@@ -3,7 +3,6 @@
  * variable is listed here with its default; docs/operations/configuration.md's table
  * mirrors this file.
  */
-import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { PLANS } from './accounts/plans.js'
@@ -12,6 +11,9 @@ import { DEFAULT_STREAMS_PER_ACCOUNT } from './commands/stream-slots.js'
 import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE } from './console/sign-in-throttle.js'
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
+import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parseTrustProxy, type TrustProxy } from './config-values.js'
+
+export { ConfigError, type TrustProxy }
 
 export type Executor = 'local' | 'kubernetes'
 
@@ -125,14 +127,6 @@ export interface Config {
   commandLimits: CommandLimitsByPlan
 }
 
-/** Which proxies' X-Forwarded-* headers to believe, in the forms Fastify's `trustProxy` takes. */
-export type TrustProxy = boolean | string[]
-
-/** A variable was set to something this module cannot use. */
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 function parsePort(env: NodeJS.ProcessEnv): number {
@@ -140,19 +134,6 @@ function parsePort(env: NodeJS.ProcessEnv): number {
   const port = Number(raw)
   if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError(`PORT must be a port number from 0 to 65535, got "${raw}"`)
   return port
-}
-
-function parseBoolean(name: string, raw: string | undefined, fallback: boolean): boolean {
-  if (raw === undefined || raw === '') return fallback
-  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true
-  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false
-  throw new ConfigError(`${name} must be 1/true/yes or 0/false/no, got "${raw}"`)
-}
-
-function parseEnum<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (raw === undefined || raw === '') return fallback
-  if ((allowed as readonly string[]).includes(raw)) return raw as T
-  throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
 }
 
 function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
@@ -171,19 +152,6 @@ function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
     limits[plan] = parseLimit(name, env[name], limits[plan], 'commands')
   }
   return limits
-}
-
-/** A whole number of `what` of at least 0, where 0 means no limit. */
-function parseLimit(name: string, raw: string | undefined, fallback: number, what: string): number {
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of ${what} (0 = unlimited), got "${raw}"`)
-  return Number(raw)
-}
-
-function parseCount(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1, got "${raw}"`)
-  return Number(raw)
 }
 
 function parseVcpu(name: string, raw: string | undefined, fallback: number): number {
@@ -229,43 +197,6 @@ function parseStreamLifetime(env: NodeJS.ProcessEnv): number {
   const seconds = parseCount('EVENT_STREAM_MAX_SECONDS', env.EVENT_STREAM_MAX_SECONDS, 3600)
   if (seconds > 86_400) throw new ConfigError(`EVENT_STREAM_MAX_SECONDS must be at most 86400 (a day), got ${seconds}`)
   return seconds
-}
-
-/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list. */
-const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
-
-/**
- * TRUST_PROXY: unset or false trusts no proxy (the socket's peer is the
- * client); true trusts every peer; otherwise a comma list of the proxies'
- * addresses, CIDRs or range names. No hop count: Fastify refuses one, as it
- * cannot tell a proxy from a client that connects directly.
- */
-function parseTrustProxy(raw: string | undefined): TrustProxy {
-  const value = raw?.trim() ?? ''
-  if (['', 'false', 'no'].includes(value.toLowerCase())) return false
-  if (['true', 'yes'].includes(value.toLowerCase())) return true
-  if (/^\d+$/.test(value)) {
-    throw new ConfigError(`TRUST_PROXY takes no hop count ("${value}"): it cannot tell a proxy from a client that connects directly; name the proxies' addresses or CIDRs, or use true or false`)
-  }
-  const entries = value.split(',').map((entry) => entry.trim())
-  for (const entry of entries) {
-    if (!isProxyAddress(entry)) {
-      throw new ConfigError(`TRUST_PROXY must be true, false, or a comma list of proxy addresses and CIDRs (or ${PROXY_RANGE_NAMES.join(', ')}); "${entry}" is none of these`)
-    }
-  }
-  return entries
-}
-
-function isProxyAddress(entry: string): boolean {
-  if (PROXY_RANGE_NAMES.includes(entry)) return true
-  const [address = '', prefix, ...rest] = entry.split('/')
-  const family = isIP(address)
-  if (family === 0 || rest.length > 0) return false
-  return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
-}
-
-function optional(raw: string | undefined): string | undefined {
-  return raw === undefined || raw === '' ? undefined : raw
 }
 
 function parseRoles(raw: string | undefined): ServiceRole[] {

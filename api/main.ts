@@ -16,8 +16,9 @@ import type { ReadinessProbe } from './health/readiness.js'
 import { startLocalServices, type LocalServices } from './local/local-services.js'
 import { createLogger, type Logger } from './logger.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
+import { repositoriesOf } from './repositories.js'
 import { apiRole } from './roles/api.js'
-import type { Role, RoleContext, TestOnlySwitches } from './roles/role.js'
+import type { Role, RoleContext, ServiceParts } from './roles/role.js'
 import { webhooksRole } from './roles/webhooks.js'
 import { workerRole } from './roles/worker.js'
 import { buildServer, listenUntilSignalled } from './server.js'
@@ -40,10 +41,10 @@ function probesOf(roles: readonly Role[]): ReadinessProbe[] {
 }
 
 /**
- * Runs the roles `config.roles` names until SIGINT/SIGTERM. `testOnly` is set
- * by test/e2e/unpoliced-service.ts alone; main() below never passes it.
+ * Runs the roles `config.roles` names until SIGINT/SIGTERM. main() below
+ * passes no `parts`; test/e2e/unpoliced-service.ts does.
  */
-export async function runRoles(config: Config, logger: Logger, testOnly: TestOnlySwitches = {}): Promise<void> {
+export async function runRoles(config: Config, logger: Logger, parts: ServiceParts = {}): Promise<void> {
   const local = await servicesFor(config, logger)
   const resolved = local.config
   const cleanups: (() => Promise<void>)[] = [() => local.stop()]
@@ -65,17 +66,18 @@ export async function runRoles(config: Config, logger: Logger, testOnly: TestOnl
     const context: RoleContext = {
       config: resolved,
       connections,
+      repositories: repositoriesOf(connections),
       secretBox: new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!)),
       logger,
       metrics: new ServiceMetrics(),
     }
-    const worker = config.roles.includes('worker') ? workerRole(context, testOnly) : null
+    const worker = config.roles.includes('worker') ? workerRole(context, parts) : null
     const webhooks = config.roles.includes('webhooks') ? webhooksRole(context) : null
     // Roles in one process nudge each other; in separate processes they poll, except the
     // dispatcher, which a separate API nudges over NATS (it is on every command's path).
-    const commandsAccepted = worker?.commandsAccepted ?? ((ids: readonly string[]) => publishDispatchNudge(connections.nats, ids))
+    const commandsAccepted = worker?.commandsAccepted ?? (() => publishDispatchNudge(connections.nats))
     const api = config.roles.includes('api')
-      ? apiRole(context, { commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, testOnly)
+      ? apiRole(context, { commandsAccepted, filesQueued: worker?.filesQueued, redeliveryQueued: webhooks?.redeliveryQueued, cancelRequested: worker?.cancelRequested }, parts)
       : null
     // Consumers first: the API accepts work once what handles it runs.
     const roles = [worker, webhooks, api].filter((role): role is NonNullable<typeof role> => role !== null)

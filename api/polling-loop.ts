@@ -9,13 +9,15 @@ import { systemSleep, type Sleep } from './clock.js'
 import type { Logger } from './logger.js'
 
 export interface PolledWork {
-  recover(): Promise<unknown>
+  /** A periodic scan for work the list misses; absent when nothing can be missed. */
+  recover?(): Promise<unknown>
   drain(): Promise<unknown>
 }
 
 export interface PollingLoopOptions {
   pollIntervalMs: number
-  recoveryIntervalMs: number
+  /** How often recover() runs; absent when the work has none. */
+  recoveryIntervalMs?: number
   sleep?: Sleep
   log: Logger
   /** The log message of a failed round. */
@@ -79,7 +81,7 @@ export class PollingLoop {
       this.#nudged = false
       try {
         const started = performance.now()
-        if (started - this.#lastRecovery >= this.options.recoveryIntervalMs) {
+        if (this.work.recover && started - this.#lastRecovery >= (this.options.recoveryIntervalMs ?? Infinity)) {
           this.#lastRecovery = started
           await this.work.recover()
         }

@@ -19,7 +19,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Collection, Document, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb'
-import { isDuplicateKey } from './duplicate-key.js'
+import { isDuplicateKey } from './store-compatibility.js'
 
 /** The names of a collection's four work fields. */
 export interface WorkFields {

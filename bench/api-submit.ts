@@ -29,6 +29,7 @@ import { connect } from 'nats'
 import { buildServer } from '../api/server.js'
 import { CommandIdResponse, CommandParams, CommandPollResponse, RunFfmpegCommandBody } from '../api/commands/schemas.js'
 import { SecretBox } from '../api/crypto/secret-box.js'
+import { CommandRepository } from '../api/commands/command-repository.js'
 import { Dispatcher } from '../api/dispatcher/dispatcher.js'
 import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
@@ -90,7 +91,7 @@ async function serve(variant: Variant, stored: number): Promise<void> {
     const logger = createLogger('bench', 'silent')
     let dispatcher: Dispatcher | null = null
     if (variant === 'ffkube-dispatcher') {
-      dispatcher = new Dispatcher({ db, logger, executor: { name: 'noop', execute: async () => {} } })
+      dispatcher = new Dispatcher({ commands: new CommandRepository(db), logger, executor: { name: 'noop', execute: async () => {} } })
       dispatcher.start()
     }
     const app = await buildServer({
@@ -103,7 +104,7 @@ async function serve(variant: Variant, stored: number): Promise<void> {
         // Limits so high they never bite, so each request still pays for counting.
         nats: await connect({ servers: process.env.BENCH_NATS_URL! }),
         rateLimits: variant === 'ffkube-nolimit' ? { free: 0, trial: 0, growth: 0, business: 0 } : { free: 1e9, trial: 1e9, growth: 1e9, business: 1e9 },
-        onCommandsAccepted: (commandIds) => dispatcher?.nudge(commandIds),
+        onCommandsAccepted: () => dispatcher?.nudge(),
       },
     })
     await app.listen({ port: 0, host: '127.0.0.1' })

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const { api_key } = await api.createAccount('business')
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.drain())
-  const projector = new StatusProjector({ nats: nc, db: api.db, s3: api.s3, bucket: api.s3Bucket, logger: createLogger('bench', 'silent') })
+  const projector = new StatusProjector({ nats: nc, commands: api.app.commands, files: api.app.files, logger: createLogger('bench', 'silent') })
   await projector.start()
   t.teardown(() => projector.stop())
   const poller = await MongoClient.connect(api.mongo.url)

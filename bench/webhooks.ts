@@ -27,7 +27,8 @@ import { SecretBox } from '../api/crypto/secret-box.js'
 import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
-import type { CompletionSnapshot } from '../api/webhook-delivery/delivery-attempt.js'
+import type { CompletionSnapshot } from '../api/webhook-delivery/attempt-runner.js'
+import { CommandRepository } from '../api/commands/command-repository.js'
 import { WebhookDeliverer } from '../api/webhook-delivery/deliverer.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../contracts/nats-streams.js'
 import { WebhookConfigRepository } from '../api/webhooks/webhook-config-repository.js'
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
     const accountId = `acc_${randomBytes(16).toString('hex')}`
     await configs.put(accountId, url, 'bench-secret')
     await ensureStream(nc, COMPLETION_STREAM_DEFINITION)
-    deliverer = new WebhookDeliverer({ db, nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
+    deliverer = new WebhookDeliverer({ db, commands: new CommandRepository(db), nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
     await deliverer.start()
     const js = nc.jetstream()
     // As the projector publishes it: with the command's snapshot, so attempt 1 reads no command.

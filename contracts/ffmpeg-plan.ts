@@ -6,9 +6,7 @@
  */
 import { applyFfmpegPolicy, type PolicyContext, type PolicyViolation } from './ffmpeg-policy.js'
 import type { WorkFileCheck } from './ffmpeg-work-files.js'
-import { declaredOutputPath } from './output-patterns.js'
-import { isInputAlias, isOutputAlias, substitutePlaceholders } from './placeholders.js'
-import { splitShellWords } from './shell-words.js'
+import { isInputAlias, isOutputAlias } from './placeholders.js'
 
 /**
  * The argv of each command string, in order, what the runner checks in the
@@ -18,6 +16,14 @@ import { splitShellWords } from './shell-words.js'
 export type PlanOutcome =
   | { ok: true; argvs: string[][]; checks: WorkFileCheck[][]; folders: Record<string, string> }
   | { ok: false; violation: PolicyViolation & { commandIndex: number | null } }
+
+/**
+ * What plans a command's strings: planFfmpegCommands, always, in the service
+ * (api/main.ts and the runner's entry points hand in no other). A test's own
+ * composition root hands in a planner without the policy, to show what the
+ * sandbox alone holds (test/e2e/unpoliced-service.ts).
+ */
+export type FfmpegPlanner = typeof planFfmpegCommands
 
 /** Plans one or more command strings that run in order in one work directory. */
 export function planFfmpegCommands(
@@ -58,19 +64,4 @@ export function planFfmpegCommands(
     }
   }
   return { ok: true, argvs, checks, folders }
-}
-
-/**
- * TESTS ONLY: the command strings as argvs with placeholders resolved and no
- * policy at all (no hardening, any path, any URL), so a test can show what
- * the sandbox holds when the policy is absent. Reached only through options
- * named `unsafeDisableFfmpegPolicyForTests` that no configuration, variable
- * or request sets.
- */
-export function unpolicedArgvsForTests(commands: readonly string[], context: Pick<PolicyContext, 'mode' | 'inputs' | 'outputs'>): string[][] {
-  const paths = { ...context.inputs, ...Object.fromEntries(Object.entries(context.outputs).map(([alias, filename]) => [alias, declaredOutputPath(alias, filename)])) }
-  return commands.map((command) => {
-    const words = splitShellWords(substitutePlaceholders(command, paths))
-    return context.mode === 'ffmpeg' ? words.slice(1) : words
-  })
 }

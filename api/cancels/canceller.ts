@@ -23,13 +23,12 @@
  * and the dispatch withdrawal, the projector the status; on Kubernetes the
  * canceller sets spec.cancel and the operator alone writes the CR's status.
  */
-import type { Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import { failedEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { CANCELLED, type CommandDocument } from '../commands/command-document.js'
-import { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
 import { dispatchBackoffMs } from '../dispatcher/backoff.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
@@ -40,7 +39,8 @@ import type { Claim, WorkList } from '../work-list.js'
 const HAND_OFF_WAIT_MS = 250
 
 export interface CancellerOptions {
-  db: Db
+  /** The cancel requests (`cancels`) and the hand-offs they withdraw. */
+  commands: CommandRepository
   nats: NatsConnection
   executor: Executor
   logger: Logger
@@ -61,14 +61,14 @@ export class Canceller {
   #js: JetStreamClient | null = null
 
   constructor(private readonly options: CancellerOptions) {
-    this.#commands = new CommandRepository(options.db)
+    this.#commands = options.commands
     this.#cancels = this.#commands.cancels
     this.#log = options.logger.child({ component: 'canceller' })
     this.#now = options.now ?? systemClock
     this.#leaseMs = options.leaseMs ?? 30_000
     this.#polling = new PollingLoop(
-      { recover: async () => {}, drain: () => this.drain() },
-      { pollIntervalMs: options.pollIntervalMs ?? 1_000, recoveryIntervalMs: Infinity, log: this.#log, roundFailed: 'cancel round failed' },
+      { drain: () => this.drain() },
+      { pollIntervalMs: options.pollIntervalMs ?? 1_000, log: this.#log, roundFailed: 'cancel round failed' },
     )
   }
 

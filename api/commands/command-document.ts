@@ -59,8 +59,8 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   dispatch_claim: string | null
   /** Hand-offs started, failed ones included. */
   dispatch_attempts: number
-  /** The account's id while the command waits for its hand-off, null after (its account's queue; absent in older records). */
-  dispatch_queue?: string | null
+  /** The account's id while the command waits for its hand-off, null after (its account's queue). */
+  dispatch_queue: string | null
   /** The account's id from the claim of its hand-off until it ends: it holds one of the account's slots. */
   dispatch_slot?: string | null
   /** Why the last failed hand-off failed; absent until one did. */
@@ -70,8 +70,8 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
    * accepted (no credentials); null or absent for managed storage.
    */
   storage_destination?: StorageDestinationSpec | null
-  /** The `in_*` aliases whose URL is one of the account's storage_urls, checked at acceptance; absent in older records. */
-  managed_inputs?: string[]
+  /** The `in_*` aliases whose URL is one of the account's storage_urls, checked at acceptance. */
+  managed_inputs: string[]
   /** True when input_compressed_folder is one of the account's storage_urls, checked at acceptance; absent without a folder. */
   managed_compressed_folder?: boolean
   /** Written by the status projector only (not in the spec's response): 0–100 while PROCESSING. */
@@ -81,7 +81,7 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   completed_at?: Date | null
   /** How many times the status projector wrote the record; each write expects the count it read. Absent until the first. */
   projection_revision?: number
-  /** The limits resolved against the plan at acceptance (command-limits.ts); absent in older records. */
+  /** The limits resolved against the plan at acceptance (command-limits.ts); absent on records built without one (benches). */
   limits?: CommandLimits
   /** When the client asked to cancel (written once, by the API); absent when it never did. */
   cancel_requested_at?: Date
@@ -170,7 +170,7 @@ export function toCommandSpec(doc: CommandDocument): CommandSpec {
     accountId: doc.account_id,
     commandType: doc.command_type,
     inputFiles: doc.ytdlp ? {} : doc.input_files,
-    managedInputs: doc.ytdlp ? [] : (doc.managed_inputs ?? []),
+    managedInputs: doc.ytdlp ? [] : doc.managed_inputs,
     ...(doc.input_compressed_folder ? { inputCompressedFolder: doc.input_compressed_folder, managedCompressedFolder: doc.managed_compressed_folder ?? false } : {}),
     outputFiles: doc.output_files,
     ...(doc.compress_outputs !== undefined ? { compressOutputs: doc.compress_outputs } : {}),

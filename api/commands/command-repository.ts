@@ -5,38 +5,19 @@ import { isTerminalStatus, type CommandStatus } from '../../contracts/command-ty
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
-import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument, type LocalRunFields } from './command-document.js'
+import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
+import { CommandRuns } from './command-runs.js'
 
 /** Read and written here alone: every other part asks this repository. */
 const COMMANDS_COLLECTION = 'commands'
 
-/** Which start of the local executor runs a command now, and how many starts its run has had. */
-export interface RunOwner {
-  attempt: number
-  bootId: string
-}
-
-/** A run as the local executor starts it. */
-export interface RunStart extends RunOwner {
-  workDir: string
-}
-
-/** A run that another start of the service left running, and the command it runs. */
-export interface InterruptedRun {
-  doc: CommandDocument
-  owner: RunOwner
-  workDir: string
-  pid: number | null
-}
-
 /**
  * Commands in MongoDB: the only code that reads or writes the `commands`
  * collection. The API reads within one account; the dispatcher takes the
- * records' hand-offs through `dispatch`; the local executor records its runs
- * on them.
+ * records' hand-offs through `dispatch`, the canceller its requests through
+ * `cancels`; the local executor records its runs on them through `runs`.
  */
 export class CommandRepository {
-  readonly #db: Db
   readonly #commands: Collection<CommandDocument>
   /** The outbox: records waiting for their hand-off to the executor (api/work-list.ts). */
   readonly dispatch: WorkList<CommandDocument>
@@ -44,13 +25,15 @@ export class CommandRepository {
   readonly schedule: AccountSchedule
   /** Cancel requests waiting for the worker's canceller (api/cancels/canceller.ts). */
   readonly cancels: WorkList<CommandDocument>
+  /** The local executor's runs, recorded on their commands (api/commands/command-runs.ts). */
+  readonly runs: CommandRuns
 
   constructor(db: Db) {
-    this.#db = db
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
     this.schedule = new AccountSchedule(db)
     this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
+    this.runs = new CommandRuns(this.#commands)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -122,14 +105,10 @@ export class CommandRepository {
 
   /**
    * Announces every account with a command waiting that its schedule record
-   * does not know of (an API process died between the insert and the bump),
-   * and gives records of the previous layout their dispatch_queue; returns
-   * how many accounts it announced. Reads every waiting command: run rarely.
+   * does not know of (an API process died between the insert and the bump);
+   * returns how many accounts it announced. Reads every waiting command: run rarely.
    */
   async repairSchedule(now: Date): Promise<number> {
-    for await (const doc of this.#commands.find({ dispatch_state: 'waiting', dispatch_queue: { $exists: false } }, { projection: { account_id: 1 } })) {
-      await this.#commands.updateOne({ _id: doc._id, dispatch_state: 'waiting' }, { $set: { dispatch_queue: doc.account_id } })
-    }
     const accounts = new Set<string>()
     for await (const doc of this.#commands.find({ dispatch_state: 'waiting' }, { projection: { account_id: 1 } })) accounts.add(doc.account_id)
     const known = new Set(await this.schedule.waitingAccounts())
@@ -157,7 +136,7 @@ export class CommandRepository {
   /**
    * The account's commands submitted since `since`, counted by status, with
    * their summed processing and FFmpeg seconds (the console's usage page).
-   * Summed here, not in a $group: FerretDB's $sum of a field answers 0.
+   * Summed while read, not in a $group (api/store-compatibility.ts).
    * Three fields a record, over the account's index range.
    */
   async usageSince(accountId: string, since: Date): Promise<Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>> {
@@ -249,130 +228,6 @@ export class CommandRepository {
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
     return result.matchedCount === 1
   }
-
-  /**
-   * Moves the hand-offs a previous version kept beside the records (its
-   * `dispatch: {state}` sub-document and `dispatch_queue` entries) onto them,
-   * then drops its collections; returns how many records it moved. A no-op
-   * once `dispatch_queue` is gone, which it drops last. Any number of
-   * dispatchers may run it at once: each record moves only if it has not.
-   */
-  async upgradeDispatchLayout(now: Date): Promise<number> {
-    if (!(await hasCollection(this.#db, PREVIOUS_QUEUE))) return 0
-    const previous = this.#db.collection<PreviousDispatch>(COMMANDS_COLLECTION)
-    const unmoved = { dispatch_state: { $exists: false } } as const
-    const waiting = (dueAt: Date) => ({ dispatch_state: 'waiting', dispatch_due_at: dueAt, dispatch_claim: null })
-    let moved = 0
-    // An entry is a hand-off still to do: a failed one's retry (with its backoff), or one a crash interrupted.
-    for await (const entry of this.#db.collection<PreviousQueueEntry>(PREVIOUS_QUEUE).find({})) {
-      const set = { ...waiting(entry.due_at), dispatch_attempts: entry.attempts, ...(entry.last_error ? { dispatch_last_error: entry.last_error } : {}) }
-      moved += (await previous.updateOne({ _id: entry._id, ...unmoved }, { $set: set, $unset: { dispatch: '' } })).modifiedCount
-    }
-    // Pending without an entry: the previous version crashed between the record's insert and its entry's.
-    moved += (await previous.updateMany({ 'dispatch.state': 'pending', ...unmoved }, { $set: { ...waiting(now), dispatch_attempts: 0 }, $unset: { dispatch: '' } })).modifiedCount
-    // Claimed without an entry: handed off.
-    const done = { dispatch_state: 'done', dispatch_due_at: now, dispatch_claim: null, dispatch_attempts: 1 }
-    moved += (await previous.updateMany({ 'dispatch.state': 'claimed', ...unmoved }, { $set: done, $unset: { dispatch: '' } })).modifiedCount
-    if (await this.#commands.indexExists('dispatch.state_1')) await this.#commands.dropIndex('dispatch.state_1')
-    await this.#db.collection('dispatch_leases').drop()
-    await this.#db.collection(PREVIOUS_QUEUE).drop()
-    return moved
-  }
-
-  /**
-   * Moves the runs a previous version of the local executor kept in `runs`
-   * onto their records (a command's latest attempt), then drops `runs`;
-   * returns how many records it moved. A no-op once `runs` is gone.
-   */
-  async upgradeRunLayout(): Promise<number> {
-    if (!(await hasCollection(this.#db, PREVIOUS_RUNS))) return 0
-    const runs = this.#db.collection<PreviousRun>(PREVIOUS_RUNS)
-    let moved = 0
-    for await (const run of runs.find({}).sort({ attempt: -1 })) {
-      const set = { run_state: run.state === 'finished' ? 'ended' : 'running', run_attempt: run.attempt, run_boot_id: run.boot_id, run_work_dir: run.work_dir, run_pid: run.pid } as const
-      moved += (await this.#commands.updateOne({ _id: run.command_id, run_attempt: { $exists: false } }, { $set: set })).modifiedCount
-    }
-    await runs.drop()
-    return moved
-  }
-
-  /**
-   * Starts the command's first run, if it has never had one: the local
-   * executor's run-once guard. False when a run was started before (the
-   * dispatcher handed the command over again), and then nothing is written.
-   */
-  async startRun(commandId: string, run: RunStart): Promise<boolean> {
-    // A cancelled command never starts: the filter, not a read before it, so a cancel racing the hand-off is seen.
-    const result = await this.#commands.updateOne(
-      { _id: commandId, run_attempt: { $exists: false }, cancel_requested_at: { $exists: false } },
-      { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
-    )
-    return result.matchedCount === 1
-  }
-
-  /**
-   * Takes over a run that `interrupted` owned (another start of the service
-   * that died while it ran) as the next attempt; false when another start
-   * took it or ended it first.
-   */
-  async restartRun(commandId: string, interrupted: RunOwner, run: RunStart): Promise<boolean> {
-    const result = await this.#commands.updateOne(
-      { _id: commandId, run_state: 'running', run_attempt: interrupted.attempt, run_boot_id: interrupted.bootId },
-      { $set: { run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
-    )
-    return result.matchedCount === 1
-  }
-
-  /** Records a fresh runner's pid on the run `owner` holds. */
-  async setRunPid(commandId: string, owner: RunOwner, pid: number | null): Promise<void> {
-    await this.#commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_pid: pid } })
-  }
-
-  /** Ends the run `owner` holds; it is kept on the record, the guard against a second run. */
-  async endRun(commandId: string, owner: RunOwner): Promise<void> {
-    await this.#commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_state: 'ended' } })
-  }
-
-  /** The runs another start of the service left running (it died, or was stopped, while they ran). */
-  async interruptedRuns(bootId: string): Promise<InterruptedRun[]> {
-    // startRun writes every run field at once, so a running record has them all.
-    const docs = await this.#commands.find<CommandDocument & Required<LocalRunFields>>({ run_state: 'running', run_boot_id: { $ne: bootId } }).toArray()
-    return docs.map((doc) => ({ doc, owner: { attempt: doc.run_attempt, bootId: doc.run_boot_id }, workDir: doc.run_work_dir, pid: doc.run_pid }))
-  }
-}
-
-/** The collections of the previous layout, dropped by the upgrades once their content is on the records. */
-const PREVIOUS_QUEUE = 'dispatch_queue'
-const PREVIOUS_RUNS = 'runs'
-
-/** A record as the previous version wrote it. */
-interface PreviousDispatch {
-  _id: string
-  dispatch?: { state: 'pending' | 'claimed'; claimed_at: Date | null }
-  dispatch_state?: string
-}
-
-/** A `dispatch_queue` entry of the previous version: a command whose hand-off was still to do. */
-interface PreviousQueueEntry {
-  _id: string
-  due_at: Date
-  attempts: number
-  last_error: string | null
-}
-
-/** A `runs` document of the previous version of the local executor (`_id` is `<command id>` or `<command id>#2`). */
-interface PreviousRun {
-  _id: string
-  command_id: string
-  attempt: number
-  boot_id: string
-  state: 'queued' | 'running' | 'finished'
-  pid: number | null
-  work_dir: string
-}
-
-async function hasCollection(db: Db, name: string): Promise<boolean> {
-  return db.listCollections({ name }, { nameOnly: true }).hasNext()
 }
 
 declare module 'fastify' {

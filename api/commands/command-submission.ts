@@ -37,7 +37,7 @@ export class CommandSubmission {
     private readonly destinations: () => DestinationGate,
     private readonly files: () => ManagedInputGate,
     private readonly now: Clock,
-    private readonly onAccepted: (commandIds: readonly string[]) => void,
+    private readonly onCommandsAccepted: () => void,
     private readonly allowPrivateNetworks = false,
     private readonly limits: CommandLimitsByPlan = DEFAULT_COMMAND_LIMITS,
   ) {}
@@ -79,7 +79,7 @@ export class CommandSubmission {
       log.info({ command_id: doc._id, account_id: account.id, command_type: doc.command_type }, 'command accepted')
     }
     const ids = docs.map((doc) => doc._id)
-    this.onAccepted(ids)
+    this.onCommandsAccepted()
     return ids
   }
 
@@ -139,7 +139,7 @@ declare module 'fastify' {
 export interface CommandSubmissionOptions {
   now?: Clock | undefined
   /** Called with the ids of the commands just recorded; the in-process dispatcher's nudge. */
-  onAccepted?: ((commandIds: readonly string[]) => void) | undefined
+  onCommandsAccepted?: (() => void) | undefined
   /** ALLOW_PRIVATE_NETWORKS: a per-command webhook_url may then name a private address, as the account's may. */
   allowPrivateNetworks?: boolean | undefined
   /** Per-plan defaults and maximums of max_command_run_seconds and vcpu_count (config.commandLimits). */
@@ -155,7 +155,7 @@ export const commandSubmission = fp(
       () => app.storageDestinations,
       () => app.files,
       options.now ?? systemClock,
-      options.onAccepted ?? (() => {}),
+      options.onCommandsAccepted ?? (() => {}),
       options.allowPrivateNetworks ?? false,
       options.limits ?? DEFAULT_COMMAND_LIMITS,
     )

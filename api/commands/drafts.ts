@@ -4,6 +4,7 @@
  * Pure: plan gates and storage destinations are checked by submission.ts.
  */
 import { Compile } from 'typebox/compile'
+import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import type { CommandType } from '../../contracts/command-types.js'
 import type { CompressOutputs } from '../../contracts/compressed-outputs.js'
 import type { FormatSelector } from '../../contracts/command-spec.js'
@@ -106,7 +107,7 @@ function compressField(compress: CompressOutputs | null): { compress_outputs?: C
  */
 export function draftFfmpegCommand(
   body: RunFfmpegCommandBody,
-  options: { prefix?: string; Fault?: ApiErrorClass; commandType?: CommandType; unsafeDisableFfmpegPolicyForTests?: boolean } = {},
+  options: { prefix?: string; Fault?: ApiErrorClass; commandType?: CommandType; ffmpegPlanner?: FfmpegPlanner | undefined } = {},
 ): CommandDraft {
   const { prefix = '', Fault = InvalidRequestError, commandType = 'FFMPEG_COMMAND' } = options
   const { inputs, folder } = inputsAndFolder(body, prefix, Fault)
@@ -116,9 +117,7 @@ export function draftFfmpegCommand(
   checkOutputsUsed([body.ffmpeg_command], body.output_files, `${prefix}output_files`, Fault)
   const compress = checkCompressOutputs(body.compress_outputs, body.output_files, `${prefix}compress_outputs`, Fault)
   checkInputLocations(inputs, folder, prefix)
-  if (!options.unsafeDisableFfmpegPolicyForTests) {
-    checkArgumentPolicy([body.ffmpeg_command], { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault)
-  }
+  checkArgumentPolicy([body.ffmpeg_command], { inputs, outputs: body.output_files, folder: folder !== null }, 'ffmpeg', () => `${prefix}ffmpeg_command`, Fault, options.ffmpegPlanner)
   return {
     command_type: commandType,
     input_files: inputs,

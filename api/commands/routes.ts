@@ -1,4 +1,5 @@
 import { pageOf } from '../pagination.js'
+import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { planFeatures } from '../accounts/plans.js'
@@ -34,7 +35,8 @@ async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
 /** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
 export const commandRoutes: FastifyPluginAsyncTypebox<{
   ytdlpAvailable?: (() => boolean) | undefined
-  unsafeDisableFfmpegPolicyForTests?: boolean
+  /** run-ffmpeg-command's argument policy (AppOptions.ffmpegPlanner). */
+  ffmpegPlanner?: FfmpegPlanner | undefined
   now?: Clock | undefined
   /** The in-process canceller's nudge (a canceller in another process polls). */
   onCancelRequested?: (() => void) | undefined
@@ -51,7 +53,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{
     '/run-ffmpeg-command',
     { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => {
-      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { unsafeDisableFfmpegPolicyForTests: options.unsafeDisableFfmpegPolicyForTests === true })])
+      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { ffmpegPlanner: options.ffmpegPlanner })])
       return { command_id: commandId! }
     },
   )

@@ -5,7 +5,7 @@
  */
 import { compressOutputsProblem, type CompressOutputs } from '../../contracts/compressed-outputs.js'
 import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
-import { planFfmpegCommands } from '../../contracts/ffmpeg-plan.js'
+import { planFfmpegCommands, type FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import { aliasProblem, filenameProblem, placeholderProblems, unusedOutputs, type DeclaredAliases } from '../../contracts/placeholders.js'
 import { ValidationError, type ApiError } from '../errors/api-errors.js'
 import { MAX_FILES_PER_MAP, MAX_METADATA_KEY_LENGTH, MAX_METADATA_KEYS, MAX_METADATA_STRING_LENGTH, MAX_URL_LENGTH } from '../validation/field-schemas.js'
@@ -181,9 +181,10 @@ export function checkArgumentPolicy(
   mode: 'ffmpeg' | 'arguments',
   field: (commandIndex: number | null) => string,
   Fault: ApiErrorClass,
+  planner: FfmpegPlanner = planFfmpegCommands,
 ): void {
   const inputs = Array.isArray(files.inputs) ? pendingDownloadPaths(files.inputs) : inputPathsFor(files.inputs as Record<string, string>)
-  const plan = planFfmpegCommands(commands, { mode, inputs, outputs: files.outputs, folder: files.folder ?? false })
+  const plan = planner(commands, { mode, inputs, outputs: files.outputs, folder: files.folder ?? false })
   if (!plan.ok) throw new Fault(`${field(plan.violation.commandIndex)}: ${plan.violation.message}`)
 }
 

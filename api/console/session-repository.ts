@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb'
+import { sweepExpired } from '../store-compatibility.js'
 import { hashSecret, newSecret } from './session-tokens.js'
 import { sessionExpiry, shouldSlide } from './session-lifetime.js'
 
@@ -26,7 +27,7 @@ export class SessionRepository {
   }
 
   async ensureIndexes(): Promise<void> {
-    // For the sweep in open(): FerretDB has no TTL indexes, and lookups check expires_at themselves.
+    // For the sweep in open() (api/store-compatibility.ts); lookups check expires_at themselves.
     await this.#sessions.createIndex({ expires_at: 1 })
   }
 
@@ -44,7 +45,7 @@ export class SessionRepository {
     }
     await this.#sessions.insertOne(session)
     // Each sign-in sweeps the sessions that have ended, so the collection holds live ones only.
-    await this.#sessions.deleteMany({ expires_at: { $lte: now } })
+    await sweepExpired(this.#sessions, now)
     return { sessionId, session }
   }
 

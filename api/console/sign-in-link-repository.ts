@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb'
+import { sweepExpired } from '../store-compatibility.js'
 import { hashSecret, newSecret } from './session-tokens.js'
 import { SIGN_IN_LINK_TTL_MS } from './session-lifetime.js'
 
@@ -20,7 +21,7 @@ export class SignInLinkRepository {
   }
 
   async ensureIndexes(): Promise<void> {
-    // For the sweep in issue(): FerretDB has no TTL indexes.
+    // For the sweep in issue() (api/store-compatibility.ts).
     await this.#links.createIndex({ expires_at: 1 })
   }
 
@@ -30,7 +31,7 @@ export class SignInLinkRepository {
     const expiresAt = new Date(now.getTime() + SIGN_IN_LINK_TTL_MS)
     await this.#links.insertOne({ _id: hashSecret(token), account_id: accountId, created_at: now, expires_at: expiresAt, used_at: null })
     // Each new link sweeps the expired ones (used ones stay until they expire: a second use must still find and refuse them).
-    await this.#links.deleteMany({ expires_at: { $lte: now } })
+    await sweepExpired(this.#links, now)
     return { token, expires_at: expiresAt }
   }
 

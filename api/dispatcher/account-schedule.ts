@@ -23,7 +23,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Collection, Db } from 'mongodb'
-import { isDuplicateKey } from '../duplicate-key.js'
+import { isDuplicateKey } from '../store-compatibility.js'
 
 const COLLECTION = 'dispatch_accounts'
 

@@ -1,21 +1,17 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import type { Db } from 'mongodb'
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
-import { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
 import type { Plan } from '../accounts/plans.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { PollingLoop } from '../polling-loop.js'
-import type { Claim, WorkList } from '../work-list.js'
-import type { AccountSchedule, AccountTurn } from './account-schedule.js'
+import type { WorkList } from '../work-list.js'
+import type { AccountSchedule } from './account-schedule.js'
+import { AccountTurns, type Served } from './account-turns.js'
 import { dispatchBackoffMs } from './backoff.js'
-import { DueCommands } from './due-commands.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
-
-/** How many accounts one claim looks at before it ends the round (each one full or with nothing due). */
-const MAX_TURNS_PER_CLAIM = 32
 
 /**
  * A turn is held for two queries (a count and a claim): a claim that finds
@@ -25,44 +21,24 @@ const MAX_TURNS_PER_CLAIM = 32
  */
 const BUSY_WAIT_MS = 2
 const MAX_BUSY_WAITS = 200
-/** An account due within this long is as good as due: the clocks of two dispatchers' writes differ by about this much. */
-const BUSY_HORIZON_MS = 50
-
-/** The dispatcher's writes, each one step that `interleave` may order against another dispatcher's. */
-export type DispatchStep = 'upgrade' | 'claim' | 'finish' | 'put-off' | 'turn' | 'count' | 'release'
-
-/** Runs one step of a dispatcher; the default runs it at once. */
-export type Interleave = <T>(step: DispatchStep, work: () => Promise<T>) => Promise<T>
-
-/**
- * A claimed command, and the release of the account's turn that served it,
- * under way beside the hand-off: a store round trip off every command's way
- * to its runner. It settles to the release's error, or null; the hand-off
- * waits for it before it records its outcome.
- */
-interface Served {
-  claim: Claim<CommandDocument>
-  turnReleased: Promise<unknown>
-}
 
 export interface DispatcherOptions {
-  db: Db
+  /** The commands, their hand-offs (`dispatch`) and the accounts' turns (`schedule`). */
+  commands: CommandRepository
   executor: Executor
   logger: Logger
   now?: Clock
   sleep?: Sleep
   /** How often to look for due commands when nothing nudges it. */
   pollIntervalMs?: number
-  /** How often to look for records a previous version left in its side queue (an upgrade); once at start, then rarely. */
-  upgradeIntervalMs?: number
+  /** How often to look for accounts with waiting commands that the schedule misses (see repair); once at start, then rarely. */
+  repairIntervalMs?: number
   /** How long a claim keeps other dispatchers away; longer than any hand-off takes. */
   leaseMs?: number
   backoffMs?: (attempts: number) => number
   /** Hand-offs in flight at once. */
   concurrency?: number
   metrics?: DispatchRecorder
-  /** Tests run two dispatchers' steps in an order a seeded scheduler picks. */
-  interleave?: Interleave
   /** Commands of one account in flight at once, by its plan; absent: no limit. */
   concurrencyLimits?: ConcurrencyLimits
   /** The account's plan (null: unknown account, which gets the `free` plan's limit). */
@@ -88,8 +64,8 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   readonly #commands: CommandRepository
-  /** Which of an account's commands are due, from one read per burst rather than one per claim. */
-  readonly #due: DueCommands
+  /** Whose command goes next: the accounts' turns, within their plans' limits. */
+  readonly #turns: AccountTurns
   readonly #outbox: WorkList<CommandDocument>
   readonly #executor: Executor
   readonly #log: Logger
@@ -99,28 +75,22 @@ export class Dispatcher {
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
-  readonly #interleave: Interleave
   readonly #schedule: AccountSchedule
-  readonly #limits: ConcurrencyLimits | undefined
-  readonly #accountPlan: (accountId: string) => Promise<Plan | null>
-  readonly #fullRecheckMs: number
-  readonly #turnLeaseMs: number
   /** Hand-offs of this process between their claim and the executor's answer: slots of the executor already promised. */
   #handing = 0
 
   constructor(options: DispatcherOptions) {
-    this.#commands = new CommandRepository(options.db)
-    this.#due = new DueCommands(this.#commands)
+    this.#commands = options.commands
     this.#outbox = this.#commands.dispatch
     this.#executor = options.executor
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
-    // The loop's periodic "recover" step is the upgrade: a crashed hand-off needs none (its lease ends).
+    // The loop's periodic "recover" step is the schedule's repair: a crashed hand-off needs none (its lease ends).
     this.#polling = new PollingLoop(
-      { recover: () => this.upgrade(), drain: () => this.drain() },
+      { recover: () => this.repair(), drain: () => this.drain() },
       {
         pollIntervalMs: options.pollIntervalMs ?? 1_000,
-        recoveryIntervalMs: options.upgradeIntervalMs ?? 300_000,
+        recoveryIntervalMs: options.repairIntervalMs ?? 300_000,
         ...(options.sleep ? { sleep: options.sleep } : {}),
         log: this.#log,
         // MongoDB unreachable: the next poll retries.
@@ -131,12 +101,18 @@ export class Dispatcher {
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
-    this.#interleave = options.interleave ?? ((_step, work) => work())
     this.#schedule = this.#commands.schedule
-    this.#limits = options.concurrencyLimits
-    this.#accountPlan = options.accountPlan ?? (async () => null)
-    this.#fullRecheckMs = options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000
-    this.#turnLeaseMs = options.turnLeaseMs ?? 30_000
+    this.#turns = new AccountTurns({
+      commands: this.#commands,
+      now: this.#now,
+      leaseMs: this.#leaseMs,
+      turnLeaseMs: options.turnLeaseMs ?? 30_000,
+      fullRecheckMs: options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000,
+      limits: options.concurrencyLimits,
+      accountPlan: options.accountPlan ?? (async () => null),
+    })
+    // A run that ended frees a slot of an executor that queues: the next command may go now.
+    options.executor.onSlotFreed?.(() => this.nudge())
   }
 
   /** Starts polling; idempotent. */
@@ -155,12 +131,12 @@ export class Dispatcher {
 
   /**
    * Tells a running dispatcher that work was just recorded (or a slot of the
-   * executor freed), so it looks now instead of at its next poll. The ids are
-   * not claimed by id: that would serve whoever submitted last before the
+   * executor freed), so it looks now instead of at its next poll. It names
+   * no command: claiming by id would serve whoever submitted last before the
    * accounts whose turn it is. Finding the next account costs a read of the
    * waiting accounts, not of the waiting commands.
    */
-  nudge(_commandIds: readonly string[] = []): void {
+  nudge(): void {
     if (!this.#polling.running) return
     this.#polling.nudge()
   }
@@ -175,18 +151,14 @@ export class Dispatcher {
   }
 
   /**
-   * Moves onto the records the hand-offs a previous version kept in its side
-   * queue (see CommandRepository#upgradeDispatchLayout). Run at start and
-   * then every `upgradeIntervalMs`, for the records an API replica of the
-   * previous version may still write during a rolling upgrade; once the side
-   * queue is gone it costs one listCollections.
+   * Announces the accounts with waiting commands that the schedule misses (an
+   * API process died between a command's insert and its account's bump); run
+   * at start and then every `repairIntervalMs`. Returns how many it announced.
    */
-  async upgrade(): Promise<number> {
-    const moved = await this.#interleave('upgrade', () => this.#commands.upgradeDispatchLayout(this.#now()))
-    if (moved > 0) this.#log.warn({ moved }, 'moved hand-offs of the previous layout onto their records')
-    const announced = await this.#interleave('upgrade', () => this.#commands.repairSchedule(this.#now()))
+  async repair(): Promise<number> {
+    const announced = await this.#commands.repairSchedule(this.#now())
     if (announced > 0) this.#log.warn({ accounts: announced }, 'accounts with waiting commands were missing from the schedule; added')
-    return moved
+    return announced
   }
 
   /**
@@ -249,53 +221,11 @@ export class Dispatcher {
     this.#handing += 1
     let claim: Served | 'busy' | null = null
     try {
-      claim = await this.#nextTurns()
+      claim = await this.#turns.next()
     } finally {
       if (claim === null || claim === 'busy') this.#handing -= 1
     }
     return claim
-  }
-
-  async #nextTurns(): Promise<Served | 'busy' | null> {
-    for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
-      const turn = await this.#interleave('turn', () => this.#schedule.claimNext(this.#now(), this.#turnLeaseMs))
-      if (!turn) return (await this.#schedule.busy(this.#now(), BUSY_HORIZON_MS)) ? 'busy' : null
-      const claim = await this.#serve(turn)
-      if (claim) return claim
-    }
-    return null
-  }
-
-  /** One account's turn: its next command if it has a slot free and one due; the account goes back in line either way. */
-  async #serve(turn: AccountTurn): Promise<Served | null> {
-    const { accountId } = turn
-    const limit = await this.#limitOf(accountId)
-    if (limit > 0) {
-      const running = await this.#interleave('count', () => this.#commands.inFlight(accountId, this.#now()))
-      if (running >= limit) {
-        // Keeps its place: a command of it ending wakes it (commandEnded), else it looks again after fullRecheckMs.
-        await this.#interleave('release', () => this.#schedule.release(turn, new Date(this.#now().getTime() + this.#fullRecheckMs)))
-        return null
-      }
-    }
-    const claim = await this.#interleave('claim', () => this.#due.claim(accountId, this.#now(), this.#leaseMs))
-    if (claim) {
-      // Served: to the end of the line. Settled to its error at once, so a failure is never an unhandled rejection.
-      const turnReleased = this.#interleave('release', () => this.#schedule.release(turn, this.#now())).then(
-        () => null,
-        (err: unknown) => err ?? new Error('the turn release failed'),
-      )
-      return { claim, turnReleased }
-    }
-    const nextDue = await this.#commands.nextDueForAccount(accountId)
-    // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
-    await this.#interleave('release', () => (nextDue ? this.#schedule.putOff(turn, nextDue, this.#now()) : this.#schedule.retire(turn, this.#now())))
-    return null
-  }
-
-  async #limitOf(accountId: string): Promise<number> {
-    if (!this.#limits) return 0
-    return this.#limits[(await this.#accountPlan(accountId)) ?? 'free']
   }
 
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
@@ -327,14 +257,14 @@ export class Dispatcher {
       const dueAt = new Date(this.#now().getTime() + retryInMs)
       const lastError = err instanceof Error ? err.message : String(err)
       // The slot is given back: a command waiting for its retry holds none.
-      const kept = await this.#interleave('put-off', () => this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null }))
+      const kept = await this.#outbox.putOff(claim, dueAt, { dispatch_last_error: lastError, dispatch_slot: null })
       if (!kept) log.warn('the hand-off outlived its lease: another dispatcher has the command now')
       // Announced again, as an acceptance is: a turn of the account that read the command while this
       // hand-off held it (due when the lease ends) must not put the account off until then.
-      else await this.#interleave('put-off', () => this.#schedule.enqueue(doc.account_id, this.#now()))
+      else await this.#schedule.enqueue(doc.account_id, this.#now())
       return false
     }
-    if (!(await this.#interleave('finish', () => this.#outbox.finish(claim, { dispatch_queue: null })))) {
+    if (!(await this.#outbox.finish(claim, { dispatch_queue: null }))) {
       // Handed off all the same; the other holder's hand-off meets the executor's idempotence.
       log.warn('the hand-off outlived its lease: another dispatcher has the command now')
     }

@@ -3,8 +3,8 @@
  * order it takes them: an account's claims then go by id, one write found by
  * `_id` each, instead of each claim finding the account's earliest due
  * command again. On MongoDB that finding walks an index; on the embedded store
- * it reads every waiting command of the account, since FerretDB compares dates
- * and sorts in Go (docs/adr/0001): a burst of n commands from one account cost
+ * it reads every waiting command of the account, since the embedded store compares
+ * dates and sorts after reading (api/store-compatibility.ts): a burst of n commands from one account cost
  * ~n²/2 record reads, 33 ms a claim at 200 waiting and 149 ms at 1,000
  * (docs/benchmarks/fair-dispatch.md).
  *

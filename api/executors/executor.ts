@@ -18,6 +18,8 @@ export interface Executor {
    * commands start is the dispatcher's.
    */
   freeSlots?(): number
+  /** Calls `listener` each time a run ends and frees a slot (with freeSlots): the dispatcher then hands over the next command. */
+  onSlotFreed?(listener: () => void): void
   /**
    * Stops the command's run if it has one (api/cancels/canceller.ts): the
    * local executor kills the runner's process group and removes its work

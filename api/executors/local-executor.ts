@@ -7,41 +7,36 @@
  * process of this service).
  *
  * Idempotent: a run starts with a conditional update of the command record
- * (CommandRepository#startRun, "no run yet"), so a second execute of the same
+ * (CommandRuns#startRun, "no run yet"), so a second execute of the same
  * command finds the run recorded and does nothing. A restart of the service
  * that interrupts a run gives it one more start, again a conditional update
  * ("still the interrupted start's"), so two starts of the service cannot both
  * take it over.
  */
 import { randomUUID } from 'node:crypto'
-import { readFile, mkdir, rm, writeFile } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import type { Db } from 'mongodb'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { publishLogChunk } from '../../contracts/log-publisher.js'
-import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec } from '../commands/command-document.js'
-import { CommandRepository, type RunStart } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
-import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
 import type { DestinationCredentialSource, Executor } from './executor.js'
-import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
-import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
-import { capNeeded, CpuCaps, type CpuCap } from './cpu-caps.js'
+import type { RunnerProcess } from './runner-process.js'
+import type { CpuCap } from './cpu-caps.js'
+import { RunnerLauncher } from './runner-launcher.js'
+import { RunControls, type RunControl } from './run-controls.js'
 import { Slots } from './slots.js'
-import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
-
-/** For executors built without config (tests): api/config.ts's defaults of COMMAND_DEADLINE_SECONDS and COMMAND_WORK_DIR_MAX_BYTES. */
-const DEFAULT_DEADLINE_MS = 900_000
-const DEFAULT_WORK_DIR_MAX_BYTES = 8 * 1024 ** 3
+import type { RunnerSettings } from './runner-environment.js'
+import { failureOf, killOrphan, runnerLimits, superviseRunner, type RunnerLimits, type SupervisedExit } from './runner-supervision.js'
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -53,29 +48,9 @@ interface Run extends RunStart {
   key: string
 }
 
-/** What a cancel needs of a command this process runs (or is about to): its runner, once started, and when the run ends. */
-interface RunControl {
-  runner: RunnerProcess | null
-  cancelled: boolean
-  /** Resolves when the run has ended and its work dir is removed. */
-  ended: Promise<void>
-}
-
-/** What the runner needs besides its spec; storage credentials reach it only as a file (S3_CREDENTIALS_FILE). */
-export interface RunnerSettings {
-  natsUrl: string
-  allowPrivateNetworks: boolean
-  s3: { endpoint: string | undefined; bucket: string; region: string; forcePathStyle: boolean; accessKeyId?: string | undefined; secretAccessKey?: string | undefined }
-  ffmpegPath: string
-  ffprobePath: string
-  ytdlpPath: string
-  /** The jail of every tool the runners start (api/executors/sandbox-host.ts); null: none, said at start. */
-  sandbox?: SandboxHost | null
-  logLevel?: string
-}
-
 export interface LocalExecutorOptions {
-  db: Db
+  /** Where each run is recorded on its command (the run-once guard, restart recovery). */
+  commands: CommandRepository
   nats: NatsConnection
   logger: Logger
   /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
@@ -101,56 +76,46 @@ export interface LocalExecutorOptions {
   destinationCredentials?: DestinationCredentialSource
   /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
   cpuCaps?: boolean
-  /**
-   * TESTS ONLY: FFmpeg commands run without the argument policy (warm pool
-   * only), to show what the sandbox alone holds. No configuration sets it.
-   */
-  unsafeDisableFfmpegPolicyForTests?: boolean
-  /** A run ended and its slot is free: the in-process dispatcher may hand over the next command. */
-  onSlotFreed?: () => void
+  /** The warm runner's program (ServiceParts.poolWorkerMain); runner-image/runner/pool-worker.ts when unset. */
+  poolWorkerMain?: string
 }
 
 export class LocalExecutor implements Executor {
   readonly name = 'local'
-  readonly #commands: CommandRepository
+  readonly #runs: CommandRuns
   readonly #log: Logger
   readonly #now: Clock
   readonly #slots: Slots
   readonly #bootId = randomUUID()
   readonly #active = new Map<string, RunnerProcess>()
-  /** By command id: the runs this process holds, registered before their run-once guard so a cancel never misses one. */
-  readonly #controls = new Map<string, RunControl>()
+  readonly #controls = new RunControls()
   readonly #tasks = new Set<Promise<void>>()
   #js: JetStreamClient | null = null
-  #env: NodeJS.ProcessEnv | null = null
-  #pool: RunnerPool | null = null
-  #cpuCaps: CpuCaps | null = null
+  readonly #launcher: RunnerLauncher
   #stopping = false
+  readonly #slotFreed: Array<() => void> = []
 
   constructor(private readonly options: LocalExecutorOptions) {
-    this.#commands = new CommandRepository(options.db)
+    this.#runs = options.commands.runs
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
+    const { dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials } = options
+    this.#launcher = new RunnerLauncher({
+      ...{ dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials },
+      concurrency: options.concurrency ?? availableParallelism(),
+      publish: (event) => this.#publish(event),
+      publishLog: (chunk) => publishLogChunk(this.#js ?? options.nats.jetstream(), chunk),
+      log: this.#log,
+    })
   }
 
   /** Prepares the runners' environment, then resumes or fails what a previous process left running. */
   async start(): Promise<void> {
-    const caps = this.options.cpuCaps === false ? { unavailable: 'turned off (cpuCaps: false)' } : CpuCaps.detect()
-    if (caps instanceof CpuCaps) this.#cpuCaps = caps
-    else this.#log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     await ensureStream(this.options.nats, STATUS_STREAM_DEFINITION)
     await ensureStream(this.options.nats, LOG_STREAM_DEFINITION)
     this.#js = this.options.nats.jetstream()
-    this.#env = await this.#runnerEnvironment()
-    if (this.options.warmPool ?? true) {
-      const testOnly = this.options.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}
-      const js = this.#js
-      this.#pool = new RunnerPool(defaultPoolWorkerMain(), this.#env, this.options.dataDir, (event) => this.#publish(event), undefined, testOnly, (chunk) => publishLogChunk(js, chunk))
-      this.#pool.prewarm(this.options.concurrency ?? availableParallelism())
-    }
-    const moved = await this.#commands.upgradeRunLayout()
-    if (moved > 0) this.#log.warn({ moved }, 'moved runs of the previous layout onto their records')
+    await this.#launcher.start()
     await this.recover()
   }
 
@@ -159,9 +124,12 @@ export class LocalExecutor implements Executor {
     this.#stopping = true
     this.#slots.close()
     for (const runner of this.#active.values()) runner.kill('SIGKILL')
-    this.#pool?.close()
     await Promise.all(this.#tasks)
-    this.#cpuCaps?.removeLeftovers()
+    this.#launcher.close()
+  }
+
+  onSlotFreed(listener: () => void): void {
+    this.#slotFreed.push(listener)
   }
 
   /** Runs it could start now: its concurrency less the runs it holds (running, or queued for a slot). */
@@ -170,13 +138,13 @@ export class LocalExecutor implements Executor {
   }
 
   async execute(spec: CommandSpec): Promise<void> {
-    if (this.#stopping || !this.#env) throw new Error('the local executor is not running')
+    if (this.#stopping || !this.#launcher.started) throw new Error('the local executor is not running')
     const run = this.#newRun(spec.commandId, 1)
-    const control = this.#control(spec.commandId)
+    const control = this.#controls.open(spec.commandId)
     // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done), or
     // cancelled: it runs once, or never.
-    if (!(await this.#commands.startRun(spec.commandId, run))) {
-      this.#controls.delete(spec.commandId)
+    if (!(await this.#runs.startRun(spec.commandId, run))) {
+      this.#controls.drop(spec.commandId)
       return
     }
     this.#track(this.#run(spec, run, control))
@@ -188,25 +156,9 @@ export class LocalExecutor implements Executor {
    * (runner, ffmpeg, yt-dlp) killed, and this resolves once it has ended and
    * its work dir is removed. A command this process does not run: nothing to do.
    */
-  async cancel(commandId: string): Promise<void> {
-    const control = this.#controls.get(commandId)
-    if (!control) return
-    control.cancelled = true
-    if (!control.runner) return
-    control.runner.kill('SIGKILL')
-    await control.ended
+  cancel(commandId: string): Promise<void> {
+    return this.#controls.cancel(commandId)
   }
-
-  #control(commandId: string): RunControl {
-    let end = () => {}
-    const control: RunControl = { runner: null, cancelled: false, ended: new Promise((resolve) => (end = resolve)) }
-    this.#controls.set(commandId, control)
-    this.#ended.set(control, end)
-    return control
-  }
-
-  /** Resolves a run's `ended`, by its control. */
-  readonly #ended = new WeakMap<RunControl, () => void>()
 
   /**
    * Every run another start of this service left running: its runner is
@@ -217,7 +169,7 @@ export class LocalExecutor implements Executor {
    * `npm start` is: a run of another live process would look interrupted.
    */
   async recover(): Promise<void> {
-    for (const interrupted of await this.#commands.interruptedRuns(this.#bootId)) {
+    for (const interrupted of await this.#runs.interruptedRuns(this.#bootId)) {
       const { doc, owner } = interrupted
       const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt: owner.attempt })
       await killOrphan(interrupted.pid, interrupted.workDir)
@@ -225,19 +177,19 @@ export class LocalExecutor implements Executor {
       await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
       // Ended meanwhile, or cancelled (the canceller reports it): never run again.
       if (isTerminalStatus(doc.status) || doc.cancel_requested_at) {
-        await this.#commands.endRun(doc._id, owner)
+        await this.#runs.endRun(doc._id, owner)
         continue
       }
       if (owner.attempt >= MAX_ATTEMPTS) {
         log.warn('command interrupted twice by a restart: failing it')
         await this.#fail(doc._id, 'INTERRUPTED', 'the service restarted while the command ran, twice; it is not retried again')
-        await this.#commands.endRun(doc._id, owner)
+        await this.#runs.endRun(doc._id, owner)
         continue
       }
       const retry = this.#newRun(doc._id, owner.attempt + 1)
-      const control = this.#control(doc._id)
-      if (!(await this.#commands.restartRun(doc._id, owner, retry))) {
-        this.#controls.delete(doc._id)
+      const control = this.#controls.open(doc._id)
+      if (!(await this.#runs.restartRun(doc._id, owner, retry))) {
+        this.#controls.drop(doc._id)
         continue
       }
       log.warn('command interrupted by a restart: running it again')
@@ -254,7 +206,7 @@ export class LocalExecutor implements Executor {
     this.#tasks.add(task)
     void task.finally(() => {
       this.#tasks.delete(task)
-      this.options.onSlotFreed?.()
+      for (const listener of this.#slotFreed) listener()
     })
   }
 
@@ -262,8 +214,7 @@ export class LocalExecutor implements Executor {
     try {
       await this.#runControlled(spec, run, control)
     } finally {
-      if (this.#controls.get(spec.commandId) === control) this.#controls.delete(spec.commandId)
-      this.#ended.get(control)?.()
+      this.#controls.close(spec.commandId, control)
     }
   }
 
@@ -276,102 +227,59 @@ export class LocalExecutor implements Executor {
       if (control.cancelled) {
         // Cancelled while it waited for a slot: its runner never starts.
         log.info('cancelled before its runner started')
-        await this.#commands.endRun(run.commandId, run)
+        await this.#runs.endRun(run.commandId, run)
         return
       }
-      await rm(run.workDir, { recursive: true, force: true })
-      await mkdir(run.workDir, { recursive: true, mode: 0o700 })
-      const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
-      cap = this.#cpuCap(spec, run, log)
-      const placement = cap ? { enter: (pid: number) => cap!.add(pid), leave: (pid: number) => cap!.release(pid) } : undefined
-      const runner = this.#pool
-        ? this.#pool.run(spec, run.workDir, credentials, placement)
-        : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials))
-      // A fresh runner is placed as it starts, before node has loaded the runner (let alone started a tool).
-      if (cap && !this.#pool) cap.add(runner.pid)
-      this.#active.set(run.key, runner)
-      control.runner = runner
-      // Cancelled while its work dir was being prepared: stopped before it gets far.
-      if (control.cancelled) runner.kill('SIGKILL')
-      // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
-      // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
-      // when this process dies (its stdin closes), so a pooled run records no pid.
-      if (!this.#pool) await this.#commands.setRunPid(run.commandId, run, runner.pid)
-      let timedOut = false
-      // The command's own limit (max_command_run_seconds), within this host's ceiling (COMMAND_DEADLINE_SECONDS).
-      const hostDeadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS
-      const deadlineMs = spec.limits ? Math.min(spec.limits.maxRunSeconds * 1000, hostDeadlineMs) : hostDeadlineMs
-      const deadline = setTimeout(() => {
-        timedOut = true
-        runner.kill('SIGKILL')
-      }, deadlineMs)
-      let workDirBytes: number | null = null
-      const workDirMaxBytes = this.options.workDirMaxBytes ?? DEFAULT_WORK_DIR_MAX_BYTES
-      const watch = watchWorkDir(run.workDir, workDirMaxBytes, (bytes) => {
-        workDirBytes = bytes
-        runner.kill('SIGKILL')
-      })
-      const exit = await runner.exited
-      clearTimeout(deadline)
-      watch.stop()
+      const launched = await this.#launcher.launch(spec, run, log)
+      cap = launched.cap
+      const runner = await this.#started(run, control, launched.runner)
+      const limits = runnerLimits(spec, run.workDir, this.options)
+      const ended = await superviseRunner(runner, limits)
       this.#active.delete(run.key)
       // The runner is gone: the next command may start while this one's bookkeeping is written.
       release()
       // Killed by stop(): the next start's recovery decides, so the run stays running on the record.
-      if (this.#stopping && !timedOut && workDirBytes === null && !control.cancelled) return
-      if (control.cancelled) {
-        // The canceller published FAILED / CANCELLED before the kill; nothing this run reports after it counts.
-        log.info({ code: exit.code, signal: exit.signal }, 'runner killed by a cancel')
-      } else if (timedOut) {
-        log.warn({ deadline_ms: deadlineMs }, 'runner overran its deadline: killed')
-        await this.#fail(spec.commandId, 'TIMEOUT', `the command did not finish within ${Math.round(deadlineMs / 1000)} s`)
-      } else if (workDirBytes !== null) {
-        log.warn({ work_dir_bytes: workDirBytes, work_dir_max_bytes: workDirMaxBytes }, 'runner overfilled its work directory: killed')
-        await this.#fail(spec.commandId, 'WORK_DIR_LIMIT_EXCEEDED', workDirLimitMessage(workDirMaxBytes))
-      } else if (exit.code !== 0 && exit.code !== 1) {
-        // 0 and 1 mean the runner reported SUCCESS or FAILED itself; anything else means it could not.
-        log.error({ code: exit.code, signal: exit.signal, runner_log: exit.stderrTail }, 'runner ended without reporting')
-        await this.#fail(spec.commandId, 'RUNNER_FAILED', `the runner ended unexpectedly (${exit.signal ?? `exit code ${exit.code}`})`)
-      }
+      if (this.#stopping && !ended.timedOut && ended.workDirBytes === null && !control.cancelled) return
+      await this.#reportEnd(spec, control, ended, limits, log)
       // Written even after a report: the next start must not run again a command whose runner ended but whose
       // report the projector has not applied yet. Kept on the record: it is the run-once guard.
-      await this.#commands.endRun(run.commandId, run)
+      await this.#runs.endRun(run.commandId, run)
     } catch (err) {
       log.error({ err }, 'local run failed')
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))
     } finally {
       release()
-      // A fresh runner's cgroup is empty once it exited; a pooled worker left it already (again is harmless),
-      // or never entered it (the pool refused the job).
-      cap?.release()
-      if (!this.#stopping) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
-      await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
+      await this.#launcher.end(run, cap, this.#stopping)
     }
   }
 
-  /**
-   * The run's CPU cgroup, when it has a vcpu_count below this host's cores and this host lets us cap it
-   * (cpu-caps.ts); null otherwise: a vcpu_count of every core or more caps nothing here.
-   */
-  #cpuCap(spec: CommandSpec, run: Run, log: Logger): CpuCap | null {
-    if (!spec.limits || !this.#cpuCaps || !capNeeded(spec.limits.vcpuMillis, availableParallelism())) return null
-    try {
-      return this.#cpuCaps.create(run.key, spec.limits.vcpuMillis)
-    } catch (err) {
-      // Runs uncapped rather than not at all; said on its log line.
-      log.warn({ err }, 'could not create the CPU cgroup of this run: vcpu_count is not enforced for it')
-      return null
-    }
+  /** Records a started runner where a cancel, stop() and the next start's recovery find it. */
+  async #started(run: Run, control: RunControl, runner: RunnerProcess): Promise<RunnerProcess> {
+    this.#active.set(run.key, runner)
+    control.runner = runner
+    // Cancelled while its work dir was being prepared: stopped before it gets far.
+    if (control.cancelled) runner.kill('SIGKILL')
+    // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
+    // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
+    // when this process dies (its stdin closes), so a pooled run records no pid.
+    if (!this.#launcher.pooled) await this.#runs.setRunPid(run.commandId, run, runner.pid)
+    return runner
   }
 
-  async #destinationCredentials(spec: CommandSpec, log: Logger): Promise<DestinationCredentials | null> {
-    try {
-      return (await this.options.destinationCredentials?.(spec)) ?? null
-    } catch (err) {
-      // The runner then fails the upload as DESTINATION_UPLOAD_FAILED; the command still ends.
-      log.error({ err, storage_destination_id: spec.storageDestinationId }, 'could not open the storage destination credentials')
-      return null
+  /** Publishes FAILED on the runner's behalf when it could not report its outcome itself. */
+  async #reportEnd(spec: CommandSpec, control: RunControl, ended: SupervisedExit, limits: RunnerLimits, log: Logger): Promise<void> {
+    const { exit } = ended
+    if (control.cancelled) {
+      // The canceller published FAILED / CANCELLED before the kill; nothing this run reports after it counts.
+      log.info({ code: exit.code, signal: exit.signal }, 'runner killed by a cancel')
+      return
     }
+    const failure = failureOf(ended, limits)
+    if (!failure) return
+    if (failure.errorStatus === 'TIMEOUT') log.warn({ deadline_ms: limits.deadlineMs }, 'runner overran its deadline: killed')
+    else if (failure.errorStatus === 'WORK_DIR_LIMIT_EXCEEDED') log.warn({ work_dir_bytes: ended.workDirBytes, work_dir_max_bytes: limits.workDirMaxBytes }, 'runner overfilled its work directory: killed')
+    else log.error({ code: exit.code, signal: exit.signal, runner_log: exit.stderrTail }, 'runner ended without reporting')
+    await this.#fail(spec.commandId, failure.errorStatus, failure.message)
   }
 
   async #fail(commandId: string, errorStatus: string, message: string): Promise<void> {
@@ -380,47 +288,5 @@ export class LocalExecutor implements Executor {
 
   async #publish(event: StatusEvent): Promise<void> {
     await publishStatusEvent(this.#js ?? this.options.nats.jetstream(), event, { logger: this.#log })
-  }
-
-  async #runnerEnvironment(): Promise<NodeJS.ProcessEnv> {
-    const { runner, dataDir } = this.options
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      LANG: 'C.UTF-8',
-      LOG_LEVEL: runner.logLevel ?? 'warn',
-      FFKUBE_STATUS_REPORTER: 'nats',
-      NATS_URL: runner.natsUrl,
-      ALLOW_PRIVATE_NETWORKS: runner.allowPrivateNetworks ? '1' : '0',
-      FFMPEG_PATH: runner.ffmpegPath,
-      FFPROBE_PATH: runner.ffprobePath,
-      YTDLP_PATH: runner.ytdlpPath,
-      ...(runner.sandbox ? { [SANDBOX_ENV]: JSON.stringify(runner.sandbox) } : {}),
-      S3_BUCKET: runner.s3.bucket,
-      S3_REGION: runner.s3.region,
-      S3_FORCE_PATH_STYLE: runner.s3.forcePathStyle ? 'true' : 'false',
-      ...(runner.s3.endpoint ? { S3_ENDPOINT: runner.s3.endpoint } : {}),
-    }
-    if (runner.s3.accessKeyId && runner.s3.secretAccessKey) {
-      // A file, not variables: the runner reads it in its upload step only, so the secret is never in its environment.
-      const dir = join(dataDir, 'runner')
-      await mkdir(dir, { recursive: true, mode: 0o700 })
-      const file = join(dir, 's3-credentials.json')
-      await writeFile(file, JSON.stringify({ accessKeyId: runner.s3.accessKeyId, secretAccessKey: runner.s3.secretAccessKey }), { mode: 0o600 })
-      env.S3_CREDENTIALS_FILE = file
-    }
-    return env
-  }
-}
-
-/** Kills a runner that outlived a previous process of this service, if the pid is still that runner. */
-async function killOrphan(pid: number | null, workDir: string): Promise<void> {
-  if (!pid || pid <= 0) return
-  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
-  // The work dir names the command and attempt: a reused pid belongs to another program.
-  if (!cmdline.includes(workDir)) return
-  try {
-    process.kill(-pid, 'SIGKILL')
-  } catch {
-    // Gone in between.
   }
 }

@@ -70,8 +70,6 @@ export class RunnerPool {
     private readonly cwd: string,
     private readonly publish: StatusPublisher,
     private readonly maxJobs = 200,
-    /** TESTS ONLY: passed to every job (runner-image/runner/phase-context.ts). */
-    private readonly testOnly: { unsafeDisableFfmpegPolicyForTests?: boolean } = {},
     /** Relays a worker's log chunks (its tools' stderr) to FFKUBE_LOGS; unset: dropped. */
     private readonly publishLog: ((chunk: LogChunk) => Promise<void>) | null = null,
   ) {}
@@ -106,7 +104,7 @@ export class RunnerPool {
     })
     // Before the job reaches the worker, so every tool it starts for the job is placed too.
     placement?.enter(current.child.pid ?? -1)
-    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}), ...this.testOnly })}\n`)
+    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}) })}\n`)
     const pid = current.child.pid ?? -1
     return { pid, exited, kill: (signal) => killGroup(pid, signal) }
   }

@@ -20,17 +20,14 @@
 import { createReadStream } from 'node:fs'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { S3Client } from '@aws-sdk/client-s3'
-import type { Db } from 'mongodb'
 import { metaOfProbe, probeArgs, PROBE_TIMEOUT_MS } from '../../contracts/media-probe.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../contracts/output-file-meta.js'
 import type { SandboxHost } from '../../contracts/sandbox.js'
 import { runTool } from '../../contracts/tool-process.js'
 import { guardedDownload, UrlGuardError } from '../../contracts/url-guard-fetch.js'
 import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
-import { CommandRepository } from '../commands/command-repository.js'
 import type { FileDocument, ProcessingOutcome } from '../files/file-document.js'
-import { FileRepository } from '../files/file-repository.js'
+import type { FileRepository } from '../files/file-repository.js'
 import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from '../files/managed-urls.js'
 import type { Logger } from '../logger.js'
@@ -39,9 +36,8 @@ import { presignGet } from '../files/storage-url.js'
 import type { Claim } from '../work-list.js'
 
 export interface FileProcessorOptions {
-  db: Db
-  s3: S3Client
-  bucket: string
+  /** The files waiting to be processed, and the managed bucket they are stored in. */
+  files: FileRepository
   logger: Logger
   /** Temporary downloads go under `<dataDir>/file-fetch`. */
   dataDir: string
@@ -78,21 +74,17 @@ export class FileProcessor {
   readonly #sleep: Sleep
   readonly #leaseMs: number
   readonly #polling: PollingLoop
-  #adopted = false
 
   constructor(private readonly options: FileProcessorOptions) {
     this.#now = options.now ?? systemClock
     this.#sleep = options.sleep ?? systemSleep
     this.#leaseMs = options.leaseMs ?? 15 * 60_000
-    this.#storage = new ManagedStorage(options.s3, options.bucket)
-    // The processor only claims and finishes files: it never deletes one, which is what the commands are for.
-    this.#files = new FileRepository(options.db, this.#storage, new CommandRepository(options.db), this.#now, () => {})
+    this.#files = options.files
+    this.#storage = options.files.storage
     this.#log = options.logger.child({ component: 'file-processor' })
-    this.#urls = new ManagedUrls(options.s3, options.bucket, this.#now)
-    this.#polling = new PollingLoop(this, {
+    this.#urls = new ManagedUrls(this.#storage.s3, this.#storage.bucket, this.#now)
+    this.#polling = new PollingLoop({ drain: () => this.drain() }, {
       pollIntervalMs: options.pollIntervalMs ?? 500,
-      // Every round asks recover(), which does its work once and is a no-op after.
-      recoveryIntervalMs: 0,
       sleep: this.#sleep,
       log: this.#log,
       roundFailed: 'file processing round failed',
@@ -113,19 +105,6 @@ export class FileProcessor {
   /** Tells a running processor that a file was just recorded, so it looks now instead of at its next poll. */
   nudge(): void {
     this.#polling.nudge()
-  }
-
-  /**
-   * Puts the files the previous version left pending on the work list, in
-   * the first round that reaches the store (a round that fails tries again
-   * in the next); nothing after. Returns how many it moved.
-   */
-  async recover(): Promise<number> {
-    if (this.#adopted) return 0
-    const moved = await this.#files.adoptPreviousVersionWork(this.#now())
-    this.#adopted = true
-    if (moved > 0) this.#log.info({ moved }, "adopted the previous version's pending files")
-    return moved
   }
 
   /** Takes every due file (up to 32) and processes them side by side; returns how many it finished. */
@@ -153,7 +132,7 @@ export class FileProcessor {
     let outcome: ProcessingOutcome
     try {
       const stored = kind === 'fetch' ? await this.#fetch(file) : await this.#probeUpload(file)
-      const storage_url = await presignGet(this.options.s3, this.options.bucket, stored.objectKey)
+      const storage_url = await presignGet(this.#storage.s3, this.#storage.bucket, stored.objectKey)
       outcome = { ...stored.meta, object_key: stored.objectKey, status: 'STORED', storage_url }
     } catch (err) {
       const failure = err instanceof FileFailure ? err : new FileFailure('INTERNAL_ERROR', 'the file could not be processed')

@@ -6,7 +6,7 @@ import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import { ValidationError } from '../errors/api-errors.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
-import { isDuplicateKey } from '../duplicate-key.js'
+import { isDuplicateKey } from '../store-compatibility.js'
 import { WorkList, type Claim } from '../work-list.js'
 import { PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
@@ -19,7 +19,6 @@ import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
-  readonly #db: Db
   readonly #files: Collection<FileDocument>
   readonly #processing: WorkList<FileDocument>
   readonly #urls: ManagedUrls
@@ -31,7 +30,6 @@ export class FileRepository {
     private readonly now: Clock,
     private readonly onQueued: () => void,
   ) {
-    this.#db = db
     this.#files = db.collection<FileDocument>('files')
     this.#processing = new WorkList(this.#files, PROCESSING_WORK)
     this.#urls = new ManagedUrls(storage.s3, storage.bucket, now)
@@ -154,7 +152,7 @@ export class FileRepository {
   /**
    * How many of the account's files created since `since` are in managed
    * storage now, and their size in MB (the console's usage page). Summed
-   * here, not in a $group: FerretDB's $sum of a field answers 0.
+   * while read, not in a $group (api/store-compatibility.ts).
    */
   async storedSince(accountId: string, since: Date): Promise<{ files: number; megabytes: number }> {
     const cursor = this.#files.find(
@@ -227,23 +225,6 @@ export class FileRepository {
   finishProcessing(claim: Claim<FileDocument>, outcome: ProcessingOutcome, now: Date): Promise<boolean> {
     const cleared = outcome.status === 'STORED' ? { error_status: null, error_message: null } : {}
     return this.#processing.finish(claim, { ...outcome, ...cleared, updated_at: now })
-  }
-
-  /**
-   * Moves the work the previous version left onto the work list, once at the
-   * processor's start: its pending files (`processing.state: 'pending'`)
-   * become waiting, due at once, and its side collections (file_queue,
-   * file_leases) and index go; a finished file keeps its old `processing`,
-   * which nothing reads. Returns how many files it moved. Costs a scan of
-   * `files` per start (a dotted path); it can go once no deployment runs a
-   * version older than this one.
-   */
-  async adoptPreviousVersionWork(now: Date): Promise<number> {
-    const moved = await this.#files.updateMany({ 'processing.state': 'pending' }, { $set: this.#processing.waiting(now), $unset: { processing: '' } })
-    const legacyIndex = 'processing.state_1_processing.due_at_1'
-    if (await this.#files.indexExists(legacyIndex)) await this.#files.dropIndex(legacyIndex)
-    for (const name of ['file_queue', 'file_leases']) await this.#db.collection(name).drop()
-    return moved.modifiedCount
   }
 
   /** Deletes every managed, not yet deleted output of a command; external outputs are left alone. Returns how many. */

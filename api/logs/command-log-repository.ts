@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
-import { isDuplicateKey } from '../duplicate-key.js'
+import { isDuplicateKey } from '../store-compatibility.js'
 import type { LogRecord } from './log-record.js'
 
 /** Read and written here alone: the log projector writes, the API reads. */

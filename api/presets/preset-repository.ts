@@ -6,7 +6,7 @@ import { newId } from '../ids.js'
 import { checkPresetDefinition, type PresetDefinition } from './preset-rules.js'
 import type { PresetResponse } from './schemas.js'
 import { SYSTEM_PRESETS, systemPresetId } from './system-presets.js'
-import { isDuplicateKey } from '../duplicate-key.js'
+import { isDuplicateKey } from '../store-compatibility.js'
 
 /** The owner of system presets: an account id no account has, so one indexed `$in` lists both kinds. */
 const SYSTEM_OWNER = 'system'

@@ -20,8 +20,6 @@
  * round can thus never put PROCESSING back over another replica's SUCCESS,
  * and a terminal event is never lost to a concurrent progress write.
  */
-import type { S3Client } from '@aws-sdk/client-s3'
-import type { Db } from 'mongodb'
 import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, type NatsConnection } from 'nats'
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
@@ -29,10 +27,9 @@ import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/comm
 import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
-import { CommandRepository } from '../commands/command-repository.js'
+import type { CommandRepository } from '../commands/command-repository.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
-import { FileRepository } from '../files/file-repository.js'
-import { ManagedStorage } from '../files/managed-storage.js'
+import type { FileRepository } from '../files/file-repository.js'
 import { outputFileMeta } from '../files/output-files.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
@@ -43,12 +40,6 @@ import { endingEvent, foldEvents, isTerminalEvent } from './projection.js'
 const codec = JSONCodec()
 
 /**
- * Where a round stops for a test's scheduler: before it reads the record,
- * and before each conditional write. Production passes none.
- */
-export type YieldPoint = (step: 'read' | 'write', commandId: string) => Promise<void>
-
-/**
  * A round that keeps losing its write to other replicas gives up and naks
  * its events (they come back shortly). Each loss means another replica moved
  * the record on, so this is never reached while replicas make progress.
@@ -57,18 +48,16 @@ const MAX_WRITE_ATTEMPTS = 20
 
 export interface StatusProjectorOptions {
   nats: NatsConnection
-  db: Db
-  /** Signs storage_url for managed outputs. */
-  s3: S3Client
-  /** The managed bucket. */
-  bucket: string
+  /** The records it projects onto (its reads and writes: findForProjection, writeProjection). */
+  commands: CommandRepository
+  /** Where a SUCCESS's outputs are recorded, with their signed storage_url. */
+  files: FileRepository
   logger: Logger
   now?: Clock
   durableName?: string
   /** Events in flight across all commands; one command's are still applied one round at a time. */
   maxAckPending?: number
   metrics?: ProjectionRecorder
-  yieldPoint?: YieldPoint
   /** A command ended (its terminal status is written): the in-process dispatcher may give its account's slot to the next command. */
   onCommandEnded?: (accountId: string) => void
 }
@@ -92,8 +81,8 @@ export class StatusProjector {
   constructor(private readonly options: StatusProjectorOptions) {
     this.#log = options.logger.child({ component: 'status-projector' })
     this.#now = options.now ?? systemClock
-    this.#commands = new CommandRepository(options.db)
-    this.#files = new FileRepository(options.db, new ManagedStorage(options.s3, options.bucket), this.#commands, this.#now, () => {})
+    this.#commands = options.commands
+    this.#files = options.files
     this.#queues = new CoalescingQueues<Delivery>(
       (commandId, take) => this.#round(commandId, take),
       // #round settles its events itself; this is a bug, and its events come back after ack_wait.
@@ -172,8 +161,7 @@ export class StatusProjector {
     }
   }
 
-  async #read(commandId: string): Promise<CommandDocument | null> {
-    await this.options.yieldPoint?.('read', commandId)
+  #read(commandId: string): Promise<CommandDocument | null> {
     return this.#commands.findForProjection(commandId)
   }
 
@@ -195,7 +183,6 @@ export class StatusProjector {
       const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
       const { doc: after, set } = foldEvents(doc, events, outputs, now)
       if (set) {
-        await this.options.yieldPoint?.('write', commandId)
         if (!(await this.#commands.writeProjection(doc, set))) {
           if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`the record changed under ${attempt} writes in a row`)
           log.debug({ revision: doc.projection_revision ?? 0 }, 'another replica wrote first; folding again')

@@ -2,7 +2,7 @@ import { AccountRepository } from '../accounts/account-repository.js'
 import { ensureLocalBusinessKey } from '../accounts/local-business-key.js'
 import type { AppOptions } from '../app.js'
 import { isExecutable, resolveTool } from '../executors/tool-paths.js'
-import type { Role, RoleContext, TestOnlySwitches } from './role.js'
+import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The api role: what server.ts serves, and what the process prints once it listens. */
 export interface ApiRole extends Role {
@@ -14,7 +14,7 @@ export interface ApiRole extends Role {
 
 /** Where the API hands new work to the other roles of its process (each absent when another process runs it). */
 export interface ApiNudges {
-  commandsAccepted?: (commandIds: readonly string[]) => void
+  commandsAccepted?: () => void
   filesQueued?: () => void
   redeliveryQueued?: () => void
   cancelRequested?: () => void
@@ -24,7 +24,7 @@ export interface ApiNudges {
  * The HTTP API. A worker or deliverer in another process finds new work by
  * polling, so the nudges only shorten the wait when they share this process.
  */
-export function apiRole({ config, connections, secretBox, metrics }: RoleContext, nudges: ApiNudges, testOnly: TestOnlySwitches = {}): ApiRole {
+export function apiRole({ config, connections, secretBox, metrics }: RoleContext, nudges: ApiNudges, parts: ServiceParts = {}): ApiRole {
   // Checked once: a yt-dlp installed later is seen on the next start. In local
   // mode runners run on this host; on a cluster they run in the runner image, which has one.
   const ytdlp = config.executor === 'local' ? isExecutable(resolveTool('yt-dlp')) : true
@@ -49,7 +49,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       eventStreamMetrics: metrics,
       eventStreamsPerAccount: config.eventStreamsPerAccount,
       eventStreamLifetimeMs: config.eventStreamMaxSeconds * 1000,
-      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
+      ...(parts.ffmpegPlanner ? { ffmpegPlanner: parts.ffmpegPlanner } : {}),
     },
     async start() {
       // An API on a cluster never makes or prints a key.

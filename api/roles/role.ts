@@ -1,8 +1,10 @@
+import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import type { Config } from '../config.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import type { ReadinessProbe } from '../health/readiness.js'
 import type { Logger } from '../logger.js'
+import type { Repositories } from '../repositories.js'
 import type { ServiceMetrics } from '../metrics/service-metrics.js'
 
 /**
@@ -20,16 +22,21 @@ export interface Role {
 export interface RoleContext {
   config: Config
   connections: Connections
+  /** Built once per process over `connections`. */
+  repositories: Repositories
   secretBox: SecretBox
   logger: Logger
   metrics: ServiceMetrics
 }
 
 /**
- * Switches only a test-only entry point sets (test/e2e/unpoliced-service.ts);
- * api/main.ts never does, so no variable or request reaches them.
+ * The parts a composition root chooses beside the config. api/main.ts leaves
+ * both unset (the policy's planner, the service's warm runner); a test's own
+ * entry point (test/e2e/unpoliced-service.ts) hands in others.
  */
-export interface TestOnlySwitches {
-  /** FFmpeg commands pass without the argument policy, to test the sandbox alone. */
-  unsafeDisableFfmpegPolicyForTests?: boolean
+export interface ServiceParts {
+  /** Plans run-ffmpeg-command's strings at acceptance (contracts/ffmpeg-plan.ts). */
+  ffmpegPlanner?: FfmpegPlanner
+  /** The warm runner's program (runner-image/runner/pool-worker.ts when unset). */
+  poolWorkerMain?: string
 }

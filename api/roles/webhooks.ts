@@ -15,9 +15,10 @@ export interface WebhooksRole extends Role {
  * fixes /readyz as "MongoDB, NATS, storage reachable" for every process, and
  * the chart's probes and users' dashboards rely on one meaning.
  */
-export function webhooksRole({ config, connections, secretBox, logger, metrics }: RoleContext): WebhooksRole {
+export function webhooksRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext): WebhooksRole {
   const deliverer = new WebhookDeliverer({
     db: connections.db,
+    commands: repositories.commands,
     nats: connections.nats,
     configs: new WebhookConfigRepository(connections.db, secretBox),
     logger: logger.child({ component: 'webhook-deliverer' }),

@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
+import type { SandboxHost } from '../../contracts/sandbox.js'
 import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
-import { CommandRepository } from '../commands/command-repository.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
@@ -17,12 +17,12 @@ import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
-import type { Role, RoleContext, TestOnlySwitches } from './role.js'
+import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The worker as the other roles of its process see it. */
 export interface WorkerRole extends Role {
   /** The API recorded commands: the dispatcher looks now instead of at its next poll. */
-  commandsAccepted(commandIds: readonly string[]): void
+  commandsAccepted(): void
   /** The API queued a file: the file processor looks now instead of at its next poll. */
   filesQueued(): void
   /** The API recorded a cancel: the canceller looks now instead of at its next poll. */
@@ -37,81 +37,87 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
 }
 
+/** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
+function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: SandboxHost | null }, parts: ServiceParts): Executor {
+  const { config, connections, repositories, secretBox, logger } = context
+  const destinationCredentials = destinationCredentialSource(connections, secretBox)
+  if (config.executor !== 'local') {
+    const kubeConfig = new KubeConfig()
+    kubeConfig.loadFromDefault()
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
+  }
+  const { tools, sandbox } = host
+  return new LocalExecutor({
+    commands: repositories.commands,
+    nats: connections.nats,
+    logger,
+    dataDir: config.dataDir,
+    concurrency: config.localRunnerConcurrency,
+    deadlineMs: config.commandDeadlineSeconds * 1000,
+    workDirMaxBytes: config.commandWorkDirMaxBytes,
+    destinationCredentials,
+    ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
+    runner: {
+      natsUrl: config.natsUrl as string,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      s3: config.s3,
+      ffmpegPath: tools.ffmpeg,
+      ffprobePath: tools.ffprobe,
+      ytdlpPath: tools.ytdlp,
+      sandbox,
+    },
+  })
+}
+
+/** The tools a worker's runners and file processor start. */
+interface ToolPaths {
+  ffmpeg: string
+  ffprobe: string
+  ytdlp: string
+}
+
 /**
  * The worker: the status projector turning runners' events into records, the
  * executor (runners on this host, or MediaCommands for the operator), the
  * dispatcher handing accepted commands to it, and the file processor.
  */
-export function workerRole({ config, connections, secretBox, logger, metrics }: RoleContext, testOnly: TestOnlySwitches = {}): WorkerRole {
+export function workerRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext, parts: ServiceParts = {}): WorkerRole {
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
-  const destinationCredentials = destinationCredentialSource(connections, secretBox)
-  // Built below; the projector and the local executor tell it when a slot frees.
-  let dispatcher: Dispatcher | null = null
-  const commandEnded = (accountId: string) => {
-    dispatcher?.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
-  }
-  const projector = new StatusProjector({ nats: connections.nats, db: connections.db, s3: connections.s3, bucket: connections.s3Bucket, logger, metrics, onCommandEnded: commandEnded })
+  const { commands } = repositories
   const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
   const files = new FileProcessor({
-    db: connections.db,
-    s3: connections.s3,
-    bucket: connections.s3Bucket,
+    files: repositories.files,
     logger,
     dataDir: config.dataDir,
     ffprobePath: tools.ffprobe,
     allowPrivateNetworks: config.allowPrivateNetworks,
     sandbox: sandbox.host,
   })
-  let local: LocalExecutor | null = null
-  let executor: Executor
-  if (config.executor === 'local') {
-    local = new LocalExecutor({
-      db: connections.db,
-      nats: connections.nats,
-      logger,
-      dataDir: config.dataDir,
-      concurrency: config.localRunnerConcurrency,
-      deadlineMs: config.commandDeadlineSeconds * 1000,
-      workDirMaxBytes: config.commandWorkDirMaxBytes,
-      destinationCredentials,
-      onSlotFreed: () => dispatcher?.nudge(),
-      ...(testOnly.unsafeDisableFfmpegPolicyForTests ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
-      runner: {
-        natsUrl: config.natsUrl as string,
-        allowPrivateNetworks: config.allowPrivateNetworks,
-        s3: config.s3,
-        ffmpegPath: tools.ffmpeg,
-        ffprobePath: tools.ffprobe,
-        ytdlpPath: tools.ytdlp,
-        sandbox: sandbox.host,
-      },
-    })
-    executor = local
-  } else {
-    const kubeConfig = new KubeConfig()
-    kubeConfig.loadFromDefault()
-    executor = new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
-  }
+  const executor = executorFor({ config, connections, repositories, secretBox, logger, metrics }, { tools, sandbox: sandbox.host }, parts)
+  const local = executor instanceof LocalExecutor ? executor : null
   const accounts = new AccountRepository(connections.db, secretBox)
   const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
-  dispatcher = new Dispatcher({
-    db: connections.db,
+  const dispatcher = new Dispatcher({
+    commands,
     executor,
     logger,
     metrics,
     concurrencyLimits: config.concurrencyLimits,
     accountPlan: cachedPlans(planOf),
   })
-  const commands = new CommandRepository(connections.db)
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
-  const running = dispatcher
-  const canceller = new Canceller({ db: connections.db, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
+  // A command that ended frees its account's slot: the dispatcher may serve the account again now.
+  const commandEnded = (accountId: string) => {
+    dispatcher.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
+  }
+  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
+  const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
     probes: [connections.probes.mongodb, connections.probes.nats, connections.probes.storage],
-    commandsAccepted: (commandIds) => running.nudge(commandIds),
+    commandsAccepted: () => dispatcher.nudge(),
     filesQueued: () => files.nudge(),
     cancelRequested: () => canceller.nudge(),
     sandbox: sandbox.level,
@@ -121,15 +127,15 @@ export function workerRole({ config, connections, secretBox, logger, metrics }: 
       await logs.start()
       await local?.start()
       files.start()
-      running.start()
+      dispatcher.start()
       canceller.start()
       // API processes of their own announce accepted commands here (dispatch-nudges.ts).
-      nudges = subscribeDispatchNudges(connections.nats, (commandIds) => running.nudge(commandIds))
+      nudges = subscribeDispatchNudges(connections.nats, () => dispatcher.nudge())
     },
     async stop() {
       nudges?.unsubscribe()
       await canceller.stop()
-      await running.stop()
+      await dispatcher.stop()
       await files.stop()
       await local?.stop()
       await logs.stop()

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MongoServerError, type Collection, type Db } from 'mongodb'
+import type { Collection, Db } from 'mongodb'
+import { isDuplicateKey } from '../store-compatibility.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
@@ -25,7 +26,7 @@ export interface StorageDestinationDocument {
   /**
    * The name while the destination is active, its own id once disabled: a
    * unique index on (account_id, active_name) keeps names unique among active
-   * destinations without partial indexes, which FerretDB 1.x lacks.
+   * destinations without a partial index (api/store-compatibility.ts).
    */
   active_name: string
   endpoint_url: string
@@ -75,14 +76,6 @@ export function maskAccessKeyId(accessKeyId: string): string {
   const chars = [...accessKeyId]
   if (chars.length <= 8) return '…' + chars.slice(-Math.min(2, Math.floor(chars.length / 2))).join('')
   return `${chars.slice(0, 4).join('')}…${chars.slice(-4).join('')}`
-}
-
-/**
- * A unique-index violation. MongoDB says E11000; FerretDB 1.x reports one
- * raised by an update (not an insert) as InternalError with SQLite's text.
- */
-function isDuplicateKey(err: unknown): boolean {
-  return err instanceof MongoServerError && (err.code === 11000 || err.message.includes('UNIQUE constraint failed'))
 }
 
 /** Storage destinations in MongoDB, always looked up within one account. */

@@ -1,6 +1,5 @@
 import { MongoBulkWriteError, type Collection, type OptionalUnlessRequiredId } from 'mongodb'
-
-const DUPLICATE_KEY = 11000
+import { DUPLICATE_KEY_CODE } from '../store-compatibility.js'
 
 /**
  * Writes asked for in one turn of the event loop, sent to the server as one
@@ -46,7 +45,7 @@ export async function insertEach<T extends { _id: string }>(collection: Collecti
     if (!(error instanceof MongoBulkWriteError)) throw error
     const failed = new Map<number, number>()
     for (const writeError of Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors]) failed.set(writeError.index, writeError.code)
-    if ([...failed.values()].some((code) => code !== DUPLICATE_KEY)) throw error
+    if ([...failed.values()].some((code) => code !== DUPLICATE_KEY_CODE)) throw error
     return docs.map((_doc, index) => !failed.has(index))
   }
 }

@@ -5,7 +5,7 @@
  * acknowledged once the attempt's end is logged and the delivery moved on).
  * Every later attempt, and every redelivery the API queues, waits in
  * `webhook_deliveries` until it is due; the deliverer that claims it makes it
- * (deliveries.ts). Only a delivery's holder sends, so replicas never send an
+ * (delivery-repository.ts). Only a delivery's holder sends, so replicas never send an
  * attempt twice, and any replica continues a schedule another one left.
  */
 import type { JsMsg, NatsConnection } from 'nats'
@@ -18,10 +18,10 @@ import type { WebhookConfigRepository } from '../webhooks/webhook-config-reposit
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import { AttemptLog, type AttemptRecord } from './attempt-log.js'
 import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
-import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './deliveries.js'
-import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './delivery-attempt.js'
+import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './delivery-repository.js'
+import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './attempt-runner.js'
 import { nextAttemptAt } from './retry-schedule.js'
-import { WebhookSender, type Sender } from './send-webhook.js'
+import { WebhookSender, type Sender } from './webhook-sender.js'
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
 
@@ -29,7 +29,10 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
 const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface WebhookDelivererOptions {
+  /** Its own deliveries and attempt log live here. */
   db: Db
+  /** The commands whose completions it delivers (read for their webhook_url and result). */
+  commands: CommandRepository
   nats: NatsConnection
   configs: WebhookConfigRepository
   logger: Logger
@@ -87,7 +90,7 @@ export class WebhookDeliverer {
     this.#attempts = new AttemptLog(options.db)
     this.#sender = options.sender ?? new WebhookSender({ allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs, resolve: options.resolve })
     this.#runner = new AttemptRunner({
-      commands: new CommandRepository(options.db),
+      commands: options.commands,
       log: this.#attempts,
       configs: options.configs,
       sender: this.#sender,

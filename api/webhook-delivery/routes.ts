@@ -5,7 +5,7 @@ import type { Db } from 'mongodb'
 import type { Clock } from '../clock.js'
 import { ConflictError, NotFoundError } from '../errors/api-errors.js'
 import { AttemptLog, type AttemptRecord } from './attempt-log.js'
-import { Deliveries } from './deliveries.js'
+import { Deliveries } from './delivery-repository.js'
 import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
 
 const tags = ['webhook deliveries']

@@ -7,8 +7,7 @@
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import type { WorkFileCheck } from '../../contracts/ffmpeg-work-files.js'
-import { planFfmpegCommands, unpolicedArgvsForTests } from '../../contracts/ffmpeg-plan.js'
-import { isFolderOutput } from '../../contracts/output-patterns.js'
+import { planFfmpegCommands, type FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import { RunnerFailure } from './failure.js'
 import type { Fetched } from './phase-state.js'
 
@@ -21,22 +20,17 @@ export interface CommandPlan {
   folders: Record<string, string>
 }
 
-/** `unpoliced`: TESTS ONLY (RunDeps.unsafeDisableFfmpegPolicyForTests). */
-export function planCommand(spec: CommandSpec, fetched: Fetched, unpoliced = false): CommandPlan {
-  if (unpoliced && spec.commandType !== 'YTDLP_COMMAND') {
-    const argvs = unpolicedArgvsForTests(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles })
-    const folders = Object.fromEntries(Object.entries(spec.outputFiles).filter(([, filename]) => isFolderOutput(filename)))
-    return { argvs, checks: [], folders }
-  }
+/** `planner`: the policy's (RunDeps.ffmpegPlanner). */
+export function planCommand(spec: CommandSpec, fetched: Fetched, planner: FfmpegPlanner = planFfmpegCommands): CommandPlan {
   if (spec.commandType !== 'YTDLP_COMMAND') {
     const folder = Boolean(spec.inputCompressedFolder)
-    const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
+    const plan = planner(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
     if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
     return { argvs: plan.argvs, checks: plan.checks, folders: plan.folders }
   }
   const command = spec.ffmpegCommands[0]
   if (command === undefined) return { argvs: null, checks: [], folders: {} }
-  const plan = planFfmpegCommands([command], { mode: 'arguments', inputs: fetched.downloads ?? {}, outputs: spec.outputFiles })
+  const plan = planner([command], { mode: 'arguments', inputs: fetched.downloads ?? {}, outputs: spec.outputFiles })
   if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
   return { argvs: plan.argvs, checks: plan.checks, folders: plan.folders }
 }

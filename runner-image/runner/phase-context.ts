@@ -5,6 +5,7 @@ import type { ProgressThrottle } from './report/progress-throttle.js'
 import type { ToolLog } from './report/log-shipper.js'
 import type { StatusReporter } from './report/reporter.js'
 import type { UploadTarget } from './upload/upload-target.js'
+import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 
 export interface RunDeps {
@@ -15,12 +16,8 @@ export interface RunDeps {
   /** Built when the upload phase needs it, so credentials are read only then. */
   uploadTarget: () => UploadTarget
   resolve?: Resolver
-  /**
-   * TESTS ONLY: FFmpeg commands run without the argument policy, to show what
-   * the sandbox alone holds. Set only by tests, through the pool worker's job
-   * message (runner-pool.ts); no variable or request reaches it.
-   */
-  unsafeDisableFfmpegPolicyForTests?: boolean
+  /** Plans the command strings (contracts/ffmpeg-plan.ts); planFfmpegCommands, the policy's, unless the entry point chose another. */
+  ffmpegPlanner?: FfmpegPlanner
 }
 
 export interface PhaseContext {

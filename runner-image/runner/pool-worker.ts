@@ -23,6 +23,7 @@ import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
+import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import { readRunnerConfig } from './config.js'
 import { runCommand } from './phases.js'
 import { JsonLinesReporter } from './report/reporter.js'
@@ -30,7 +31,8 @@ import { parseCommandSpec } from './spec.js'
 import { preloadUploader } from './upload/upload-phase.js'
 import { uploadTargetFor } from './upload/upload-target.js'
 
-async function main(): Promise<void> {
+/** The worker loop; main() runs it with the policy's planner, and so does every entry point of the service. */
+export async function runPoolWorker(parts: { ffmpegPlanner?: FfmpegPlanner } = {}): Promise<void> {
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { component: 'runner-pool-worker' } }, pino.destination(2))
   const config = readRunnerConfig(process.env)
   // Loaded now, while idle, rather than during a command's fetch.
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
   lines.once('close', () => process.kill(-process.pid, 'SIGKILL'))
   for await (const line of lines) {
     if (!line.trim()) continue
-    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown; unsafeDisableFfmpegPolicyForTests?: boolean }
+    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown }
     const spec = parseCommandSpec(JSON.stringify(job.spec))
     const log = logger.child({ command_id: spec.commandId })
     // Malformed credentials fail the upload phase (no credentials), never the worker.
@@ -60,7 +62,7 @@ async function main(): Promise<void> {
         reporter: new JsonLinesReporter(spec.commandId, process.stdout),
         logger,
         uploadTarget: () => uploadTargetFor(spec, config, process.env, destinationCredentials),
-        ...(job.unsafeDisableFfmpegPolicyForTests === true ? { unsafeDisableFfmpegPolicyForTests: true } : {}),
+        ...(parts.ffmpegPlanner ? { ffmpegPlanner: parts.ffmpegPlanner } : {}),
       })
     } catch (error) {
       log.error({ err: error }, 'could not report the outcome')
@@ -71,7 +73,7 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().catch((error: unknown) => {
+  runPoolWorker().catch((error: unknown) => {
     process.stderr.write(`runner pool worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
     process.exit(2)
   })

@@ -5,9 +5,10 @@ import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import { Dispatcher, type DispatcherOptions, type Interleave } from '../../api/dispatcher/dispatcher.js'
+import { Dispatcher, type DispatcherOptions } from '../../api/dispatcher/dispatcher.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
+import { interleaved, type Around } from '../harness/interleaved.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
 import { COMMAND_DRAFT, SeededScheduler } from './dispatch-fixtures.js'
@@ -95,7 +96,7 @@ t.test('dispatch claims', async (t) => {
     await commands.ensureIndexes()
     const clock = { now: T0 }
     const dispatcher = (executor: Executor, options: Partial<DispatcherOptions> = {}) =>
-      new Dispatcher({ db, executor, logger: quiet, now: () => clock.now, backoffMs: (n) => n * 1_000, leaseMs: LEASE_MS, ...options })
+      new Dispatcher({ commands, executor, logger: quiet, now: () => clock.now, backoffMs: (n) => n * 1_000, leaseMs: LEASE_MS, ...options })
     const records = async (ids: string[]) => Promise.all(ids.map(async (id) => (await db.collection<CommandDocument>('commands').findOne({ _id: id }))!))
     return { db, commands, clock, dispatcher, records }
   }
@@ -115,8 +116,9 @@ t.test('dispatch claims', async (t) => {
             return work()
           }),
       )
-      const interleave: Interleave = (_step, work) => scheduler.step(work)
-      const [a, b] = [dispatcher(executor, { interleave, concurrency: 2 }), dispatcher(executor, { interleave, concurrency: 2 })]
+      // Every store call of either dispatcher is one step of the scheduler.
+      const racing = () => dispatcher(executor, { commands: interleaved(commands, (_step, work) => scheduler.step(work)), concurrency: 2 })
+      const [a, b] = [racing(), racing()]
       let dispatched = 0
       for (let round = 0; round < 100 && executor.handed.size < ids.length; round++) {
         const [fromA, fromB] = await Promise.all([a.drain(), b.drain()])
@@ -204,13 +206,13 @@ t.test('dispatch claims', async (t) => {
     let releases = 0
     let otherTurnServed = () => {}
     const served = new Promise<void>((resolve) => (otherTurnServed = resolve))
-    const interleave: Interleave = async (step, work) => {
-      if (step === 'put-off') await served
+    const around: Around = async (step, work) => {
+      if (step === 'dispatch.putOff') await served
       const result = await work()
-      if (step === 'release' && ++releases === 2) otherTurnServed()
+      if (['schedule.release', 'schedule.putOff', 'schedule.retire'].includes(step) && ++releases === 2) otherTurnServed()
       return result
     }
-    const d = dispatcher(executor, { interleave, backoffMs: () => 1_000 })
+    const d = dispatcher(executor, { commands: interleaved(commands, around), backoffMs: () => 1_000 })
     t.equal(await d.drain(), 0, 'the first hand-off fails')
     const [stored] = await records([commandId!])
     t.match(stored, { dispatch_state: 'waiting', dispatch_attempts: 1 })

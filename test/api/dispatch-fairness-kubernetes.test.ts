@@ -52,7 +52,7 @@ t.test('in Kubernetes mode the dispatcher creates MediaCommands round robin acro
   }
   const plans: Record<string, Plan> = { acc_a: 'free', acc_b: 'free' }
   const dispatcher = new Dispatcher({
-    db,
+    commands,
     executor,
     logger: createLogger('test', 'silent'),
     now,

@@ -11,6 +11,7 @@ import { queueDepthByPlan } from '../../api/dispatcher/queue-depth.js'
 import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
+import { interleaved } from '../harness/interleaved.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
 import { COMMAND_DRAFT, SeededScheduler } from './dispatch-fixtures.js'
@@ -73,7 +74,7 @@ t.test('fair dispatch', async (t) => {
     let ms = T0.getTime()
     const clock = { now: () => new Date(ms++), advance: (by: number) => void (ms += by) }
     const dispatcher = (executor: Executor, options: Partial<DispatcherOptions> = {}) =>
-      new Dispatcher({ db, executor, logger: quiet, now: clock.now, leaseMs: LEASE_MS, concurrencyLimits: LIMITS, accountPlan: async (): Promise<Plan> => 'free', ...options })
+      new Dispatcher({ commands, executor, logger: quiet, now: clock.now, leaseMs: LEASE_MS, concurrencyLimits: LIMITS, accountPlan: async (): Promise<Plan> => 'free', ...options })
     const accept = async (accountId: string, count: number): Promise<string[]> => {
       const docs = Array.from({ length: count }, (_, i) => newCommandDocument(COMMAND_DRAFT, { commandId: `${accountId}_${String(i).padStart(3, '0')}`, accountId }, clock.now()))
       for (const doc of docs) await commands.insert([doc])
@@ -131,12 +132,12 @@ t.test('fair dispatch', async (t) => {
 
   t.test('three dispatchers interleaved in a seeded order never hand one account more commands than its limit', async (t) => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const { accept, dispatcher, end } = await world()
+      const { accept, commands, dispatcher, end } = await world()
       const a = await accept('acc_a', 8)
       const b = await accept('acc_b', 3)
       const scheduler = new SeededScheduler(seededRandom(seed))
       const executor = new HoldingExecutor((work) => scheduler.step(work))
-      const racing = [0, 1, 2].map(() => dispatcher(executor, { interleave: (_step, work) => scheduler.step(work) }))
+      const racing = [0, 1, 2].map(() => dispatcher(executor, { commands: interleaved(commands, (_step, work) => scheduler.step(work)) }))
       for (let round = 0; round < 20 && executor.order.length < a.length + b.length; round++) {
         await Promise.all(racing.map((d) => d.drain()))
         // Every command held ends, and the projector tells a dispatcher: the next round has slots again.

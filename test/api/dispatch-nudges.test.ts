@@ -4,16 +4,16 @@ import { publishDispatchNudge, subscribeDispatchNudges } from '../../api/dispatc
 import { eventually } from '../harness/eventually.js'
 import { startNats } from '../harness/nats.js'
 
-t.test('an API process\'s nudge reaches a worker\'s dispatcher with the accepted command ids', async (t) => {
+t.test('an API process\'s nudge reaches a worker\'s dispatcher', async (t) => {
   const server = await startNats(t)
   const [api, worker] = await Promise.all([connect({ servers: server.url }), connect({ servers: server.url })])
   t.teardown(() => Promise.all([api.close(), worker.close()]))
-  const seen: Array<readonly string[]> = []
-  const subscription = subscribeDispatchNudges(worker, (ids) => seen.push(ids))
+  let seen = 0
+  const subscription = subscribeDispatchNudges(worker, () => void (seen += 1))
   await worker.flush()
-  publishDispatchNudge(api, ['cmd-1', 'cmd-2'])
-  await eventually('the nudge', () => seen.length === 1)
-  t.same(seen, [['cmd-1', 'cmd-2']])
+  publishDispatchNudge(api)
+  await eventually('the nudge', () => seen === 1)
+  t.equal(seen, 1)
   subscription.unsubscribe()
 })
 
@@ -21,5 +21,5 @@ t.test('a nudge on a closed connection is dropped without an error: the dispatch
   const server = await startNats(t)
   const api = await connect({ servers: server.url })
   await api.close()
-  t.doesNotThrow(() => publishDispatchNudge(api, ['cmd-3']))
+  t.doesNotThrow(() => publishDispatchNudge(api))
 })

@@ -3,7 +3,8 @@ import { eventually } from '../harness/eventually.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Sleep } from '../../api/clock.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
-import { Dispatcher, type Interleave } from '../../api/dispatcher/dispatcher.js'
+import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
+import { interleaved, type Around } from '../harness/interleaved.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startApi } from '../harness/api.js'
@@ -47,7 +48,7 @@ t.test('outbox dispatch', async (t) => {
   const { api_key, account_id } = await api.createAccount('business')
   const commands = api.db.collection('commands')
   const dispatcher = (executor: Executor, options: { pollIntervalMs?: number; leaseMs?: number; sleep?: Sleep } = {}) =>
-    new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, ...options })
+    new Dispatcher({ commands: api.app.commands, executor, logger: quiet, now: clock, backoffMs: (n) => n * 1_000, ...options })
 
   t.test('a command accepted while the dispatcher is stopped is dispatched exactly once when it starts', async (t) => {
     const [commandId] = await submit(api, api_key)
@@ -130,15 +131,15 @@ t.test('outbox dispatch', async (t) => {
     t.teardown(() => sleepy.stop())
     await eventually('the dispatcher asleep', () => sleeps() === 1) // its first round found nothing: asleep until woken
     const [commandId] = await submit(api, api_key)
-    sleepy.nudge([commandId!])
+    sleepy.nudge()
     await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     t.equal(executor.handed[0]?.commandId, commandId)
     await sleepy.stop() // would never resolve if stop() waited for the sleep to end by itself
     t.pass('stopped')
   })
 
-  t.test('a nudge naming commands another dispatcher handed off meanwhile hands none of them off again', async (t) => {
-    const handedElsewhere = await submit(api, api_key, 2)
+  t.test('a nudge after another dispatcher handed commands off hands off only what still waits', async (t) => {
+    await submit(api, api_key, 2)
     t.equal(await dispatcher(new RecordingExecutor()).drain(), 2)
     const executor = new RecordingExecutor()
     const { sleep, sleeps } = sleepUntilWoken()
@@ -146,10 +147,10 @@ t.test('outbox dispatch', async (t) => {
     late.start()
     t.teardown(() => late.stop())
     await eventually('the dispatcher asleep', () => sleeps() === 1)
-    late.nudge(handedElsewhere)
-    // A command accepted after them is handed off only after the named ones were tried.
+    late.nudge()
+    // A command accepted after them: the only one still waiting.
     const [fresh] = await submit(api, api_key)
-    late.nudge([fresh!])
+    late.nudge()
     await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
     await late.stop()
     t.same(executor.handed.map((spec) => spec.commandId), [fresh])
@@ -174,46 +175,6 @@ t.test('outbox dispatch', async (t) => {
     })
   })
 
-  t.test('commands the previous version recorded are handed off after the upgrade, and those it handed off are not', async (t) => {
-    const [pending, retrying, handedOff] = await submit(api, api_key, 3)
-    // The previous layout: a `dispatch` sub-document, and a `dispatch_queue` entry for each hand-off still to do.
-    const previous = (state: string) => ({ $set: { dispatch: { state, claimed_at: state === 'claimed' ? now : null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
-    await commands.updateOne({ _id: pending as never }, previous('pending'))
-    await commands.updateOne({ _id: retrying as never }, previous('claimed'))
-    await commands.updateOne({ _id: handedOff as never }, previous('claimed'))
-    await api.db.collection('dispatch_queue').insertOne({ _id: retrying as never, due_at: new Date(now.getTime() + 4_000), attempts: 2, last_error: 'executor unavailable', recovered: false })
-    await api.db.collection('dispatch_leases').insertOne({ _id: `${retrying}:1` as never, command_id: retrying, expires_at: now })
-
-    const executor = new RecordingExecutor()
-    const upgraded = dispatcher(executor)
-    t.equal(await upgraded.upgrade(), 3, 'every record of the previous layout moved')
-    t.equal(await upgraded.upgrade(), 0, 'a second upgrade finds nothing to move')
-    const names = (await api.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)
-    t.notOk(names.includes('dispatch_queue') || names.includes('dispatch_leases'), 'the side collections are dropped')
-    t.equal(await commands.countDocuments({ dispatch: { $exists: true } }), 0, 'no record keeps the old sub-document')
-    t.match(await commands.findOne({ _id: retrying as never }), { dispatch_state: 'waiting', dispatch_attempts: 2, dispatch_last_error: 'executor unavailable' }, 'a retry keeps its attempts and backoff')
-
-    t.equal(await upgraded.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [pending], 'the pending command first')
-    now = new Date(now.getTime() + 4_000)
-    t.equal(await upgraded.drain(), 1)
-    t.same(executor.handed.map((s) => s.commandId), [pending, retrying], 'then the retry once its backoff ended, and never the one handed off before')
-    t.match(await commands.findOne({ _id: handedOff as never }), { dispatch_state: 'done' })
-  })
-
-  t.test('a started dispatcher upgrades the previous layout before its first round', async (t) => {
-    const [commandId] = await submit(api, api_key)
-    await commands.updateOne({ _id: commandId as never }, { $set: { dispatch: { state: 'pending', claimed_at: null } }, $unset: { dispatch_state: '', dispatch_due_at: '', dispatch_claim: '', dispatch_attempts: '' } })
-    await api.db.collection('dispatch_queue').insertOne({ _id: commandId as never, due_at: now, attempts: 0, last_error: null, recovered: false })
-    const executor = new RecordingExecutor()
-    const running = dispatcher(executor, { pollIntervalMs: 20 })
-    running.start()
-    t.teardown(() => running.stop())
-    await eventually('1 hand-off(s) recorded', () => executor.handed.length === 1)
-    await running.stop()
-    t.equal(executor.handed[0]?.commandId, commandId)
-  })
-
   t.test("a command's hand-off starts without waiting for its account's turn to be released, and is recorded only after it", async (t) => {
     const [commandId] = await submit(api, api_key)
     const order: string[] = []
@@ -222,13 +183,15 @@ t.test('outbox dispatch', async (t) => {
       execute: async () => void order.push('execute'),
     }
     // The release waits one turn of the event loop before it writes: the hand-off, if it does not wait for it, comes first.
-    const interleave: Interleave = async (step, work) => {
-      if (step === 'release') await new Promise((resolve) => setImmediate(resolve))
+    // An account's turn ends by one of three writes, all 'release' here.
+    const kind = (step: string) => (['schedule.release', 'schedule.putOff', 'schedule.retire'].includes(step) ? 'release' : step === 'dispatch.finish' ? 'finish' : step)
+    const around: Around = async (step, work) => {
+      if (kind(step) === 'release') await new Promise((resolve) => setImmediate(resolve))
       const result = await work()
-      order.push(step)
+      order.push(kind(step))
       return result
     }
-    const handed = await new Dispatcher({ db: api.db, executor, logger: quiet, now: clock, interleave, concurrency: 1 }).drain()
+    const handed = await new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, concurrency: 1 }).drain()
     t.equal(handed, 1)
     // Then the account's next turn finds nothing due and ends (another 'release').
     t.same(order.filter((step) => ['execute', 'release', 'finish'].includes(step)).slice(0, 3), ['execute', 'release', 'finish'])

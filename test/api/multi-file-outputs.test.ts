@@ -59,7 +59,7 @@ async function projected(world: World): Promise<void> {
 
 t.test('multi-file outputs', async (t) => {
   const world = await startWorld(t)
-  const projector = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const projector = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await projector.start()
   t.teardown(() => projector.stop())
   const receiver = await startReceiver(t)

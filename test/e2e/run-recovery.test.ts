@@ -47,19 +47,12 @@ t.test("the local executor's start-up recovery ends what a previous start of the
     record('cmd_ended', 'SUCCESS', previousBoot('cmd_ended', 1)),
     // Interrupted on its second start already.
     record('cmd_twice', 'PROCESSING', previousBoot('cmd_twice', 2)),
-    // Run and ended under the previous layout, which kept runs in their own collection.
-    record('cmd_previous', 'SUCCESS', {}),
-  ])
-  await db.collection('runs').insertMany([
-    { _id: 'cmd_previous' as never, command_id: 'cmd_previous', attempt: 1, boot_id: 'an-older-boot', state: 'finished', pid: null, work_dir: workDir('cmd_previous', 1), created_at: now },
   ])
   // The work dirs, as warm workers that died with their parent leave them.
   await Promise.all([workDir('cmd_ended', 1), workDir('cmd_twice', 2)].map((dir) => mkdir(join(dir, 'outputs'), { recursive: true })))
 
-  t.equal(await repository.upgradeRunLayout(), 1, "the previous layout's run moved onto its record")
-  t.notOk((await db.listCollections({ name: 'runs' }).toArray()).length, 'and its collection is dropped')
   const executor = new LocalExecutor({
-    db, nats: nc, logger: createLogger('test', 'silent'), dataDir,
+    commands: repository, nats: nc, logger: createLogger('test', 'silent'), dataDir,
     runner: { natsUrl: nats.url, allowPrivateNetworks: false, s3: { endpoint: undefined, bucket: 'b', region: 'us-east-1', forcePathStyle: true }, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', ytdlpPath: 'yt-dlp' },
     now: () => now,
   })
@@ -70,6 +63,5 @@ t.test("the local executor's start-up recovery ends what a previous start of the
   const jsm = await nc.jetstreamManager()
   const failure = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject('cmd_twice') })
   t.match(JSONCodec<StatusEvent>().decode(failure.data), { type: 'FAILED', command_id: 'cmd_twice', error_status: 'INTERRUPTED' }, 'and its command FAILED on its behalf')
-  t.match(await commands.findOne({ _id: 'cmd_previous' }), { run_state: 'ended', run_attempt: 1 }, 'a run of the previous layout keeps guarding its command')
   t.notOk(existsSync(workDir('cmd_ended', 1)) || existsSync(workDir('cmd_twice', 2)), 'the interrupted runs\' work dirs are removed')
 })

@@ -7,13 +7,12 @@ import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import { pino } from 'pino'
 import t from 'tap'
 import { systemSleep, type Sleep } from '../../api/clock.js'
-import { CommandRepository } from '../../api/commands/command-repository.js'
 import { FileProcessor, type FileProcessorOptions } from '../../api/file-processor/file-processor.js'
 import { newPendingFile, type FileDocument } from '../../api/files/file-document.js'
-import { FileRepository } from '../../api/files/file-repository.js'
 import { ManagedStorage, uploadObjectKey } from '../../api/files/managed-storage.js'
 import { resolveTool } from '../../api/executors/tool-paths.js'
 import { createLogger, type Logger } from '../../api/logger.js'
+import { buildRepositories } from '../../api/repositories.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
@@ -34,9 +33,7 @@ async function pendingUpload(api: TestApi, fileId: string, now: Date): Promise<F
 /** A processor that polls only when told to (every hour otherwise). */
 async function startProcessor(t: Teardown, api: TestApi, overrides: Partial<FileProcessorOptions> = {}): Promise<FileProcessor> {
   const processor = new FileProcessor({
-    db: api.db,
-    s3: api.s3,
-    bucket: api.s3Bucket,
+    files: buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), overrides.now).files,
     logger: createLogger('test', 'silent'),
     dataDir: await scratchDir(t),
     ffprobePath: resolveTool('ffprobe'),
@@ -98,7 +95,6 @@ const stored = (api: TestApi, fileId: string) => async () => {
   return file?.status === 'STORED' ? file : null
 }
 
-const collectionExists = async (api: TestApi, name: string) => (await api.db.listCollections({ name }).toArray()).length > 0
 
 t.test('a waiting file is finished on a nudge, without a wait for the poll', async (t) => {
   const api = await startApi(t)
@@ -112,28 +108,6 @@ t.test('a waiting file is finished on a nudge, without a wait for the poll', asy
   t.match(file, { status: 'STORED', storage_url: /^http/, processing_state: 'done', processing_claim: null, processing_attempts: 1 })
 })
 
-t.test("a file the previous version left pending in its queue is adopted at start and finished, and the old queue's collections go", async (t) => {
-  const api = await startApi(t)
-  const at = new Date('2026-03-01T00:00:00Z')
-  await pendingUpload(api, 'file_legacy', at)
-  // The record as the previous version wrote it, with its side queue entry and an expired lease.
-  await api.db.collection<FileDocument>('files').updateOne(
-    { _id: 'file_legacy' },
-    { $unset: { processing_state: '', processing_due_at: '', processing_claim: '', processing_attempts: '' }, $set: { processing: { state: 'pending', kind: 'probe', attempts: 0, due_at: at, claim: null } } },
-  )
-  await api.db.collection('file_queue').insertOne({ _id: 'file_legacy' as never, due_at: at })
-  await api.db.collection('file_leases').insertOne({ _id: 'file_legacy' as never, file_id: 'file_legacy', expires_at: at })
-  t.ok((await collectionExists(api, 'file_queue')) && (await collectionExists(api, 'file_leases')), 'the old collections are there before')
-
-  await startProcessor(t, api)
-  const file = await until('the file stored', stored(api, 'file_legacy'), 10_000)
-  t.match(file, { status: 'STORED', processing_state: 'done' })
-  t.notOk('processing' in file, 'the old sub-document is gone')
-  // The adoption ran before the round that stored the file.
-  t.notOk(await collectionExists(api, 'file_queue'), 'file_queue dropped')
-  t.notOk(await collectionExists(api, 'file_leases'), 'file_leases dropped')
-})
-
 t.test('two processors on one database finish each waiting file exactly once, and take over a file whose holder died when its lease ends', async (t) => {
   const api = await startApi(t)
   let now = Date.parse('2026-03-01T00:00:00Z')
@@ -143,7 +117,7 @@ t.test('two processors on one database finish each waiting file exactly once, an
   await pendingUpload(api, 'file_orphaned', new Date(now - 1_000))
   for (const id of ids) await pendingUpload(api, id, clock())
   // A processor that claims the file and dies before finishing it: nothing but its lease is left.
-  const dead = new FileRepository(api.db, new ManagedStorage(api.s3, api.s3Bucket), new CommandRepository(api.db), clock, () => {})
+  const dead = buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), clock).files
   const deadClaim = await dead.claimProcessing(clock(), LEASE)
   t.equal(deadClaim?.doc._id, 'file_orphaned', 'the dead processor held file_orphaned')
 
@@ -237,7 +211,7 @@ t.test('a download that outlasts the lease keeps its file: the processor extends
 
   // Past the first lease's end, another processor finds the file held.
   now = start + LEASE + 1
-  const other = new FileRepository(api.db, new ManagedStorage(api.s3, api.s3Bucket), new CommandRepository(api.db), clock, () => {})
+  const other = buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), clock).files
   t.equal(await other.claimProcessing(clock(), LEASE), null, 'not taken over')
 
   source.release()

@@ -62,7 +62,7 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   // API side: its own NATS connection, projector, and the dispatcher creating MediaCommands.
   const apiNats = await connect({ servers: nats.url, name: 'ffkube-api-test' })
   t.teardown(() => apiNats.drain())
-  const projector = new StatusProjector({ nats: apiNats, db: api.db, s3: s3Client, bucket: s3.bucket, logger })
+  const projector = new StatusProjector({ nats: apiNats, commands: api.app.commands, files: api.app.files, logger })
   await projector.start()
   t.teardown(() => projector.stop())
   const logs = new LogProjector({ nats: apiNats, db: api.db, logger })
@@ -75,17 +75,17 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
     namespace,
     destinationCredentials: async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null),
   })
-  const dispatcher = new Dispatcher({ db: api.db, executor, logger, pollIntervalMs: 200 })
+  const dispatcher = new Dispatcher({ commands: api.app.commands, executor, logger, pollIntervalMs: 200 })
   nudge.dispatcher = dispatcher
   dispatcher.start()
   t.teardown(() => dispatcher.stop())
   // As the worker runs it: a cancel marks the MediaCommand, the operator stops its Job.
-  const canceller = new Canceller({ db: api.db, nats: apiNats, executor, logger, pollIntervalMs: 200 })
+  const canceller = new Canceller({ commands: api.app.commands, nats: apiNats, executor, logger, pollIntervalMs: 200 })
   nudge.canceller = canceller
   canceller.start()
   t.teardown(() => canceller.stop())
   // As the worker runs it: uploads become STORED with a storage_url.
-  const files = new FileProcessor({ db: api.db, s3: s3Client, bucket: s3.bucket, logger, dataDir: dir, ffprobePath: toolPath('ffprobe'), allowPrivateNetworks: true })
+  const files = new FileProcessor({ files: api.app.files, logger, dataDir: dir, ffprobePath: toolPath('ffprobe'), allowPrivateNetworks: true })
   nudge.files = files
   files.start()
   t.teardown(() => files.stop())

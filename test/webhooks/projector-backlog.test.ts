@@ -28,7 +28,7 @@ t.test('a backlog of one command\'s progress events, met by a starting projector
     const event = { ...body, command_id: commandId, event_id: statusEventId(commandId, body), emitted_at: new Date().toISOString() }
     await js.publish(statusSubject(commandId), codec.encode(event), { msgID: event.event_id })
   }
-  const projector = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const projector = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await projector.start()
   t.teardown(() => projector.stop())
   const commands = world.api.db.collection<{ _id: string; status: string; progress: number | null; processing_stage: string | null }>('commands')

@@ -116,7 +116,7 @@ t.test('a backlog of many commands\' events ends with each record as one write p
       published += 1
     }
   }
-  const projector = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const projector = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await projector.start()
   t.teardown(() => projector.stop())
   await allAcknowledged(world.nc)
@@ -139,7 +139,7 @@ t.test('a failure between the terminal write and its acknowledgement replays the
   const commandId = await world.submit(api_key)
   const commands = world.api.db.collection<CommandDocument>('commands')
   const jsm = await world.nc.jetstreamManager()
-  const first = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const first = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await first.start()
   // Without its stream the completion event cannot be published: the record is written, the event stays unacknowledged.
   await jsm.streams.delete(COMPLETION_STREAM)
@@ -157,7 +157,7 @@ t.test('a failure between the terminal write and its acknowledgement replays the
 
   // A new process, as after a crash: the replay finds the record terminal, announces it, and only then acknowledges.
   await ensureStream(world.nc, COMPLETION_STREAM_DEFINITION)
-  const second = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const second = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await second.start()
   t.teardown(() => second.stop())
   await until('the completion event', async () => (await completions(world.nc))[completionSubject(commandId)] === 1, 20_000)

@@ -12,7 +12,8 @@ import type { CommandStatus } from '../../contracts/command-types.js'
 import { COMPLETION_STREAM, completionSubject } from '../../contracts/completion-events.js'
 import { STATUS_STREAM, statusEventId, statusSubject, type OutputFileResult, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
 import { createLogger } from '../../api/logger.js'
-import { StatusProjector, type YieldPoint } from '../../api/projector/status-projector.js'
+import { StatusProjector } from '../../api/projector/status-projector.js'
+import { interleaved, type Around } from '../harness/interleaved.js'
 import { seededRandom } from '../harness/random.js'
 import { startWorld, until, type World } from './world.js'
 
@@ -20,6 +21,19 @@ const codec = JSONCodec()
 const DURABLE = 'ffkube-status-projector'
 const SEEDS = 20
 const COMMANDS_PER_SEED = 4
+
+/** Where a round stops for the scheduler: before it reads the record, and before each conditional write. */
+type YieldPoint = (step: 'read' | 'write', commandId: string) => Promise<void>
+
+/** The repository a replica's rounds read and write through, stopping at its yield points. */
+function stoppingAt(world: World, yieldPoint: YieldPoint) {
+  const around: Around = async (step, work, args) => {
+    if (step === 'findForProjection') await yieldPoint('read', args[0] as string)
+    if (step === 'writeProjection') await yieldPoint('write', (args[0] as { _id: string })._id)
+    return work()
+  }
+  return interleaved(world.api.app.commands, around)
+}
 
 /** A round stopped at a yield point, waiting for the scheduler. */
 interface Held {
@@ -161,13 +175,11 @@ async function runSeed(t: Test, world: World, apiKey: string, seed: number): Pro
   const projectors = ['a', 'b'].map((name) => {
     const projector: StatusProjector = new StatusProjector({
       nats: world.nc,
-      db: world.api.db,
-      s3: world.api.s3,
-      bucket: world.api.s3Bucket,
+      commands: stoppingAt(world, scheduler.replica(name, () => projector.busy)),
+      files: world.api.app.files,
       logger: createLogger('test', 'silent'),
       // The world's clock stands still: every write of a round shares one millisecond.
       now: world.time.clock,
-      yieldPoint: scheduler.replica(name, () => projector.busy),
     })
     return projector
   })

@@ -1,6 +1,6 @@
 import t from 'tap'
-import type { SendResult, Sender } from '../../api/webhook-delivery/send-webhook.js'
-import { WebhookSender } from '../../api/webhook-delivery/send-webhook.js'
+import type { SendResult, Sender } from '../../api/webhook-delivery/webhook-sender.js'
+import { WebhookSender } from '../../api/webhook-delivery/webhook-sender.js'
 import type { WebhookRequest } from '../../api/webhook-delivery/webhook-request.js'
 import { startReceiver, startWorld, timesEachAttempt, until } from './world.js'
 

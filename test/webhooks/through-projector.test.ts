@@ -10,7 +10,7 @@ t.test('a runner\'s FAILED event, through the real status projector, ends as one
   const receiver = await startReceiver(t)
   const { api_key } = await world.api.createAccount('free')
   await world.putWebhook(api_key, { url: receiver.url, secret: 'through' })
-  const projector = new StatusProjector({ nats: world.nc, db: world.api.db, s3: world.api.s3, bucket: world.api.s3Bucket, logger: createLogger('test', 'silent') })
+  const projector = new StatusProjector({ nats: world.nc, commands: world.api.app.commands, files: world.api.app.files, logger: createLogger('test', 'silent') })
   await projector.start()
   t.teardown(() => projector.stop())
   await world.deliverer()

@@ -14,7 +14,7 @@ import { WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhoo
 import { eventually } from '../harness/eventually.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
 import { DELIVERER_CONSUMER } from '../../api/webhook-delivery/completion-consumer.js'
-import { Deliveries } from '../../api/webhook-delivery/deliveries.js'
+import { Deliveries } from '../../api/webhook-delivery/delivery-repository.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -146,6 +146,7 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
     async deliverer(overrides = {}) {
       const deliverer = new WebhookDeliverer({
         db: api.db,
+        commands: api.app.commands,
         nats: nc,
         configs: api.app.webhookConfigs,
         logger: createLogger('test', 'silent'),

@@ -22,8 +22,8 @@ export async function fetchPhase(spec: CommandSpec, context: PhaseContext): Prom
 async function fetchFfmpegInputs(spec: CommandSpec, { deps, progress }: PhaseContext): Promise<Fetched> {
   // The policy runs before any byte is fetched: a refused command costs nothing.
   const folder = Boolean(spec.inputCompressedFolder)
-  const plan = planFfmpegCommands(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
-  if (!plan.ok && !deps.unsafeDisableFfmpegPolicyForTests) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
+  const plan = (deps.ffmpegPlanner ?? planFfmpegCommands)(spec.ffmpegCommands, { mode: 'ffmpeg', inputs: inputPathsFor(spec.inputFiles), outputs: spec.outputFiles, folder })
+  if (!plan.ok) throw new RunnerFailure('INVALID_COMMAND', plan.violation.message)
   progress.stage('FETCHING')
   const config = deps.config
   const options = { ...guardOptions(deps), maxBytes: config.inputMaxBytes, timeoutMs: config.inputTimeoutMs }

@@ -31,7 +31,7 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   const { deps, progress } = context
   await mkdir(join(deps.workDir, 'outputs'), { recursive: true })
   // The policy runs again here: the run phase trusts no earlier process's verdict.
-  const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
+  const plan = planCommand(spec, fetched, deps.ffmpegPlanner)
   const files = producedFiles(spec, fetched, plan.folders)
   const folders = files.filter((file) => file.main !== null)
   // ffmpeg's muxers create no directory for their output: each folder output's is made here.

@@ -25,7 +25,7 @@ import type { UploadTarget } from './upload-target.js'
 
 /** `earlier`: what one process running every phase stored while ffmpeg ran (pre-uploads.ts). */
 export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunOutcome, { deps, progress }: PhaseContext, earlier: EarlierUploads | null = null): Promise<SuccessBody> {
-  const plan = planCommand(spec, fetched, deps.unsafeDisableFfmpegPolicyForTests === true)
+  const plan = planCommand(spec, fetched, deps.ffmpegPlanner)
   const collected = await collectOutputs(deps.workDir, producedFiles(spec, fetched, plan.folders), maxOutputFiles(spec))
   progress.stage('UPLOADING')
   const outputFiles = await uploadOutputFiles(collected, ran.metas, {

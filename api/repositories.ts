@@ -1,0 +1,28 @@
+import type { Db } from 'mongodb'
+import { systemClock, type Clock } from './clock.js'
+import { CommandRepository } from './commands/command-repository.js'
+import { FileRepository } from './files/file-repository.js'
+import { ManagedStorage } from './files/managed-storage.js'
+import type { Connections } from './connections.js'
+
+/**
+ * The repositories the worker and deliverer roles of one process share: built
+ * once, at the composition root (api/main.ts), and handed to each part that
+ * reads or writes their collections. Tests build them the same way, and may
+ * wrap them to stage a race from the outside (test/harness/interleaved.ts).
+ */
+export interface Repositories {
+  commands: CommandRepository
+  files: FileRepository
+}
+
+export function buildRepositories(db: Db, storage: ManagedStorage, now: Clock = systemClock): Repositories {
+  const commands = new CommandRepository(db)
+  // Nobody here records a file waiting for the processor (the API does): nothing to nudge.
+  return { commands, files: new FileRepository(db, storage, commands, now, () => {}) }
+}
+
+/** The repositories over a process's connections. */
+export function repositoriesOf(connections: Pick<Connections, 'db' | 's3' | 's3Bucket'>): Repositories {
+  return buildRepositories(connections.db, new ManagedStorage(connections.s3, connections.s3Bucket))
+}
