@@ -36,6 +36,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.j
 import { storageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
+import { usageRoutes } from './usage/routes.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
@@ -135,6 +136,7 @@ export const appPlugin = fp(
         await v1.register(commandLogRoutes)
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
+        await v1.register(usageRoutes, { now: clock })
       },
       { prefix: '/api/v1' },
     )

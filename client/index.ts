@@ -63,6 +63,8 @@ export type StoredFile = ResponseBody<'/api/v1/files/{fileId}', 'get'>
 export type Preset = ResponseBody<'/api/v1/presets/{presetId}', 'get'>
 /** GET /api/v1/webhook-config. */
 export type WebhookConfig = ResponseBody<'/api/v1/webhook-config', 'get'>
+/** GET /api/v1/usage: commands, seconds and managed storage by UTC day. */
+export type Usage = ResponseBody<'/api/v1/usage', 'get'>
 /** The body of a completion webhook (verify the raw bytes before you parse them: docs/api/webhooks.md). */
 export type CompletionWebhook = webhooks['commandCompleted']['post']['requestBody']['content']['application/json']
 /** The spec's ErrorResponse, `{ error, message }`, as every 4xx states it. */

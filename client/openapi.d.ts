@@ -5102,6 +5102,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's usage by UTC day
+         * @description Commands by the day they were submitted, with the seconds they ran; bytes and files in managed storage at the end of each day.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description UTC days, ending with today */
+                    days: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description midnight UTC of the first day
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description now
+                             */
+                            to: string;
+                            days: number;
+                            totals: {
+                                /** @description commands submitted */
+                                commands: number;
+                                /** @description of them, SUCCESS by now */
+                                commands_succeeded: number;
+                                /** @description of them, FAILED by now */
+                                commands_failed: number;
+                                /** @description sum of their ffmpeg_command_run_seconds */
+                                ffmpeg_seconds: number;
+                                /** @description sum of their total_processing_seconds */
+                                total_seconds: number;
+                            };
+                            by_day: {
+                                /**
+                                 * Format: date
+                                 * @description the UTC day
+                                 */
+                                date: string;
+                                /** @description commands submitted */
+                                commands: number;
+                                /** @description of them, SUCCESS by now */
+                                commands_succeeded: number;
+                                /** @description of them, FAILED by now */
+                                commands_failed: number;
+                                /** @description sum of their ffmpeg_command_run_seconds */
+                                ffmpeg_seconds: number;
+                                /** @description sum of their total_processing_seconds */
+                                total_seconds: number;
+                                /** @description bytes in managed storage at the day's end (now, for today): uploads and outputs; customer buckets not counted */
+                                bytes_stored: number;
+                                files_stored: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     commandCompleted: {

@@ -7,6 +7,7 @@ import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
+import type { CommandUsageRow } from '../usage/usage-report.js'
 
 /** Read and written here alone: every other part asks this repository. */
 const COMMANDS_COLLECTION = 'commands'
@@ -134,25 +135,14 @@ export class CommandRepository {
   }
 
   /**
-   * The account's commands submitted since `since`, counted by status, with
-   * their summed processing and FFmpeg seconds (the console's usage page).
-   * Summed while read, not in a $group (api/store-compatibility.ts).
-   * Three fields a record, over the account's index range.
+   * The account's commands submitted since `since`, four fields each, over
+   * the account's index range (usage: api/usage/, the console's usage page).
+   * Summed by the caller, not in a $group (api/store-compatibility.ts).
    */
-  async usageSince(accountId: string, since: Date): Promise<Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>> {
-    const usage = new Map<CommandStatus, { count: number; processingSeconds: number; ffmpegSeconds: number }>()
-    const cursor = this.#commands.find(
-      { account_id: accountId, created_at: { $gte: since } },
-      { projection: { _id: 0, status: 1, total_processing_seconds: 1, ffmpeg_command_run_seconds: 1 } },
-    )
-    for await (const doc of cursor) {
-      const entry = usage.get(doc.status) ?? { count: 0, processingSeconds: 0, ffmpegSeconds: 0 }
-      entry.count += 1
-      entry.processingSeconds += doc.total_processing_seconds ?? 0
-      entry.ffmpegSeconds += doc.ffmpeg_command_run_seconds ?? 0
-      usage.set(doc.status, entry)
-    }
-    return usage
+  async usageRowsSince(accountId: string, since: Date): Promise<CommandUsageRow[]> {
+    return this.#commands
+      .find({ account_id: accountId, created_at: { $gte: since } }, { projection: { _id: 0, created_at: 1, status: 1, total_processing_seconds: 1, ffmpeg_command_run_seconds: 1 } })
+      .toArray()
   }
 
   /** Marks one managed output deleted in the command's result, with its `files` as they are now (no storage_url); true when it changed. */

@@ -21,26 +21,27 @@ export const consoleUsageRoutes: FastifyPluginAsyncTypebox<{ consoleAuth: Consol
       const accountId = request.consoleCaller.account.id
       const to = now()
       const from = new Date(to.getTime() - USAGE_DAYS * 24 * 60 * 60_000)
-      const [groups, stored] = await Promise.all([app.commands.usageSince(accountId, from), app.files.storedSince(accountId, from)])
+      const [commands, files] = await Promise.all([app.commands.usageRowsSince(accountId, from), app.files.storedRowsSince(accountId, from)])
       const byStatus = Object.fromEntries(COMMAND_STATUSES.map((status) => [status, 0])) as Record<(typeof COMMAND_STATUSES)[number], number>
       let processing = 0
       let ffmpeg = 0
-      let total = 0
-      for (const [status, group] of groups) {
-        byStatus[status] += group.count
-        total += group.count
-        processing += group.processingSeconds
-        ffmpeg += group.ffmpegSeconds
+      for (const command of commands) {
+        byStatus[command.status] += 1
+        processing += command.total_processing_seconds ?? 0
+        ffmpeg += command.ffmpeg_command_run_seconds ?? 0
       }
+      // Stored now, of the files stored in the window.
+      const stored = files.filter((file) => file.deleted_at === null && file.created_at >= from)
+      const megabytes = stored.reduce((sum, file) => sum + (file.size_mbytes ?? 0), 0)
       return {
         from: from.toISOString(),
         to: to.toISOString(),
         days: USAGE_DAYS,
-        commands: { total, by_status: byStatus },
+        commands: { total: commands.length, by_status: byStatus },
         processing_seconds: Math.round(processing * 1000) / 1000,
         ffmpeg_run_seconds: Math.round(ffmpeg * 1000) / 1000,
-        bytes_stored: Math.round(stored.megabytes * BYTES_PER_MB),
-        files_stored: stored.files,
+        bytes_stored: Math.round(megabytes * BYTES_PER_MB),
+        files_stored: stored.length,
       }
     },
   )

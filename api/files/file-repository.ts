@@ -16,6 +16,7 @@ import { outputFileDocument, outputFileId, outputMembers, outputStorageUrl } fro
 import { writePlayback } from './playback.js'
 import { PresignedGets } from './presigned-gets.js'
 import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
+import type { StoredFileRow } from '../usage/usage-report.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -150,22 +151,17 @@ export class FileRepository {
   }
 
   /**
-   * How many of the account's files created since `since` are in managed
-   * storage now, and their size in MB (the console's usage page). Summed
-   * while read, not in a $group (api/store-compatibility.ts).
+   * The account's managed files that were in storage at some time since
+   * `since`: still there, or deleted since (usage: api/usage/, the console's
+   * usage page). Summed by the caller, not in a $group (api/store-compatibility.ts).
    */
-  async storedSince(accountId: string, since: Date): Promise<{ files: number; megabytes: number }> {
-    const cursor = this.#files.find(
-      { account_id: accountId, is_deleted: false, created_at: { $gte: since }, status: 'STORED', storage_location: 'INTERNAL' },
-      { projection: { _id: 0, size_mbytes: 1 } },
-    )
-    let files = 0
-    let megabytes = 0
-    for await (const doc of cursor) {
-      files += 1
-      megabytes += doc.size_mbytes ?? 0
-    }
-    return { files, megabytes }
+  async storedRowsSince(accountId: string, since: Date): Promise<StoredFileRow[]> {
+    return this.#files
+      .find(
+        { account_id: accountId, storage_location: 'INTERNAL', status: 'STORED', $or: [{ is_deleted: false }, { deleted_at: { $gte: since } }] },
+        { projection: { _id: 0, created_at: 1, deleted_at: 1, size_mbytes: 1 } },
+      )
+      .toArray()
   }
 
   /**

@@ -85,7 +85,7 @@ t.test('usage over the last 30 days', async (t) => {
   // The status projector's writes, as a finished run leaves them.
   await api.db.collection('commands').updateOne({ _id: ids[0] }, { $set: { status: 'SUCCESS', total_processing_seconds: 4.5, ffmpeg_command_run_seconds: 3 } })
   await api.db.collection('files').insertOne({
-    _id: 'file_usage', account_id: account.account_id, command_id: ids[0], status: 'STORED', storage_location: 'INTERNAL', is_deleted: false, size_mbytes: 2, created_at: now,
+    _id: 'file_usage', account_id: account.account_id, command_id: ids[0], status: 'STORED', storage_location: 'INTERNAL', is_deleted: false, deleted_at: null, size_mbytes: 2, created_at: now,
   } as never)
 
   const usage = await session.request('GET', '/console/api/usage')

@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Clock } from '../clock.js'
+import { errorResponses } from '../errors/error-response.js'
+import { usageByDay, usageWindowStart } from './usage-report.js'
+import { UsageQuery, UsageResponse } from './schemas.js'
+
+/** GET /usage: the account's commands, processing seconds and managed storage, by UTC day. */
+export const usageRoutes: FastifyPluginAsyncTypebox<{ now: Clock }> = async (app, { now }) => {
+  app.get(
+    '/usage',
+    {
+      schema: {
+        tags: ['account'],
+        summary: "The account's usage by UTC day",
+        description: 'Commands by the day they were submitted, with the seconds they ran; bytes and files in managed storage at the end of each day.',
+        querystring: UsageQuery,
+        response: { 200: UsageResponse, ...errorResponses(400) },
+      },
+    },
+    async (request) => {
+      const at = now()
+      const since = usageWindowStart(at, request.query.days)
+      const accountId = request.account.id
+      const [commands, files] = await Promise.all([app.commands.usageRowsSince(accountId, since), app.files.storedRowsSince(accountId, since)])
+      return usageByDay({ now: at, days: request.query.days, commands, files })
+    },
+  )
+}

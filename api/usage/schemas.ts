@@ -1,0 +1,33 @@
+import { Type, type Static } from 'typebox'
+
+export const UsageQuery = Type.Object(
+  { days: Type.Integer({ minimum: 1, maximum: 366, default: 30, description: 'UTC days, ending with today' }) },
+  { additionalProperties: false },
+)
+export type UsageQuery = Static<typeof UsageQuery>
+
+const Counts = {
+  commands: Type.Integer({ minimum: 0, description: 'commands submitted' }),
+  commands_succeeded: Type.Integer({ minimum: 0, description: 'of them, SUCCESS by now' }),
+  commands_failed: Type.Integer({ minimum: 0, description: 'of them, FAILED by now' }),
+  ffmpeg_seconds: Type.Number({ minimum: 0, description: 'sum of their ffmpeg_command_run_seconds' }),
+  total_seconds: Type.Number({ minimum: 0, description: 'sum of their total_processing_seconds' }),
+}
+
+export const UsageResponse = Type.Object(
+  {
+    from: Type.String({ format: 'date-time', description: 'midnight UTC of the first day' }),
+    to: Type.String({ format: 'date-time', description: 'now' }),
+    days: Type.Integer({ minimum: 1 }),
+    totals: Type.Object(Counts),
+    by_day: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date', description: 'the UTC day' }),
+        ...Counts,
+        bytes_stored: Type.Integer({ minimum: 0, description: "bytes in managed storage at the day's end (now, for today): uploads and outputs; customer buckets not counted" }),
+        files_stored: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+  },
+  { title: 'Usage' },
+)
