@@ -5115,9 +5115,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    /** @description UTC days, ending with today */
-                    days: number;
+                query?: {
+                    /** @description UTC days, ending with today (default 30) */
+                    days?: number;
                 };
                 header?: never;
                 path?: never;

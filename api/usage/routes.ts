@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Clock } from '../clock.js'
 import { errorResponses } from '../errors/error-response.js'
 import { usageByDay, usageWindowStart } from './usage-report.js'
-import { UsageQuery, UsageResponse } from './schemas.js'
+import { DEFAULT_USAGE_DAYS, UsageQuery, UsageResponse } from './schemas.js'
 
 /** GET /usage: the account's commands, processing seconds and managed storage, by UTC day. */
 export const usageRoutes: FastifyPluginAsyncTypebox<{ now: Clock }> = async (app, { now }) => {
@@ -19,10 +19,11 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ now: Clock }> = async (app
     },
     async (request) => {
       const at = now()
-      const since = usageWindowStart(at, request.query.days)
+      const days = request.query.days ?? DEFAULT_USAGE_DAYS
+      const since = usageWindowStart(at, days)
       const accountId = request.account.id
       const [commands, files] = await Promise.all([app.commands.usageRowsSince(accountId, since), app.files.storedRowsSince(accountId, since)])
-      return usageByDay({ now: at, days: request.query.days, commands, files })
+      return usageByDay({ now: at, days, commands, files })
     },
   )
 }

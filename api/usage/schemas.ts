@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox'
 
+export const DEFAULT_USAGE_DAYS = 30
+
 export const UsageQuery = Type.Object(
-  { days: Type.Integer({ minimum: 1, maximum: 366, default: 30, description: 'UTC days, ending with today' }) },
+  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, default: DEFAULT_USAGE_DAYS, description: 'UTC days, ending with today (default 30)' })) },
   { additionalProperties: false },
 )
 export type UsageQuery = Static<typeof UsageQuery>

@@ -44,6 +44,9 @@ t.test('GET /usage counts a real command\'s seconds and the bytes in managed sto
   t.equal(after.by_day.at(-1).files_stored, 1, 'a deleted upload is no longer stored')
   t.ok(Math.abs(after.by_day.at(-1).bytes_stored - bytesOf(done.output_files.out_a)) <= 1)
 
+  const byDefault = (await api.request('GET', '/usage')).body
+  t.equal(byDefault.days, 30, 'without days: the last 30')
+  t.equal(byDefault.by_day.length, 30)
   for (const days of ['0', '367', 'x', '1.5']) {
     const refused = await api.request('GET', `/usage?days=${days}`)
     t.equal(refused.status, 400, `days=${days}`)
