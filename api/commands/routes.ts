@@ -32,16 +32,24 @@ async function requireVideoDownloads(request: FastifyRequest): Promise<void> {
   }
 }
 
-/** The command endpoints: five ways to submit, get, list, and delete a command's outputs. */
-export const commandRoutes: FastifyPluginAsyncTypebox<{
+/** What app.ts gives the command routes. */
+interface CommandRoutesOptions {
   ytdlpAvailable?: (() => boolean) | undefined
   /** run-ffmpeg-command's argument policy (AppOptions.ffmpegPlanner). */
   ffmpegPlanner?: FfmpegPlanner | undefined
   now?: Clock | undefined
   /** The in-process canceller's nudge (a canceller in another process polls). */
   onCancelRequested?: (() => void) | undefined
-}> = async (app, options) => {
-  const now = options.now ?? systemClock
+}
+
+/** The command endpoints: five ways to submit, then get, list, cancel, and delete a command's outputs. */
+export const commandRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app, options) => {
+  await submitRoutes(app, options)
+  await acceptedCommandRoutes(app, options)
+}
+
+/** The five ways to submit: each drafts its body and hands the drafts to the submission. */
+const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app, options) => {
   const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
   // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
   const requireYtdlp = async (request: FastifyRequest) => {
@@ -98,6 +106,12 @@ export const commandRoutes: FastifyPluginAsyncTypebox<{
       return { command_id: commandId! }
     },
   )
+
+}
+
+/** A command once accepted: read it, list them, cancel it, delete its managed outputs. */
+const acceptedCommandRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app, options) => {
+  const now = options.now ?? systemClock
 
   app.get(
     '/commands/:commandId',

@@ -69,7 +69,7 @@ export function requireConsoleSession(consoleAuth: ConsoleAuth) {
 
 /** Sign-in with an API key or a one-time link, the current session, and sign-out. */
 export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (app, options) => {
-  const { consoleAuth, sessions, signInLinks, signInThrottle, rateLimits, now } = options
+  const { sessions, signInLinks, signInThrottle, rateLimits, now } = options
 
   /** Sign-ins are POSTs with a JSON body from this site only: a page elsewhere cannot sign a visitor in to its own account. */
   const refuseCrossSite = async (request: FastifyRequest) => {
@@ -128,27 +128,30 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions
     },
   )
 
-  await app.register(async (signedIn) => {
-    signedIn.addHook('onRequest', requireConsoleSession(consoleAuth))
+  await app.register(signedInSessionRoutes, options)
+}
 
-    signedIn.get(
-      '/session',
-      { schema: { summary: 'The signed-in account, its plan and rate limit, and the CSRF token', tags, security: sessionCookieSecurity, response: { 200: ConsoleSessionResponse, ...errorResponses(401, 403) } } },
-      async (request) => {
-        const { accountDoc, session, sessionId } = request.consoleCaller
-        return sessionResponse(accountDoc, session, sessionId, rateLimits)
-      },
-    )
+/** The current session and sign-out, in a scope that requires a session. */
+const signedInSessionRoutes: FastifyPluginAsyncTypebox<ConsoleRouteOptions> = async (signedIn, { consoleAuth, sessions, rateLimits }) => {
+  signedIn.addHook('onRequest', requireConsoleSession(consoleAuth))
 
-    signedIn.delete(
-      '/session',
-      { schema: { summary: 'Sign out: ends the session and clears its cookie', tags, security: sessionCookieSecurity, response: { 200: SignOutResponse, ...errorResponses(401, 403) } } },
-      async (request, reply) => {
-        await sessions.end(request.consoleCaller.sessionId)
-        clearSessionCookie(request, reply)
-        request.log.info({ account_id: request.consoleCaller.account.id }, 'console sign-out')
-        return { signed_out: true as const }
-      },
-    )
-  })
+  signedIn.get(
+    '/session',
+    { schema: { summary: 'The signed-in account, its plan and rate limit, and the CSRF token', tags, security: sessionCookieSecurity, response: { 200: ConsoleSessionResponse, ...errorResponses(401, 403) } } },
+    async (request) => {
+      const { accountDoc, session, sessionId } = request.consoleCaller
+      return sessionResponse(accountDoc, session, sessionId, rateLimits)
+    },
+  )
+
+  signedIn.delete(
+    '/session',
+    { schema: { summary: 'Sign out: ends the session and clears its cookie', tags, security: sessionCookieSecurity, response: { 200: SignOutResponse, ...errorResponses(401, 403) } } },
+    async (request, reply) => {
+      await sessions.end(request.consoleCaller.sessionId)
+      clearSessionCookie(request, reply)
+      request.log.info({ account_id: request.consoleCaller.account.id }, 'console sign-out')
+      return { signed_out: true as const }
+    },
+  )
 }

@@ -40,52 +40,8 @@ function malformedMultipart(error: unknown): ValidationError {
 export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> = async (app, options) => {
   const now = options.now ?? systemClock
 
-  // Upload in its own scope: multipart parsing and a catch-all parser (so any other
-  // content type reaches the handler and gets the spec's 422, not Fastify's 415) stay here.
-  await app.register(async (scope) => {
-    await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
-
-    scope.post(
-      '/files/upload',
-      { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse, ...errorResponses(422) } }, config: { documentedBody: UploadForm } },
-      async (request) => {
-      if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
-      const part = await request.file().catch((error: unknown) => {
-        throw malformedMultipart(error)
-      })
-      if (!part) throw new ValidationError('file: the multipart form has no "file" field')
-      if (part.fieldname !== 'file') {
-        part.file.resume()
-        throw new ValidationError(`file: the file must be sent in the "file" field, not "${part.fieldname}"`)
-      }
-      const fileId = newId('file')
-      const filename = safeFilename(part.filename, 'upload')
-      const key = uploadObjectKey(request.account.id, fileId, filename)
-      try {
-        await app.files.storage.upload(key, part.file, part.mimetype || null)
-      } catch (error) {
-        // The parser ends the part's stream with an error when the body breaks off or is malformed: the client's fault.
-        if (!part.file.errored) throw error
-        await app.files.storage.delete(key).catch(() => undefined)
-        throw malformedMultipart(part.file.errored)
-      }
-      if (part.file.truncated) {
-        await app.files.storage.delete(key)
-        throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
-      }
-      // Bytes first, then the record: a crash in between leaves an unreferenced object, never a record without bytes.
-      await app.files.insertPending(
-        newPendingFile(
-          { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
-          now(),
-        ),
-      )
-      request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
-      return { file_id: fileId }
-    },
-    )
-  })
+  // Upload in its own scope: multipart parsing and a catch-all parser stay there.
+  await app.register(uploadRoute, { now })
 
   app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 422) } } }, async (request) => {
     const { file_url } = request.body
@@ -124,4 +80,54 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     if (!(await app.files.deleteManaged(file, request.log))) throw new NotFoundError(`fileId: no file ${fileId} (already deleted)`)
     return { deleted: true, file_id: fileId }
   })
+}
+
+/**
+ * POST /files/upload, in a scope of its own: multipart parsing and a
+ * catch-all parser (so any other content type reaches the handler and gets
+ * the spec's 422, not Fastify's 415) apply to it alone.
+ */
+const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { now }) => {
+  await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
+  scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+
+  scope.post(
+    '/files/upload',
+    { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse, ...errorResponses(422) } }, config: { documentedBody: UploadForm } },
+    async (request) => {
+      if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
+      const part = await request.file().catch((error: unknown) => {
+        throw malformedMultipart(error)
+      })
+      if (!part) throw new ValidationError('file: the multipart form has no "file" field')
+      if (part.fieldname !== 'file') {
+        part.file.resume()
+        throw new ValidationError(`file: the file must be sent in the "file" field, not "${part.fieldname}"`)
+      }
+      const fileId = newId('file')
+      const filename = safeFilename(part.filename, 'upload')
+      const key = uploadObjectKey(request.account.id, fileId, filename)
+      try {
+        await scope.files.storage.upload(key, part.file, part.mimetype || null)
+      } catch (error) {
+        // The parser ends the part's stream with an error when the body breaks off or is malformed: the client's fault.
+        if (!part.file.errored) throw error
+        await scope.files.storage.delete(key).catch(() => undefined)
+        throw malformedMultipart(part.file.errored)
+      }
+      if (part.file.truncated) {
+        await scope.files.storage.delete(key)
+        throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
+      }
+      // Bytes first, then the record: a crash in between leaves an unreferenced object, never a record without bytes.
+      await scope.files.insertPending(
+        newPendingFile(
+          { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
+          now(),
+        ),
+      )
+      request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
+      return { file_id: fileId }
+    },
+  )
 }
