@@ -18,7 +18,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -313,6 +313,8 @@ async function main(): Promise<void> {
   const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
   const sizes = values.stored.split(',').map(Number)
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new Error('--stored is a comma-separated list of whole numbers')
+  // The machine is shared: the figures mean little without the load they were taken under.
+  const loadAtStart = loadavg()
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
   const stops: (() => Promise<void>)[] = []
   try {
@@ -364,6 +366,8 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`${lines.join('\n')}\n`)
     process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; ${described}.\n`)
+    const load = (l: number[]) => l.map((n) => n.toFixed(2)).join(', ')
+    process.stdout.write(`Load average (1, 5, 15 min): ${load(loadAtStart)} at the start, ${load(loadavg())} at the end.\n`)
   } finally {
     agent.destroy()
     for (const stop of stops) await stop()
