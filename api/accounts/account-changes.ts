@@ -116,7 +116,10 @@ export class AccountChanges {
     })
     // The subscription is on the server before anything is cached on the strength of it.
     await nats.flush()
-    void this.#followStatus(nats)
+    this.#followStatus(nats).catch((error: unknown) => {
+      this.#log.warn({ err: error }, 'stopped following the NATS connection; nothing is cached from now on')
+      for (const listener of this.#listeners) listener.feedLost()
+    })
   }
 
   async #followStatus(nats: NatsConnection): Promise<void> {
@@ -132,5 +135,7 @@ export class AccountChanges {
         if (restored) for (const listener of this.#listeners) listener.feedRestored()
       }
     }
+    // The connection is closed for good (it gave up reconnecting): no change will be heard again.
+    for (const listener of this.#listeners) listener.feedLost()
   }
 }

@@ -117,9 +117,10 @@ export class ReplicatedCounts {
     let initialized!: () => void
     const ready = new Promise<void>((resolve) => (initialized = resolve))
     this.#watch = await this.#kv.watch({ key: '>', initializedFn: () => initialized() })
+    const watch = this.#watch
     void (async () => {
-      for await (const entry of this.#watch!) this.#heard(entry)
-    })()
+      for await (const entry of watch) this.#heard(entry)
+    })().catch((error: unknown) => this.#log.warn({ err: error }, 'stopped hearing the other replicas\' request counts; this one still admits at most the limit'))
     const waited = setTimeout(initialized, INITIAL_COUNTS_WAIT_MS)
     await ready
     clearTimeout(waited)
