@@ -4,8 +4,10 @@ import type { S3Client } from '@aws-sdk/client-s3'
 import type { Db } from 'mongodb'
 import type { NatsConnection } from 'nats'
 import type { FfmpegPlanner } from '../contracts/ffmpeg-plan.js'
+import { AccountChanges } from './accounts/account-changes.js'
 import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
+import { KeyCache } from './accounts/key-cache.js'
 import type { SecretBox } from './crypto/secret-box.js'
 import { ConsoleAuth } from './console/console-auth.js'
 import { consolePlugin } from './console/console-plugin.js'
@@ -98,9 +100,13 @@ export const appPlugin = fp(
     const clock = deps.clock ?? systemClock
     const allowPrivateNetworks = deps.allowPrivateNetworks ?? false
 
-    const accounts = new AccountRepository(deps.db, deps.secretBox)
+    const accountChanges = await AccountChanges.open(deps.nats, app.log)
+    app.addHook('onClose', () => accountChanges.close())
+    const accounts = new AccountRepository(deps.db, deps.secretBox, accountChanges)
     await accounts.ensureIndexes()
     app.decorate('accounts', accounts)
+    const keys = new KeyCache((apiKey) => accounts.authenticate(apiKey), { now: clock })
+    accountChanges.listen(keys)
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
@@ -119,7 +125,7 @@ export const appPlugin = fp(
     await app.register(
       async (v1) => {
         // X-API-KEY, or the console's session cookie (with its CSRF token on a change).
-        await v1.register(authentication, { accounts, consoleAuth })
+        await v1.register(authentication, { keys, consoleAuth })
         // After authentication: limits count per API key.
         await v1.register(rateLimiting, { nats: deps.nats, limits: rateLimits, now: clock })
         await v1.register(finiteNumbers)

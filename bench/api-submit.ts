@@ -16,9 +16,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -153,6 +153,32 @@ async function seedCommands(app: FastifyInstance, db: Db, apiKey: string, count:
   await commands.updateOne({ _id: templateId }, { $set: { dispatch_state: 'done' } })
 }
 
+/** CPU seconds a process has used so far (user + system, from /proc), or NaN where there is no /proc. */
+async function cpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return NaN
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** The processes whose CPU a request costs: the server, the store, NATS. */
+interface CostedPids {
+  service?: number
+  store?: number
+  nats?: number
+}
+
+/** CPU milliseconds per answered request of each process over `phase`, which a loaded machine slows but does not inflate. */
+async function cpuPerRequest(pids: CostedPids, phase: () => Promise<Phase>): Promise<{ phase: Phase; service: number; store: number; nats: number }> {
+  const names = ['service', 'store', 'nats'] as const
+  const before = await Promise.all(names.map((name) => cpuSeconds(pids[name])))
+  const result = await phase()
+  const after = await Promise.all(names.map((name) => cpuSeconds(pids[name])))
+  const per = (i: number) => ((after[i]! - before[i]!) * 1000) / Math.max(1, result.count)
+  return { phase: result, service: per(0), store: per(1), nats: per(2) }
+}
+
 const agent = new Agent({ keepAlive: true, maxSockets: 128 })
 
 function send(port: number, apiKey: string, method: 'GET' | 'POST', path: string): Promise<{ status: number; body: string }> {
@@ -279,21 +305,24 @@ async function startServer(variant: Variant, stored: number, mongoUrl: string, n
   return { child, ready }
 }
 
-async function measure(variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }) {
+async function measure(variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }, servers: CostedPids) {
   const { child, ready } = await startServer(variant, stored, mongoUrl, natsUrl)
+  const pids = { ...servers, service: child.pid }
   try {
     const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
     await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
     const submitAtRate = await fixedRate(options.rate, options.seconds, submit)
-    const submitMax = await saturate(options.concurrency, options.seconds, submit)
+    const submitCost = await cpuPerRequest(pids, () => saturate(options.concurrency, options.seconds, submit))
+    const submitMax = submitCost.phase
     const { body } = await submit()
     const commandId = (JSON.parse(body) as { command_id: string }).command_id
     const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
     await saturate(8, 1, poll)
     const getAtRate = await fixedRate(options.rate, options.seconds, poll)
-    const getMax = await saturate(options.concurrency, options.seconds, poll)
+    const getCost = await cpuPerRequest(pids, () => saturate(options.concurrency, options.seconds, poll))
+    const getMax = getCost.phase
     const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, databaseName(variant, stored), commandId)
-    return { submitAtRate, submitMax, getAtRate, getMax, ...floor }
+    return { submitAtRate, submitMax, submitCost, getAtRate, getMax, getCost, ...floor }
   } finally {
     child.kill('SIGTERM')
   }
@@ -314,13 +343,17 @@ async function main(): Promise<void> {
   const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
   const sizes = values.stored.split(',').map(Number)
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new Error('--stored is a comma-separated list of whole numbers')
+  // The machine is shared: the figures mean little without the load they were taken under.
+  const loadAtStart = loadavg()
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
   const stops: (() => Promise<void>)[] = []
   try {
     let mongoUrl = process.env.BENCH_MONGODB_URL
     let described = `MongoDB at ${mongoUrl?.replace(/\/\/.*@/, '//')}`
+    let storePid: number | undefined
     if (!mongoUrl) {
       const ferret = await startLocalMongo(dir)
+      storePid = ferret.server.pid
       stops.unshift(() => ferret.server.stop())
       mongoUrl = ferret.url
       described = 'FerretDB (SQLite, with ffkube\'s patches) on this host'
@@ -333,7 +366,7 @@ async function main(): Promise<void> {
       for (const stored of variant === 'bare' ? [0] : sizes) {
         const name = variant === 'bare' ? variant : `${variant}@${stored}`
         process.stderr.write(`measuring ${name}…\n`)
-        results[name] = await measure(variant, stored, mongoUrl, nats.url, options)
+        results[name] = await measure(variant, stored, mongoUrl, nats.url, options, { store: storePid, nats: nats.server.pid })
       }
     }
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
@@ -347,6 +380,12 @@ async function main(): Promise<void> {
       [`GET p50 ms @${options.rate} rps`, (r) => r.getAtRate.p50],
       [`GET p99 ms @${options.rate} rps`, (r) => r.getAtRate.p99],
       [`GET max rps (${options.concurrency} clients)`, (r) => r.getMax.rps],
+      ['GET CPU ms per request at saturation: service', (r) => r.getCost.service],
+      ['GET CPU ms per request at saturation: store', (r) => r.getCost.store],
+      ['GET CPU ms per request at saturation: NATS', (r) => r.getCost.nats],
+      ['submit CPU ms per request at saturation: service', (r) => r.submitCost.service],
+      ['submit CPU ms per request at saturation: store', (r) => r.submitCost.store],
+      ['submit CPU ms per request at saturation: NATS', (r) => r.submitCost.nats],
       ['command records at the end', (r) => r.stored],
       ['driver findOne by _id, ms (at that size)', (r) => r.findMs],
       ['driver insertOne, ms', (r) => r.insertMs],
@@ -365,6 +404,8 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`${lines.join('\n')}\n`)
     process.stdout.write(`\n${options.seconds} s per phase, loopback, keep-alive; ${described}.\n`)
+    const load = (l: number[]) => l.map((n) => n.toFixed(2)).join(', ')
+    process.stdout.write(`Load average (1, 5, 15 min): ${load(loadAtStart)} at the start, ${load(loadavg())} at the end.\n`)
   } finally {
     agent.destroy()
     for (const stop of stops) await stop()

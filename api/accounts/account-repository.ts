@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb'
 import type { SecretBox, SealedValue } from '../crypto/secret-box.js'
 import { newId } from '../ids.js'
+import type { AccountChanges } from './account-changes.js'
 import { generateApiKey, hashApiKey, hashesEqual } from './api-keys.js'
 import type { Plan } from './plans.js'
 
@@ -44,11 +45,14 @@ export class AccountRepository {
   readonly #accounts: Collection<AccountDocument>
   readonly #keys: Collection<ApiKeyDocument>
   readonly #box: SecretBox
+  readonly #changes: AccountChanges | undefined
 
-  constructor(db: Db, box: SecretBox) {
+  /** `changes`: where revocations and plan changes are announced, so replicas drop what they cached (key-cache.ts). */
+  constructor(db: Db, box: SecretBox, changes?: AccountChanges) {
     this.#accounts = db.collection('accounts')
     this.#keys = db.collection('api_keys')
     this.#box = box
+    this.#changes = changes
   }
 
   async ensureIndexes(): Promise<void> {
@@ -98,9 +102,10 @@ export class AccountRepository {
     return key?._id ?? null
   }
 
-  /** Revokes a key; true when it was active. Effective on the next request: nothing caches keys. */
+  /** Revokes a key; true when it was active. Announced before it returns, so every replica refuses the key from then on. */
   async revokeKey(keyId: string): Promise<boolean> {
     const result = await this.#keys.updateOne({ _id: keyId, revoked_at: null }, { $set: { revoked_at: new Date() } })
+    await this.#changes?.announce({ kind: 'key', key_id: keyId })
     return result.modifiedCount === 1
   }
 
@@ -132,6 +137,7 @@ export class AccountRepository {
   /** Revokes one of the account's keys; its revoked_at, null when the account has no such key. Revoking twice keeps the first time. */
   async revokeAccountKey(accountId: string, keyId: string, now: Date): Promise<Date | null> {
     await this.#keys.updateOne({ _id: keyId, account_id: accountId, revoked_at: null }, { $set: { revoked_at: now } })
+    await this.#changes?.announce({ kind: 'key', key_id: keyId })
     const key = await this.#keys.findOne({ _id: keyId, account_id: accountId }, { projection: { revoked_at: 1 } })
     return key?.revoked_at ?? null
   }
@@ -143,6 +149,7 @@ export class AccountRepository {
 
   async setPlan(accountId: string, plan: Plan): Promise<boolean> {
     const result = await this.#accounts.updateOne({ _id: accountId }, { $set: { plan } })
+    await this.#changes?.announce({ kind: 'account', account_id: accountId })
     return result.matchedCount === 1
   }
 }

@@ -4,12 +4,17 @@
  * on stderr and exits 1 (could not be done) or 2 (bad command line).
  */
 import { parseArgs } from 'node:util'
+import type { NatsConnection } from 'nats'
+import { AccountChanges } from '../accounts/account-changes.js'
 import { AccountRepository } from '../accounts/account-repository.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { parseEncryptionKeys, SecretBox } from '../crypto/secret-box.js'
 import { SignInLinkRepository } from '../console/sign-in-link-repository.js'
 import { ADMIN_COMMANDS, AdminError, usage, UsageError, type AdminOptions } from './admin-commands.js'
 import { openAdminDatabase } from './admin-database.js'
+import { connectAdminNats } from './admin-nats.js'
+
+const stderrLog = { warn: (_details: object, message: string) => process.stderr.write(`ffkube admin: ${message}\n`) }
 
 function parseCommandLine(argv: string[]): { name: string; options: AdminOptions } {
   let parsed
@@ -31,12 +36,15 @@ function parseCommandLine(argv: string[]): { name: string; options: AdminOptions
 
 async function main(argv: string[]): Promise<number> {
   let database
+  let nats: NatsConnection | undefined
   try {
     const { name, options } = parseCommandLine(argv)
     const config = loadConfig()
     database = await openAdminDatabase(config)
     const db = database.client.db(config.mongodbDatabase)
-    const accounts = new AccountRepository(db, new SecretBox(parseEncryptionKeys(database.encryptionKeys)))
+    nats = await connectAdminNats(config)
+    const changes = await AccountChanges.open(nats, stderrLog, { listen: false })
+    const accounts = new AccountRepository(db, new SecretBox(parseEncryptionKeys(database.encryptionKeys)), changes)
     const signInLinks = new SignInLinkRepository(db)
     await Promise.all([accounts.ensureIndexes(), signInLinks.ensureIndexes()])
     const defaultBaseUrl = `http://127.0.0.1:${config.port || 8080}`
@@ -55,6 +63,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ffkube admin failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
     return 1
   } finally {
+    await nats?.close()
     await database?.close()
   }
 }

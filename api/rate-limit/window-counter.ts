@@ -1,6 +1,6 @@
 import { StorageType, type KV, type NatsConnection } from 'nats'
 
-/** The NATS KV bucket that holds every API replica's request counters. */
+/** The NATS KV bucket that holds the sign-in throttle's counters. */
 export const RATE_LIMIT_BUCKET = 'ffkube-rate-limits'
 
 /** A 429's Retry-After: the whole seconds from `now` until the window ends, at least 1. */
@@ -16,12 +16,13 @@ interface Waiter {
 }
 
 /**
- * Fixed-window request counters in NATS JetStream KV, so every API replica
- * counts against the same number.
+ * Fixed-window counters in NATS JetStream KV, exact across API replicas at the
+ * cost of a round trip per hit: the console's sign-in throttle, where attempts
+ * are rare. (The API's request limits count in memory instead:
+ * replicated-counts.ts.)
  *
- * Why KV and not MongoDB: every authenticated request counts, and a write to
- * the store per request would compete with the records for the database's
- * time; a KV key lives in NATS's memory, which every process already holds a
+ * Why KV and not MongoDB: a write to the store per attempt would compete
+ * with the records for the database's time; a KV key lives in NATS's memory, which every process already holds a
  * connection to. KV's compare-and-set (`update` with the revision read) makes
  * an increment atomic across replicas. Concurrent hits of one key in this
  * process are coalesced into one compare-and-set of `+n`, so a busy key costs
