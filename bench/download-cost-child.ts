@@ -24,6 +24,7 @@ async function defaultBuffers(): Promise<void> {
     },
   })
   await pipeline(response, counter, createWriteStream(out))
+  if (bytes === 0) throw new Error('nothing was downloaded')
 }
 
 for await (const variant of createInterface({ input: process.stdin })) {
