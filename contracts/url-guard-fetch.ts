@@ -55,6 +55,16 @@ export interface FetchedFile {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
+/**
+ * What a download may hold between the socket and the file. With the streams'
+ * 16 KiB default every 64 KiB socket read was over the mark, so the pipeline
+ * paused and resumed the response once per read and wrote each read on its
+ * own; with 1 MiB the reads that gather while a write is in flight go out
+ * together (one writev). A 60 MB input cost the runner (lite mode) ~220–280 ms
+ * of CPU before, ~140 ms after (2026-11-27, docs/benchmarks/multi-file.md).
+ */
+const DOWNLOAD_BUFFER_BYTES = 1024 * 1024
+
 /** Downloads `url` into `path` (created or replaced); removes the partial file on failure. */
 export async function guardedDownload(url: string, path: string, options: GuardedFetchOptions): Promise<FetchedFile> {
   const controller = new AbortController()
@@ -68,12 +78,14 @@ export async function guardedDownload(url: string, path: string, options: Guarde
     }
     let bytes = 0
     const counter = new Transform({
+      readableHighWaterMark: DOWNLOAD_BUFFER_BYTES,
+      writableHighWaterMark: DOWNLOAD_BUFFER_BYTES,
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length
         callback(bytes > options.maxBytes ? tooLarge(options.maxBytes) : null, chunk)
       },
     })
-    await pipeline(response, counter, createWriteStream(path), { signal: controller.signal })
+    await pipeline(response, counter, createWriteStream(path, { highWaterMark: DOWNLOAD_BUFFER_BYTES }), { signal: controller.signal })
     return { finalUrl, bytes, contentType: response.headers['content-type'] ?? null }
   } catch (error) {
     await rm(path, { force: true })

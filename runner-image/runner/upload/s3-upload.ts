@@ -6,7 +6,7 @@
  * the AWS SDK takes long to load (upload-phase.ts).
  */
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { join } from 'node:path'
@@ -15,6 +15,7 @@ import { DeleteObjectCommand, PutObjectCommand, S3Client, S3ServiceException } f
 import { Upload } from '@aws-sdk/lib-storage'
 import { pinnedLookup, systemResolver, UrlGuardError } from '../../../contracts/url-guard-fetch.js'
 import { RunnerFailure } from '../failure.js'
+import { leanRequests } from './lean-requests.js'
 import type { UploadTarget } from './upload-target.js'
 
 export interface FileToUpload {
@@ -42,6 +43,15 @@ const PARTS_IN_FLIGHT = 2
  * interpreted JS, and that was most of moving the bytes.
  */
 const SINGLE_PUT_CHUNK_BYTES = 1024 * 1024
+
+/**
+ * Files up to this size are read whole and sent as bytes with a CRC32
+ * (putBytes): in the runner's lite mode a PUT streamed from disk cost about
+ * twice the CPU of the same PUT from memory (bench/object-put-cost.ts), and
+ * an HLS segment is a few hundred kB. UPLOADS_IN_FLIGHT of them at once is
+ * what this adds to the runner's memory at most.
+ */
+export const READ_WHOLE_MAX_BYTES = 1024 * 1024
 
 /**
  * Files stored at once. A multi-file output is hundreds of small objects, each
@@ -76,10 +86,26 @@ export async function putObject(
   }).done()
 }
 
-/** Writes one file: a single PUT streamed from disk when it fits in a part, else putObject's multipart upload. */
+/**
+ * One PUT of bytes in memory, with a CRC32 the store checks: the SDK sends it
+ * in `x-amz-checksum-crc32` whatever its requestChecksumCalculation, and the
+ * body is then signed unsigned (lean-requests.ts).
+ */
+async function putBuffer(client: S3Client, object: { bucket: string; key: string; body: Buffer; contentType: string | null }): Promise<void> {
+  const contentType = object.contentType ? { ContentType: object.contentType } : {}
+  await client.send(new PutObjectCommand({ Bucket: object.bucket, Key: object.key, Body: object.body, ContentLength: object.body.length, ChecksumAlgorithm: 'CRC32', ...contentType }))
+}
+
+/** Writes one file: read whole when small, a single PUT streamed from disk when it fits in a part, else putObject's multipart upload. */
 async function putFile(client: S3Client, file: { bucket: string; key: string; path: string; contentType: string | null }): Promise<void> {
   const { size } = await stat(file.path)
   const contentType = file.contentType ? { ContentType: file.contentType } : {}
+  if (size <= READ_WHOLE_MAX_BYTES) {
+    // Read once and sent as read: the file's length cannot change between the stat and the PUT's Content-Length.
+    const body = await readFile(file.path)
+    await putBuffer(client, { bucket: file.bucket, key: file.key, body, contentType: file.contentType })
+    return
+  }
   if (size > PART_SIZE_BYTES) {
     await putObject(client, { bucket: file.bucket, key: file.key, body: createReadStream(file.path), contentType: file.contentType })
     return
@@ -123,6 +149,7 @@ function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadT
     ...(credentials ? { credentials } : {}),
     ...(agents ? { requestHandler: agents } : {}),
   })
+  leanRequests(client)
   return {
     client,
     close: () => {
@@ -138,7 +165,7 @@ export interface ObjectStore {
   keyOf(filename: string): string
   /** Stores one file; throws the RunnerFailure the target's kind names. */
   put(workDir: string, file: FileToUpload): Promise<void>
-  /** Stores bytes already read as `file`'s object, in one PUT. */
+  /** Stores bytes already read as `file`'s object, in one PUT with a CRC32 the store checks. */
   putBytes(file: FileToUpload, body: Buffer): Promise<void>
   /** Deletes each key on its own, ignoring failures: one that fails does not stop the others. */
   delete(keys: readonly string[]): Promise<void>
@@ -168,8 +195,7 @@ export async function openStore(target: UploadTarget, commandId: string): Promis
     },
     putBytes: async (file, body) => {
       try {
-        const contentType = file.contentType ? { ContentType: file.contentType } : {}
-        await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: keyOf(file.filename), Body: body, ContentLength: body.length, ...contentType }))
+        await putBuffer(client, { bucket: target.bucket, key: keyOf(file.filename), body, contentType: file.contentType })
       } catch (error) {
         throw failure(target, `upload of ${file.filename}`, error)
       }
