@@ -19,7 +19,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { watchCommand, type WatchedCommand } from '../test/cluster/command-watch.js'
-import { FAULTS, recovered, type Fault } from '../test/cluster/faults.js'
+import { CONTAINERD_RESTART, FAULTS, recovered, type Fault } from '../test/cluster/faults.js'
 import { startInputServer, startWebhookReceiver, type InputServer, type WebhookReceiver } from '../test/cluster/host-servers.js'
 import { installRelease, PUBLIC_IP, type Release } from '../test/cluster/release.js'
 import { backwardSteps, TERMINAL_STATUSES } from '../test/cluster/status-order.js'
@@ -190,7 +190,9 @@ async function main(): Promise<void> {
   if (put.status !== 200) throw new Error(`PUT /webhook-config answered ${put.status}`)
   const world: World = { release, inputs, receiver, clip }
   const rows: Row[] = []
-  for (const [label, fault] of [['none (baseline)', null] as const, ...FAULTS.map((f) => [f.name, f] as const)]) {
+  const only = process.env.BENCH_FAULTS?.split(',')
+  const faults = [...FAULTS, CONTAINERD_RESTART].filter((f) => !only || only.some((word) => f.name.includes(word)))
+  for (const [label, fault] of [['none (baseline)', null] as const, ...faults.map((f) => [f.name, f] as const)]) {
     console.error(`chaos: burst of ${COMMANDS}, fault: ${label}`)
     rows.push(await runBurst(world, label, fault))
   }
