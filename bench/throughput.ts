@@ -10,7 +10,7 @@
  * The variants alternate (bare, ffkube, ffkube, bare, …) in one run on one
  * cluster, so the other load on the host falls on both. Each burst is
  * submitted as a client would, ten requests at a time; ffkube's commands
- * are then followed by listing the account's commands every 500 ms (the
+ * are then followed by listing the account's commands every 2 s (the
  * client's view: submit → SUCCESS as GET shows it), bare pods by a watch.
  * Per burst: makespan (first submit → last end), commands/s over it, the
  * sustained rate between the 10th and the 90th end, pods running at once.
@@ -19,24 +19,32 @@
  * (BENCH_ACCOUNT_CONCURRENCY, default BENCH_COMMANDS): the chart's default
  * for Business is 8, a policy rather than the node's limit.
  */
+import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node'
 import { LABEL_COMMAND_ID } from '../contracts/media-command.js'
 import { startInputServer } from '../test/cluster/host-servers.js'
-import { installRelease, PUBLIC_IP, RUNNER_NAMESPACE, type Release } from '../test/cluster/release.js'
+import { NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE, type Release } from '../test/cluster/release.js'
 import { makeClip } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { buildBareRemuxPod, LABEL_BARE_RUN } from './bare-remux-pod.js'
+import { installBenchRelease, SERVICE_CPU_REQUEST } from './bench-release.js'
 import { benchRun } from './bench-run.js'
 import { watchPods, type PodCensus } from './pod-census.js'
+import { watchCpu, type CpuByGroup } from './process-cpu.js'
 import { percentile } from './table.js'
 
 const COMMANDS = Number(process.env.BENCH_COMMANDS ?? 100)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const ACCOUNT_CONCURRENCY = Number(process.env.BENCH_ACCOUNT_CONCURRENCY ?? COMMANDS)
 const BURST_TIMEOUT_MS = Number(process.env.BENCH_BURST_TIMEOUT_SECONDS ?? 900) * 1000
+/**
+ * How often the account's commands are listed: each listing of 100 commands costs the API and
+ * the store CPU that the node's runners also want, so not faster than a patient client.
+ */
+const LIST_EVERY_MS = 2000
 const BARE_NAMESPACE = 'ffkube-bench-bare'
 /** The runner image's user (runner-image/Dockerfile). */
 const RUNNER_UID = 65532
@@ -57,6 +65,30 @@ interface Burst {
   load: [number, number]
   /** Submits sent again after a failed connection. */
   retries: number
+  /** CPU ms over the burst: `pods` (every pod of the node), then this bench's process tree by group. */
+  cpu: CpuByGroup
+}
+
+/** CPU ms every pod on the node has used: the kubelet's cgroup (cgroupfs driver, cgroup v1) counts its children's. */
+function podsCpuMs(): number {
+  try {
+    return Number(readFileSync('/sys/fs/cgroup/cpuacct/kubepods/cpuacct.usage', 'utf8')) / 1e6
+  } catch {
+    return NaN
+  }
+}
+
+/**
+ * What the node and its host side spend while `burst` runs: the pods (runners, the release's
+ * pods, bare pods) and the processes under this bench (the kube components, containerd, the
+ * MongoDB-wire server, NATS, S3, the bench itself), which the other sessions on the host are not.
+ */
+async function withCpu(burst: () => Promise<Omit<Burst, 'cpu'>>): Promise<Burst> {
+  const pods = podsCpuMs()
+  const tree = watchCpu(process.pid, 2000)
+  const result = await burst()
+  const cpu = await tree.stop()
+  return { ...result, cpu: { pods: podsCpuMs() - pods, ...cpu } }
 }
 
 /** Sends `count` submits, ten at a time, as a client's burst. */
@@ -76,7 +108,7 @@ async function waitUntil(done: () => boolean, what: string): Promise<void> {
   }
 }
 
-async function ffkubeBurst(release: Release, inputUrl: string, count = COMMANDS): Promise<Burst> {
+async function ffkubeBurst(release: Release, inputUrl: string, count = COMMANDS): Promise<Omit<Burst, 'cpu'>> {
   const load0 = loadavg()[0]!
   const census = await watchPods(release.kc, RUNNER_NAMESPACE, (pod) => pod.metadata?.labels?.[LABEL_COMMAND_ID])
   const submitted: number[] = []
@@ -119,7 +151,7 @@ async function ffkubeBurst(release: Release, inputUrl: string, count = COMMANDS)
           if (command.status === 'SUCCESS' || command.status === 'FAILED') ended.set(command.command_id, { at: Date.now(), status: command.status })
         }
       }
-      await sleep(500)
+      await sleep(LIST_EVERY_MS)
     }
   }
   try {
@@ -145,7 +177,7 @@ function describe(err: unknown): string {
   return `${String(err)}${cause ? `: ${String(cause)}` : ''}`
 }
 
-async function bareBurst(release: Release, inputUrl: string, run: string, count = COMMANDS): Promise<Burst> {
+async function bareBurst(release: Release, inputUrl: string, run: string, count = COMMANDS): Promise<Omit<Burst, 'cpu'>> {
   const load0 = loadavg()[0]!
   const core = release.kc.makeApiClient(CoreV1Api)
   const census: PodCensus = await watchPods(release.kc, BARE_NAMESPACE, (pod) => pod.metadata?.name, `${LABEL_BARE_RUN}=${run}`)
@@ -169,7 +201,7 @@ async function bareBurst(release: Release, inputUrl: string, run: string, count 
   } finally {
     census.stop()
   }
-  const burst: Burst = {
+  const burst: Omit<Burst, 'cpu'> = {
     variant: 'bare pods',
     submitted,
     ended: names.map((n) => census.ended.get(n)?.at ?? NaN),
@@ -222,6 +254,13 @@ function printBursts(bursts: Burst[]): void {
     return values.reduce((a, v) => a + v, 0) / values.length
   }
   console.log('')
+  console.log('CPU per command over each burst, s (pods: every pod on the node; the rest: processes this bench started)')
+  const groups = [...new Set(bursts.flatMap((b) => Object.keys(b.cpu)))]
+  for (const [i, b] of bursts.entries()) {
+    const total = Object.values(b.cpu).reduce((a, v) => a + v, 0)
+    console.log(`  ${i + 1} ${b.variant.padEnd(9)} total ${(total / 1000 / b.ended.length).toFixed(2)}: ${groups.map((g) => `${g} ${((b.cpu[g] ?? 0) / 1000 / b.ended.length).toFixed(2)}`).join(', ')}`)
+  }
+  console.log('')
   for (const [name, pick] of [['per s', (f: Figures) => f.perSecond], ['sustained per s', (f: Figures) => f.sustained]] as const) {
     const ours = mean('ffkube', pick)
     const ceiling = mean('bare pods', pick)
@@ -230,12 +269,7 @@ function printBursts(bursts: Burst[]): void {
 }
 
 async function main(): Promise<void> {
-  const release = await installRelease(t, (line) => console.error(`throughput: ${line}`), {
-    values: (values) => {
-      const config = values.config as Record<string, unknown>
-      config.concurrentCommands = { free: 1, trial: 2, growth: 4, business: ACCOUNT_CONCURRENCY }
-    },
-  })
+  const release = await installBenchRelease(t, (line) => console.error(`throughput: ${line}`), { businessConcurrency: ACCOUNT_CONCURRENCY })
   const dir = await scratchDir(t, 'ffkube-bench-throughput-')
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
   const inputs = await startInputServer(t, [clip], [PUBLIC_IP])
@@ -257,15 +291,16 @@ async function main(): Promise<void> {
   for (const [i, variant] of order.entries()) {
     console.error(`throughput: burst ${i + 1}/${order.length}: ${COMMANDS} × ${variant} (load ${loadavg()[0]!.toFixed(1)})`)
     try {
-      bursts.push(variant === 'ffkube' ? await ffkubeBurst(release, inputUrl) : await bareBurst(release, inputUrl, `b${i}`))
+      bursts.push(await withCpu(() => (variant === 'ffkube' ? ffkubeBurst(release, inputUrl) : bareBurst(release, inputUrl, `b${i}`))))
     } catch (err) {
       console.error(`throughput: the release's pods when burst ${i + 1} failed:\n${await release.kubectl(['get', 'pods', '-A', '-o', 'wide']).catch(String)}`)
+      console.error(`throughput: the release's events:\n${await release.kubectl(['-n', NAMESPACE, 'get', 'events']).catch(String)}`)
       throw err
     }
     const f = figures(bursts.at(-1)!)
     console.error(`throughput:   ${f.makespanS.toFixed(1)} s, ${f.perSecond.toFixed(2)}/s, sustained ${f.sustained.toFixed(2)}/s, ${bursts.at(-1)!.failed} FAILED`)
   }
-  console.log(`${COMMANDS} remuxes per burst (2 s 320×240 clip, -map 0 -c copy), account concurrency ${ACCOUNT_CONCURRENCY}; ${new Date().toISOString()}`)
+  console.log(`${COMMANDS} remuxes per burst (2 s 320×240 clip, -map 0 -c copy), account concurrency ${ACCOUNT_CONCURRENCY}, API and worker CPU requests ${SERVICE_CPU_REQUEST}; ${new Date().toISOString()}`)
   printBursts(bursts)
 }
 
