@@ -19,7 +19,8 @@ export function benchRun(): BenchRun {
       try {
         await main()
       } catch (err: unknown) {
-        process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+        const cause = (err as { cause?: unknown } | undefined)?.cause
+        process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}${cause ? `\ncause: ${String(cause)}` : ''}\n`)
         process.exitCode = 1
       } finally {
         for (const fn of teardowns.reverse()) await fn()

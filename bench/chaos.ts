@@ -16,15 +16,17 @@
  * by either; its extra latency is that minus the latency of the no-fault
  * burst's command at the same place in the submit order.
  */
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { watchCommand, type WatchedCommand } from '../test/cluster/command-watch.js'
-import { FAULTS, recovered, type Fault } from '../test/cluster/faults.js'
+import { CONTAINERD_RESTART, FAULTS, recovered, type Fault } from '../test/cluster/faults.js'
 import { startInputServer, startWebhookReceiver, type InputServer, type WebhookReceiver } from '../test/cluster/host-servers.js'
-import { installRelease, PUBLIC_IP, type Release } from '../test/cluster/release.js'
+import { PUBLIC_IP, type Release } from '../test/cluster/release.js'
 import { backwardSteps, TERMINAL_STATUSES } from '../test/cluster/status-order.js'
 import { makeClip } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
+import { installBenchRelease } from './bench-release.js'
 import { benchRun } from './bench-run.js'
 
 const COMMANDS = Number(process.env.BENCH_COMMANDS ?? 100)
@@ -56,6 +58,8 @@ interface Row {
   recoveryMs: number
   /** ms, by submit order; NaN for a command that did not end. */
   latencies: number[]
+  /** The host's 1-min load average as the burst started and ended. */
+  load: [number, number]
 }
 
 interface World {
@@ -104,6 +108,7 @@ async function submitAll(world: World, burst: Burst, gate: string): Promise<void
 
 async function runBurst(world: World, label: string, fault: Fault | null): Promise<Row> {
   const { release, inputs, receiver } = world
+  const loadAtStart = loadavg()[0]!
   const burst: Burst = { label, ids: [], submittedAt: new Map(), listed: new Map(), endedAt: new Map(), streams: [] }
   const gate = `chaos-${label.replace(/\W+/g, '-')}`
   await submitAll(world, burst, gate)
@@ -162,16 +167,17 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
     failed: ended.filter((id) => final(id) === 'FAILED').length,
     recoveryMs,
     latencies: burst.ids.map((id) => (burst.endedAt.get(id) ?? NaN) - burst.submittedAt.get(id)!),
+    load: [loadAtStart, loadavg()[0]!],
   }
 }
 
 function printRows(rows: Row[]): void {
   const baseline = rows[0]!
-  const header = ['fault', 'commands', 'lost', 'duplicates', 'backward steps', 'FAILED', 'recovery s', 'largest latency s', 'largest extra latency s']
+  const header = ['fault', 'commands', 'lost', 'duplicates', 'backward steps', 'FAILED', 'recovery s', 'largest latency s', 'largest extra latency s', 'load start → end']
   const lines = rows.map((row) => {
     const largest = Math.max(...row.latencies)
     const extra = row === baseline ? 0 : Math.max(...row.latencies.map((ms, i) => ms - (baseline.latencies[i] ?? NaN)))
-    return [row.fault, String(row.commands), String(row.lost), String(row.duplicates), String(row.backward), String(row.failed), (row.recoveryMs / 1000).toFixed(1), (largest / 1000).toFixed(1), (extra / 1000).toFixed(1)]
+    return [row.fault, String(row.commands), String(row.lost), String(row.duplicates), String(row.backward), String(row.failed), (row.recoveryMs / 1000).toFixed(1), (largest / 1000).toFixed(1), (extra / 1000).toFixed(1), `${row.load[0].toFixed(1)} → ${row.load[1].toFixed(1)}`]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
   const format = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')
@@ -181,7 +187,7 @@ function printRows(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
-  const release = await installRelease(t, (line) => console.error(`chaos: ${line}`))
+  const release = await installBenchRelease(t, (line) => console.error(`chaos: ${line}`))
   const dir = await scratchDir(t, 'ffkube-chaos-')
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
   const inputs = await startInputServer(t, [clip], [PUBLIC_IP])
@@ -190,7 +196,9 @@ async function main(): Promise<void> {
   if (put.status !== 200) throw new Error(`PUT /webhook-config answered ${put.status}`)
   const world: World = { release, inputs, receiver, clip }
   const rows: Row[] = []
-  for (const [label, fault] of [['none (baseline)', null] as const, ...FAULTS.map((f) => [f.name, f] as const)]) {
+  const only = process.env.BENCH_FAULTS?.split(',')
+  const faults = [...FAULTS, CONTAINERD_RESTART].filter((f) => !only || only.some((word) => f.name.includes(word)))
+  for (const [label, fault] of [['none (baseline)', null] as const, ...faults.map((f) => [f.name, f] as const)]) {
     console.error(`chaos: burst of ${COMMANDS}, fault: ${label}`)
     rows.push(await runBurst(world, label, fault))
   }

@@ -94,6 +94,20 @@ export const FAULTS: Fault[] = [
   },
 ]
 
+/**
+ * containerd, the node's only runtime, stopped and started again while the
+ * held command's pod runs: its containers stay with their shims and the
+ * kubelet reconnects, so the held command goes on. Not in FAULTS (the lane's
+ * set) until it has shown itself deterministic there; bench/chaos.ts runs it.
+ */
+export const CONTAINERD_RESTART: Fault = {
+  name: 'containerd restarted',
+  apply: async ({ release, openGate }) => {
+    await release.cluster.restartContainerd()
+    openGate()
+  },
+}
+
 interface PodReadiness {
   items: Array<{
     metadata: { name: string; deletionTimestamp?: string }

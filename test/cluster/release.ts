@@ -167,8 +167,14 @@ const RESTRICTED_NAMESPACE = (name: string) => JSON.stringify({
   metadata: { name, labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } },
 })
 
+/** What a caller may change in the lane's install. */
+export interface ReleaseOptions {
+  /** Edits the chart's values before the install (e.g. a bench's concurrency limits). */
+  values?: (values: Record<string, unknown>) => void
+}
+
 /** Starts everything and installs the chart; everything is torn down with `t`. */
-export async function installRelease(t: Teardown, log: (line: string) => void = () => {}): Promise<Release> {
+export async function installRelease(t: Teardown, log: (line: string) => void = () => {}, options: ReleaseOptions = {}): Promise<Release> {
   const images = await readImages()
   const cluster = await startCluster(t, { extraHostIps: [PUBLIC_IP] })
   const kubectl = (args: string[], input?: string) => cluster.kubectl(args, input === undefined ? {} : { input })
@@ -179,6 +185,7 @@ export async function installRelease(t: Teardown, log: (line: string) => void = 
   const host = cluster.nodeIp
   const [mongo, nats, s3] = await Promise.all([startMongo(t, { host }), startNats(t, { host }), startS3(t, { host })])
   const values = laneValues({ images, nodeIp: host, mongo, nats, s3, dnsEgress: await dnsEgress(cluster) })
+  options.values?.(values)
   const dir = await scratchDir(t, 'ffkube-lane-')
   const valuesFile = join(dir, 'values.json')
   await writeFile(valuesFile, JSON.stringify(values, null, 2))

@@ -49,6 +49,8 @@ export interface TestCluster {
   timings: Record<string, number>
   /** The last output of each node component (kubelet, kube-proxy …), for a failing test's message. */
   componentOutput(): string
+  /** containerd stopped and started again; running containers stay (cluster/containerd.ts). */
+  restartContainerd(): Promise<void>
 }
 
 /** What startCluster can be asked for. */
@@ -224,5 +226,6 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     busyboxImage,
     timings,
     componentOutput: () => components.describe(),
+    restartContainerd: () => containerd.restart(),
   }
 }

@@ -218,8 +218,16 @@ t.test('operator/main.ts runs from its environment, serves /metrics, and on SIGT
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   t.teardown(() => child.kill('SIGKILL'))
   const logs: Array<Record<string, unknown>> = []
-  createInterface({ input: child.stdout! }).on('line', (line) => logs.push(JSON.parse(line) as Record<string, unknown>))
-  const port = await eventually('the operator to start', () => logs.find((l) => l.msg === 'operator started')?.metrics_port as number | undefined, 30_000)
+  // Waits for the process's own word that it started, or for its exit: no bound of our own, since a
+  // loaded machine can take any time to load main.ts (a 30 s bound ran out once at load 26).
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>
+      logs.push(entry)
+      if (entry.msg === 'operator started') resolve(entry.metrics_port as number)
+    })
+    void exited.then((code) => reject(new Error(`operator/main.ts exited ${code} before it started: ${JSON.stringify(logs)}`)))
+  })
   t.ok(logs.every((l) => l.service === 'operator'), 'pino JSON logs naming the service')
 
   const spec = commandSpec()

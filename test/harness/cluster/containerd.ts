@@ -12,6 +12,12 @@ export interface Containerd {
   socket: string
   /** `ctr -n k8s.io images import`: the kubelet's namespace. */
   importImage(archivePath: string): Promise<void>
+  /**
+   * Stops containerd (SIGTERM) and starts it again on the same config and
+   * state, as a node's runtime restart or upgrade does: running containers
+   * stay with their shims, and the kubelet reconnects to the socket.
+   */
+  restart(): Promise<void>
 }
 
 /** containerd 2.x config (version 4): everything under `dir`, settings this host needs (shared/notes/real-node.md). */
@@ -75,17 +81,27 @@ export async function startContainerd(t: Teardown, dir: string, opts: { sandboxI
   await writeFile(configFile, containerdConfig(dir, socket, opts.sandboxImage, opts.cniConfDir))
   // The shim binary is found on PATH.
   const env = { ...process.env, PATH: `${join(toolCacheDir(), 'bin')}:${process.env.PATH ?? ''}` }
-  const server = ChildServer.start({ name: 'containerd', command: toolPath('containerd'), args: ['--config', configFile, '--log-level', 'warn'], env })
+  const start = async () => {
+    const started = ChildServer.start({ name: 'containerd', command: toolPath('containerd'), args: ['--config', configFile, '--log-level', 'warn'], env })
+    await started.waitUntilReady(async () => ((await ctr(socket, ['version'])) ? true : undefined), 60_000)
+    return started
+  }
+  let server: ChildServer | undefined
   t.teardown(async () => {
     await killContainers(dir, socket)
-    await server.stop()
+    await server?.stop()
     await unmountAll(dir)
   })
-  await server.waitUntilReady(async () => ((await ctr(socket, ['version'])) ? true : undefined), 60_000)
+  server = await start()
   return {
     socket,
     importImage: async (archivePath) => {
       await ctr(socket, ['images', 'import', archivePath])
+    },
+    restart: async () => {
+      await server?.stop()
+      server = undefined
+      server = await start()
     },
   }
 }
