@@ -2,13 +2,14 @@
  * Chaos benchmark on the real single node (issue 29, item 3): a burst of
  * remux commands with no fault, then one burst per fault of the cluster
  * lane's fault set (test/cluster/faults.ts: the API, worker, leading operator
- * and a runner pod deleted; NATS and the MongoDB-wire server restarted), each
+ * and a runner pod deleted; NATS and the MongoDB-wire server restarted) and
+ * containerd restarted, each
  * applied while the burst's first command is held in its fetch phase. One row
  * per burst: commands, lost, duplicate webhooks, backward status steps, and
  * the largest extra latency against the no-fault burst. Needs what the
  * cluster lane needs (root, provisioning, dist/images.json):
  *
- *   npx tsc && node dist/bench/chaos.js       (BENCH_COMMANDS=100, BENCH_STREAMS=24)
+ *   npx tsc && node dist/bench/chaos.js       (BENCH_COMMANDS=100, BENCH_STREAMS=24, BENCH_FAULTS=word,…)
  *
  * Every command is watched by listing the account's commands each second; the
  * first BENCH_STREAMS of a burst also through their event streams (an account
