@@ -4,9 +4,9 @@
  * raised, and optionally the Business plan's concurrency.
  *
  * Why the requests: with the lane's 50m, a node whose CPU a burst of runner
- * pods saturates gives the API a 50m share. Its /readyz then timed out, the
- * pod went NotReady and the Service refused connections (throughput bench,
- * load 50). A real cluster runs its runners on their own nodes or gives the
+ * pods saturates gives the API a 50m share. The API and worker pods went
+ * NotReady (most likely /readyz timing out) and the Service refused
+ * connections (throughput bench, load 50). A real cluster runs its runners on their own nodes or gives the
  * service what it needs; the benches measure ffkube, not a starved API.
  */
 import type { Teardown } from '../test/harness/scratch.js'

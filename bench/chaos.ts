@@ -2,13 +2,14 @@
  * Chaos benchmark on the real single node (issue 29, item 3): a burst of
  * remux commands with no fault, then one burst per fault of the cluster
  * lane's fault set (test/cluster/faults.ts: the API, worker, leading operator
- * and a runner pod deleted; NATS and the MongoDB-wire server restarted), each
+ * and a runner pod deleted; NATS and the MongoDB-wire server restarted) and
+ * containerd restarted, each
  * applied while the burst's first command is held in its fetch phase. One row
  * per burst: commands, lost, duplicate webhooks, backward status steps, and
  * the largest extra latency against the no-fault burst. Needs what the
  * cluster lane needs (root, provisioning, dist/images.json):
  *
- *   npx tsc && node dist/bench/chaos.js       (BENCH_COMMANDS=100, BENCH_STREAMS=24)
+ *   npx tsc && node dist/bench/chaos.js       (BENCH_COMMANDS=100, BENCH_STREAMS=24, BENCH_FAULTS=word,…)
  *
  * Every command is watched by listing the account's commands each second; the
  * first BENCH_STREAMS of a burst also through their event streams (an account
@@ -43,6 +44,8 @@ interface Burst {
   submittedAt: Map<string, number>
   /** Statuses each command showed in the listing, in order. */
   listed: Map<string, string[]>
+  /** error_status and the start of error_message of each command listed FAILED. */
+  errors: Map<string, string>
   endedAt: Map<string, number>
   streams: WatchedCommand[]
 }
@@ -54,6 +57,8 @@ interface Row {
   duplicates: number
   backward: number
   failed: number
+  /** The FAILED commands' error_status, counted. */
+  errors: Map<string, number>
   /** From the fault to the release serving again, ms (0 for the baseline). */
   recoveryMs: number
   /** ms, by submit order; NaN for a command that did not end. */
@@ -81,10 +86,11 @@ async function listOnce(release: Release, burst: Burst): Promise<void> {
   for (let offset = 0; wanted.size > 0 && offset < burst.ids.length + 200; offset += 100) {
     const { status, body } = await release.client.request('GET', `/commands?limit=100&offset=${offset}`)
     if (status !== 200 || body.commands.length === 0) return
-    for (const command of body.commands as Array<{ command_id: string; status: string }>) {
+    for (const command of body.commands as Array<{ command_id: string; status: string; error_status?: string | null; error_message?: string | null }>) {
       if (!wanted.delete(command.command_id)) continue
       const seen = burst.listed.get(command.command_id)!
       seen.push(command.status)
+      if (command.status === 'FAILED') burst.errors.set(command.command_id, `${command.error_status ?? '(none)'} (${(command.error_message ?? '').slice(0, 160)})`)
       if (TERMINAL_STATUSES.has(command.status) && !burst.endedAt.has(command.command_id)) burst.endedAt.set(command.command_id, Date.now())
     }
   }
@@ -109,7 +115,7 @@ async function submitAll(world: World, burst: Burst, gate: string): Promise<void
 async function runBurst(world: World, label: string, fault: Fault | null): Promise<Row> {
   const { release, inputs, receiver } = world
   const loadAtStart = loadavg()[0]!
-  const burst: Burst = { label, ids: [], submittedAt: new Map(), listed: new Map(), endedAt: new Map(), streams: [] }
+  const burst: Burst = { label, ids: [], submittedAt: new Map(), listed: new Map(), errors: new Map(), endedAt: new Map(), streams: [] }
   const gate = `chaos-${label.replace(/\W+/g, '-')}`
   await submitAll(world, burst, gate)
   burst.streams = burst.ids.slice(0, STREAMS).map((id) => watchCommand(release, id, { poll: false }))
@@ -165,6 +171,7 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
     backward: burst.ids.reduce((sum, id) => sum + backwardSteps(burst.listed.get(id)!).length, 0) +
       burst.streams.reduce((sum, s) => sum + backwardSteps(s.streamed).length, 0),
     failed: ended.filter((id) => final(id) === 'FAILED').length,
+    errors: [...burst.errors.values()].reduce((counts, e) => counts.set(e, (counts.get(e) ?? 0) + 1), new Map<string, number>()),
     recoveryMs,
     latencies: burst.ids.map((id) => (burst.endedAt.get(id) ?? NaN) - burst.submittedAt.get(id)!),
     load: [loadAtStart, loadavg()[0]!],
@@ -184,6 +191,9 @@ function printRows(rows: Row[]): void {
   console.log(format(header))
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'))
   for (const line of lines) console.log(format(line))
+  for (const row of rows.filter((r) => r.errors.size > 0)) {
+    console.log(`FAILED under "${row.fault}": ${[...row.errors].map(([error, n]) => `${error} ×${n}`).join(', ')}`)
+  }
 }
 
 async function main(): Promise<void> {
