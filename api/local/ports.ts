@@ -2,7 +2,7 @@ import { createServer } from 'node:net'
 
 /**
  * A loopback port that was free a moment ago. Only for servers that cannot
- * listen on port 0 and report the port they got (etcd, MinIO, kube-apiserver);
+ * listen on port 0 and report the port they got (etcd, versitygw, MinIO, kube-apiserver);
  * the tiny race is why callers retry a start that fails to bind.
  */
 export async function freePort(): Promise<number> {
