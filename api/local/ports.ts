@@ -15,3 +15,21 @@ export async function freePort(): Promise<number> {
     })
   })
 }
+
+/**
+ * Starts a server that must be told its port: on a port freePort found, again
+ * on another (up to `attempts` in all) when the start fails, as another
+ * process may have taken the port in between. `start` stops what it spawned
+ * before it throws.
+ */
+export async function startOnFreePort<T>(start: (port: number) => Promise<T>, attempts = 3): Promise<T> {
+  let lastError: unknown
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    try {
+      return await start(await freePort())
+    } catch (err) {
+      lastError = err
+    }
+  }
+  throw lastError
+}

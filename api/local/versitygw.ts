@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import { ChildServer } from './child-server.js'
-import { freePort } from './ports.js'
+import { startOnFreePort } from './ports.js'
 import { toolPath } from './tools.js'
 
 /** An S3-compatible server on a loopback port. */
@@ -15,22 +15,18 @@ export interface S3RootCredentials {
   secretAccessKey: string
 }
 
-const BIND_ATTEMPTS = 3
 const HEALTH_PATH = '/ffkube-health'
 
 /**
  * Starts the Versity S3 Gateway (versitygw) with its posix backend: each
  * bucket is a folder of `dataDir`, each object a file, its metadata in
  * extended attributes (docs/adr/0007-versitygw.md). versitygw cannot report a
- * port it picked itself, so a free port is chosen first and the start retried
- * if another process took it in between. `host` is the address to listen on
+ * port it picked itself (startOnFreePort). `host` is the address to listen on
  * (loopback unless a test needs pods to reach it).
  */
 export async function startVersitygw(dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
   await mkdir(dataDir, { recursive: true })
-  let lastError: unknown
-  for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
-    const port = await freePort()
+  return startOnFreePort(async (port) => {
     const server = ChildServer.start({
       name: 'versitygw',
       command: toolPath('versitygw'),
@@ -50,9 +46,8 @@ export async function startVersitygw(dataDir: string, credentials: S3RootCredent
       await server.waitUntilReady(async () => ((await fetch(`${endpoint}${HEALTH_PATH}`)).ok ? true : undefined))
       return { endpoint, server }
     } catch (err) {
-      lastError = err
       await server.stop()
+      throw err
     }
-  }
-  throw lastError
+  })
 }

@@ -1,24 +1,19 @@
 import { ChildServer } from '../../api/local/child-server.js'
-import { freePort } from '../../api/local/ports.js'
+import { startOnFreePort } from '../../api/local/ports.js'
 import { toolPath } from '../../api/local/tools.js'
 import type { LocalS3, S3RootCredentials } from '../../api/local/versitygw.js'
-
-const BIND_ATTEMPTS = 3
 
 /**
  * Starts MinIO serving `dataDir` with the given root credentials: the tests'
  * customer-owned S3 server (a storage destination), a second implementation
  * beside the managed store's versitygw so that no destination test passes on
  * one server's quirks. MinIO's community edition is unmaintained since 2025,
- * but customers still run it. MinIO cannot report a port it picked itself, so
- * a free port is chosen first and the start retried if another process took it
- * in between. `host` is the address to listen on (loopback unless a test needs
- * pods to reach it).
+ * but customers still run it. MinIO cannot report a port it picked itself
+ * (startOnFreePort). `host` is the address to listen on (loopback unless a
+ * test needs pods to reach it).
  */
 export async function startMinio(dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
-  let lastError: unknown
-  for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
-    const port = await freePort()
+  return startOnFreePort(async (port) => {
     const server = ChildServer.start({
       name: 'minio',
       command: toolPath('minio'),
@@ -36,9 +31,8 @@ export async function startMinio(dataDir: string, credentials: S3RootCredentials
       await server.waitUntilReady(async () => ((await fetch(`${endpoint}/minio/health/ready`)).ok ? true : undefined))
       return { endpoint, server }
     } catch (err) {
-      lastError = err
       await server.stop()
+      throw err
     }
-  }
-  throw lastError
+  })
 }
