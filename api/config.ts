@@ -48,7 +48,7 @@ export interface Config {
   /** Unset: `npm start` runs its own nats-server under dataDir. */
   natsUrl: string | undefined
   executor: Executor
-  /** Unset S3_ENDPOINT: `npm start` runs its own MinIO under dataDir. */
+  /** Unset S3_ENDPOINT: `npm start` runs its own S3 server (versitygw) under dataDir. */
   s3: S3Config
   /** Lets user URLs reach loopback and private networks: for development and tests only. */
   allowPrivateNetworks: boolean

@@ -2,7 +2,7 @@
  * Submit and poll latency of the API against a bare Fastify route with the
  * same schemas, measured in one run on this host:
  *
- *   npx tsc && node dist/bench/api-submit.js [--seconds 5] [--rate 500] [--concurrency 32] [--stored 1000,100000]
+ *   npm run -s bench -- api-submit [--seconds 5] [--rate 500] [--concurrency 32] [--stored 1000,100000]
  *
  * Starts its own FerretDB and NATS (rate-limit counters) on loopback
  * (BENCH_MONGODB_URL uses a running server instead). Each ffkube variant is

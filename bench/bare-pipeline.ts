@@ -6,7 +6,7 @@
  * queue, runner or jail:
  *
  *   curl GET the input into a fresh directory, ffmpeg, then ffprobe of the
- *   output beside a curl PUT of it to the same MinIO (a presigned URL), as
+ *   output beside a curl PUT of it to the same S3 server (a presigned URL), as
  *   the runner probes beside its upload.
  *
  * curl, not node, moves the bytes: the cheapest common client. Its figures

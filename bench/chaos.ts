@@ -9,7 +9,7 @@
  * the largest extra latency against the no-fault burst. Needs what the
  * cluster lane needs (root, provisioning, dist/images.json):
  *
- *   npx tsc && node dist/bench/chaos.js       (BENCH_COMMANDS=100, BENCH_STREAMS=24, BENCH_FAULTS=word,…)
+ *   npm run -s bench -- chaos       (BENCH_COMMANDS=100, BENCH_STREAMS=24, BENCH_FAULTS=word,…)
  *
  * Every command is watched by listing the account's commands each second; the
  * first BENCH_STREAMS of a burst also through their event streams (an account

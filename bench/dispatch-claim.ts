@@ -1,6 +1,6 @@
 /**
  * What one dispatch claim costs as the backlog grows (run after `npx tsc`:
- * `node dist/bench/dispatch-claim.js [--waiting 1000]`), on the harness's
+ * `npm run -s bench -- dispatch-claim [--waiting 1000]`), on the harness's
  * store (the embedded FerretDB, or MONGODB_URL). Account A holds `--waiting`
  * waiting commands, B one. Timed, one at a time, each a median of 20
  * (a claim is followed by putting the command back, so the backlog stays):

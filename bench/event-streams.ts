@@ -6,7 +6,7 @@
  * watched command every 250 ms), `nudge` with it (the projector's nudges,
  * none here, and a fallback read every second).
  *
- *   npx tsc -p tsconfig.json && node dist/bench/event-streams.js [streams=100] [seconds=5] [poll|nudge]
+ *   npm run -s bench -- event-streams [streams=100] [seconds=5] [poll|nudge]
  */
 import { openEventStream } from '../test/harness/sse.js'
 import { connect } from 'nats'

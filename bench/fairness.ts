@@ -1,7 +1,7 @@
 /**
- * Fairness benchmark (run after `npx tsc`: `node dist/bench/fairness.js`).
+ * Fairness benchmark (`npm run -s bench -- fairness`).
  * The whole service runs as `npm start` runs it (child process, local
- * executor, projector, dispatcher) against harness FerretDB, NATS and MinIO;
+ * executor, projector, dispatcher) against harness FerretDB, NATS and versitygw;
  * inputs come from a loopback HTTP server.
  *   1. one command's run time: a transcode submitted alone, submit → SUCCESS
  *      (the CompletionEvent), BENCH_SAMPLES times; its median is "one

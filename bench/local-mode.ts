@@ -1,7 +1,7 @@
 /**
- * Local-mode benchmark (run after `npx tsc`: `node dist/bench/local-mode.js`).
+ * Local-mode benchmark (`npm run -s bench -- local-mode`).
  * The whole service runs as `npm start` runs it (child process, local
- * executor, projector, dispatcher) against harness FerretDB, NATS and MinIO;
+ * executor, projector, dispatcher) against harness FerretDB, NATS and versitygw;
  * inputs come from a loopback HTTP server; a 10 s 1280x720 H.264/AAC clip.
  *   1. overhead, the client's view: this process submits over HTTP and learns
  *      the end through the API, two ways, each in its own row: (a) polling
@@ -17,7 +17,7 @@
  *      (target for the transcode: within 5 %). Then where the time went: the
  *      runner's part, the projection and the client's read (runner-stages.ts).
  *      Beside each, the same work done bare (bare-pipeline.ts: curl GET,
- *      ffmpeg, ffprobe beside a curl PUT to the same MinIO) over the same bare
+ *      ffmpeg, ffprobe beside a curl PUT to the same S3 server) over the same bare
  *      ffmpeg: what moving the bytes costs before ffkube adds anything.
  *   2. throughput: a burst of BENCH_BURST remux commands, submitted ten per
  *      request; commands/s from the first submit to the last CompletionEvent.

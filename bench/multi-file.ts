@@ -1,9 +1,9 @@
 /**
  * Multi-file outputs benchmark (issue 28 item 5; run after `npx tsc`:
- * `node dist/bench/multi-file.js`). A 60 s 1280x720 H.264/AAC clip to a
+ * `npm run -s bench -- multi-file`). A 60 s 1280x720 H.264/AAC clip to a
  * three-rendition HLS ladder (720p, 480p, 360p) with 1 s segments and a
  * master playlist: about 190 files.
- *   (a) storing the outputs: the runner (in this process, on harness MinIO)
+ *   (a) storing the outputs: the runner (in this process, on harness versitygw)
  *       times its deliver phase (the main file's probe and every upload
  *       left after ffmpeg ends: most segments went up while it ran,
  *       upload/pre-uploads.ts; runner_phase_seconds.deliver); then, in the same run, the same SDK

@@ -1,6 +1,6 @@
 /**
  * Operator benchmark against the harness kube-apiserver (run after `npx tsc`:
- * `node dist/bench/operator.js`).
+ * `npm run -s bench -- operator`).
  *   1. latency: MediaCommand created → its Job created (seen on a watch), one at a time; target p99 < 100 ms
  *   2. throughput: a burst of MediaCommands, reconciled (Job created and status written); target ≥ 20/s
  *   3. end to end without a runner: the test node agent completes every Job; MediaCommands/s reaching SUCCESS

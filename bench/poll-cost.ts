@@ -1,6 +1,6 @@
 /**
  * What a client's polling costs the service (run after `npx tsc`:
- * `node dist/bench/poll-cost.js`): one finished command, then BENCH_GETS
+ * `npm run -s bench -- poll-cost`): one finished command, then BENCH_GETS
  * sequential GET /commands/:id; prints the CPU ms per GET of each process
  * (bench/process-cpu.ts) and the GETs/s one client gets. This is the load a
  * client polling every few ms puts beside the command's own ffmpeg: each GET

@@ -29,6 +29,7 @@ function groupOf(cmdline: string): string {
   if (/runner-image\/runner\/(main|pool-worker)\.js/.test(cmdline)) return 'runner'
   if (/api\/main\.js|unpoliced-service/.test(cmdline)) return 'service'
   if (/ferretdb/.test(cmdline)) return 'ferretdb'
+  if (/\bversitygw\b/.test(cmdline)) return 'versitygw'
   if (/\bminio\b/.test(cmdline)) return 'minio'
   if (/nats-server/.test(cmdline)) return 'nats'
   if (/ffmpeg|ffprobe|bwrap|prlimit/.test(cmdline)) return 'tools'

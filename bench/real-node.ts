@@ -4,7 +4,7 @@
  * the same remux on the host, and where the time goes. Needs what the cluster
  * lane needs (root, provisioning, dist/images.json):
  *
- *   npx tsc && node dist/bench/real-node.js        (BENCH_SAMPLES=20, BENCH_WARMUP=2)
+ *   npm run -s bench -- real-node        (BENCH_SAMPLES=20, BENCH_WARMUP=2)
  *
  * Commands run one at a time on a warm node, so each measures the path, not a
  * queue. The client learns the end as a demanding client would: it opens the

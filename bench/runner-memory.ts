@@ -1,6 +1,6 @@
 /**
  * Runner wrapper memory in a pod's layout (run after `npx tsc`:
- * `node dist/bench/runner-memory.js`): the runner's three phases as the
+ * `npm run -s bench -- runner-memory`): the runner's three phases as the
  * operator's Job runs them, each its own process (`--phase fetch|run|upload`,
  * spec in FFKUBE_COMMAND_SPEC, status over NATS), for a 720p stream-copy remux
  * and a 720p → 360p transcode. Prints each phase's peak RSS (VmHWM, sampled

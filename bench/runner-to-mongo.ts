@@ -1,8 +1,8 @@
 /**
  * Runner exit → SUCCESS in MongoDB (issue 5: p99 < 250 ms), against the
- * harness's FerretDB, NATS and MinIO:
+ * harness's FerretDB, NATS and versitygw:
  *
- *   npx tsc && node dist/bench/runner-to-mongo.js      (BENCH_SAMPLES, default 200)
+ *   npm run -s bench -- runner-to-mongo      (BENCH_SAMPLES, default 200)
  *
  * Per sample, one at a time: a command accepted by the API (QUEUED in
  * MongoDB) and moved to PROCESSING by its runner's first event, as on a

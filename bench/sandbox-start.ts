@@ -1,6 +1,6 @@
 /**
  * What the sandbox costs a tool's start (run after `npx tsc`:
- * `node dist/bench/sandbox-start.js`, `BENCH_RUNS`, default 60): `ffmpeg
+ * `npm run -s bench -- sandbox-start`, `BENCH_RUNS`, default 60): `ffmpeg
  * -version` and an ffprobe of a 1 s clip, bare and jailed as local mode
  * jails them (contracts/sandbox.ts through contracts/tool-process.ts, the
  * host found by api/executors/sandbox-host.ts), alternating so both see the

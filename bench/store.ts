@@ -2,7 +2,7 @@
  * The embedded store on its own: lookups as a collection grows, and whether
  * concurrent read-modify-write commands lose anything.
  *
- *   npx tsc && node dist/bench/store.js [--sizes 1000,10000,100000] [--stock PATH] [--stock-sizes 1000,10000]
+ *   npm run -s bench -- store [--sizes 1000,10000,100000] [--stock PATH] [--stock-sizes 1000,10000]
  *
  * Runs the provisioned FerretDB (ffkube's patches) and, with --stock, a
  * FerretDB built without them beside it in the same run (build one with the

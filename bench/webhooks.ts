@@ -1,7 +1,7 @@
 /**
  * Webhook delivery benchmark: completion event published → webhook received.
  *
- *   npx tsc && node dist/bench/webhooks.js [--latency-events 200] [--rate 50] [--burst 2000] [--seconds 60] [--concurrency 16]
+ *   npm run -s bench -- webhooks [--latency-events 200] [--rate 50] [--burst 2000] [--seconds 60] [--concurrency 16]
  *
  * Starts its own FerretDB (SQLite) and nats-server on loopback, a receiver
  * that answers 200 at once, and the deliverer in this process. Phase 1 sends

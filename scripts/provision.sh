@@ -4,12 +4,13 @@
 #
 #   scripts/provision.sh [start|test|ytdlp]
 #     ytdlp  yt-dlp alone, at YTDLP_VERSION (scripts/pin-ytdlp.sh moves it)
-#     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, minio
-#     test   all of the above plus etcd, kube-apiserver, helm and dockerfile-lint, a real
-#            single node: kubelet, controller-manager, scheduler, kube-proxy, kubectl,
-#            containerd, CoreDNS, kube-router and the images they run, and the two images
-#            built from our Dockerfiles (scripts/build-images.sh), and Debian's Chromium for
-#            the console's browser test (test/console/browser.test.ts), and Debian's
+#     start  what `npm start` needs: ffmpeg, ffprobe, bwrap, nats-server, yt-dlp, ferretdb, versitygw
+#     test   all of the above plus MinIO (the tests' customer-owned bucket), etcd,
+#            kube-apiserver, helm and dockerfile-lint, a real single node: kubelet,
+#            controller-manager, scheduler, kube-proxy, kubectl, containerd, CoreDNS,
+#            kube-router and the images they run, and the two images built from our
+#            Dockerfiles (scripts/build-images.sh), and Debian's Chromium for the
+#            console's browser test (test/console/browser.test.ts), and Debian's
 #            ffmpeg 5.1 as a bench baseline and the tests' network-capable player (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
@@ -33,7 +34,10 @@ mkdir -p "$bin" "$stamps"
 YTDLP_VERSION=2026.10.26
 # The OpenAPI fuzzer `npm test` runs against the served document (test/api/openapi-fuzz.test.ts).
 SCHEMATHESIS_VERSION=4.32.5
-# The last MinIO commit published before upstream stopped maintaining it.
+# The S3 server of local mode and of the tests' managed bucket (docs/adr/0007-versitygw.md).
+VERSITYGW_VERSION=v1.8.0
+# The tests' customer-owned bucket only (storage destinations): the last MinIO commit
+# published before upstream stopped maintaining it, a second S3 implementation beside versitygw.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.8
@@ -200,6 +204,17 @@ provision_ferretdb() {
   write_stamp ferretdb "$key"
 }
 
+# versitygw from its Go module, stamped with its version as its own release build is
+# (Makefile LDFLAGS), so `versitygw --version` names what runs.
+provision_versitygw() {
+  local key="$VERSITYGW_VERSION $(go env GOVERSION)"
+  if stamp_matches versitygw "$key" && [[ -x "$bin/versitygw" ]]; then return 0; fi
+  log "building versitygw $VERSITYGW_VERSION (first time takes a few minutes; cached in $cache)"
+  CGO_ENABLED=0 GOBIN="$bin" go install -trimpath -ldflags "-s -w -X main.Version=$VERSITYGW_VERSION -X main.BuildTime=none" \
+    "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  write_stamp versitygw "$key"
+}
+
 provision_minio() {
   local key="$MINIO_VERSION $(go env GOVERSION)"
   if stamp_matches minio "$key" && [[ -x "$bin/minio" ]]; then return 0; fi
@@ -314,7 +329,7 @@ provision_node_images() {
 }
 
 # helm for the chart tests (test/chart/): no Debian package, so built from its
-# Go module like MinIO. The ldflags are those of helm's own Makefile: its
+# Go module like versitygw. The ldflags are those of helm's own Makefile: its
 # version, and the Kubernetes version its client-go (v0.37) speaks, which
 # `helm lint` and `.Capabilities` use when no --kube-version is given.
 provision_helm() {
@@ -361,8 +376,9 @@ provision_ffmpeg
 provision_ytdlp
 provision_nats
 provision_ferretdb
-provision_minio
+provision_versitygw
 if [[ "$profile" == test ]]; then
+  provision_minio
   provision_debian_ffmpeg
   provision_kube
   provision_node_packages

@@ -2,7 +2,7 @@
  * Recognises the service's own `storage_url`s: presigned GETs of objects in
  * the managed bucket. The spec lets a stored file's storage_url be a command
  * input, but the managed bucket may sit on loopback or a private network
- * (local mode's MinIO, an in-cluster store) that the URL guard rightly
+ * (local mode's versitygw, an in-cluster store) that the URL guard rightly
  * refuses. So a URL of the managed bucket is never fetched as an ordinary
  * URL: it is usable only when its signature is the one this service would
  * compute for that key and time, and it has not expired. Any other URL,

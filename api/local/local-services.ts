@@ -5,8 +5,8 @@ import type { Config, S3Config } from '../config.js'
 import type { Logger } from '../logger.js'
 import type { ChildServer } from './child-server.js'
 import { localMongoDir, startLocalMongo } from './embedded-mongo.js'
-import { startMinio } from './minio.js'
 import { startNatsServer } from './nats-server.js'
+import { type S3RootCredentials, startVersitygw } from './versitygw.js'
 
 /** The config with every unset service URL filled in by a server started here. */
 export interface LocalServices {
@@ -15,11 +15,11 @@ export interface LocalServices {
   stop(): Promise<void>
 }
 
-/** MinIO's root credentials must stay the same for the data it already holds. */
-async function localS3Credentials(dir: string): Promise<{ accessKeyId: string; secretAccessKey: string }> {
+/** The local S3 server's root credentials, generated once and kept beside its data. */
+async function localS3Credentials(dir: string): Promise<S3RootCredentials> {
   const file = join(dir, 'credentials.json')
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as { accessKeyId: string; secretAccessKey: string }
+    return JSON.parse(await readFile(file, 'utf8')) as S3RootCredentials
   } catch {
     const credentials = { accessKeyId: `ffkube${randomBytes(6).toString('hex')}`, secretAccessKey: randomBytes(24).toString('hex') }
     await mkdir(dir, { recursive: true, mode: 0o700 })
@@ -42,7 +42,7 @@ export async function localEncryptionKeys(dataDir: string): Promise<string> {
 }
 
 /**
- * For local mode (`npm start`): starts the embedded MongoDB-wire server, nats-server and MinIO on
+ * For local mode (`npm start`): starts the embedded MongoDB-wire server, nats-server and versitygw (S3) on
  * loopback for whichever of MONGODB_URL, NATS_URL and S3_ENDPOINT is unset,
  * keeping their data under the config's dataDir; and an encryption key when
  * ENCRYPTION_KEYS is unset.
@@ -67,12 +67,11 @@ export async function startLocalServices(config: Config, logger: Logger): Promis
       logger.info({ url: natsUrl }, 'started local nats-server')
     }
     if (!s3.endpoint) {
-      const dir = join(config.dataDir, 'minio')
-      const credentials = await localS3Credentials(join(config.dataDir, 'minio-credentials'))
-      const minio = await startMinio(dir, credentials)
-      started.push(minio.server)
-      s3 = { ...s3, endpoint: minio.endpoint, forcePathStyle: true, ...credentials } satisfies S3Config
-      logger.info({ endpoint: minio.endpoint }, 'started local MinIO')
+      const credentials = await localS3Credentials(join(config.dataDir, 's3-credentials'))
+      const local = await startVersitygw(join(config.dataDir, 's3'), credentials)
+      started.push(local.server)
+      s3 = { ...s3, endpoint: local.endpoint, forcePathStyle: true, ...credentials } satisfies S3Config
+      logger.info({ endpoint: local.endpoint }, 'started the local S3 server (versitygw)')
     }
     const encryptionKeys = config.encryptionKeys ?? (await localEncryptionKeys(config.dataDir))
     return { config: { ...config, mongodbUrl, natsUrl, s3, encryptionKeys }, stop }

@@ -13,6 +13,8 @@ export type ToolName =
   | 'yt-dlp'
   | 'nats-server'
   | 'ferretdb'
+  // The managed store of local mode and the tests; MinIO plays a customer's bucket in the tests.
+  | 'versitygw'
   | 'minio'
   | 'etcd'
   | 'kube-apiserver'

@@ -1,6 +1,6 @@
 /**
  * Multi-file outputs from the runner's SUCCESS onward, through HTTP: a real
- * FerretDB, NATS JetStream and MinIO, the real status projector and webhook
+ * FerretDB, NATS JetStream and versitygw (a customer's MinIO for destinations), the real status projector and webhook
  * deliverer. Each test puts real files in the bucket as the runner's upload
  * does and publishes the SUCCESS event that reports them; the HLS outputs
  * are made by the provisioned ffmpeg and played over HTTP by Debian's
@@ -174,7 +174,7 @@ t.test('multi-file outputs', async (t) => {
   })
 
   t.test('a destination with public_base_url: the playlist\'s public URL plays, its relative names resolving beside it', async (t) => {
-    const customer = await startS3(t)
+    const customer = await startS3(t, { server: 'minio' })
     const customerBucket = await customer.createBucket('customer-media')
     const customerS3 = customer.client()
     t.teardown(() => customerS3.destroy())

@@ -9,7 +9,7 @@ import { scratchDir } from '../harness/scratch.js'
  * Schemathesis against the served /openapi.json: every check, a fixed seed so a
  * failure reproduces, and a bounded number of examples per operation so the run
  * stays within a couple of minutes on a loaded 2-core machine. The harness app
- * has real FerretDB and MinIO and no rate limits (a 429 would hide everything
+ * has real FerretDB and versitygw and no rate limits (a 429 would hide everything
  * after it); commands it accepts are recorded, not run.
  */
 const SEED = 20261124

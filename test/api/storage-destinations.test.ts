@@ -12,7 +12,7 @@ t.test('storage destinations', async (t) => {
   const api = await startApi(t, { allowPrivateNetworks: true, s3: managed, s3Bucket: s3.bucket })
   // The customer's bucket, apart from the managed one.
   const customerBucket = await s3.createBucket('customer-bucket')
-  // Raw IP endpoints are always refused, so the tests reach MinIO by name.
+  // Raw IP endpoints are always refused, so the tests reach the S3 server by name.
   const endpoint = s3.endpoint.replace('127.0.0.1', 'localhost')
   const business = await api.createAccount('business')
   const other = await api.createAccount('business')
@@ -355,7 +355,7 @@ t.test('storage destinations', async (t) => {
     for (const body of allBodies) {
       t.notOk(body.includes(SECRET), 'no secret access key')
       t.notOk(body.includes(SESSION), 'no session token')
-      t.notOk(body.includes(s3.secretAccessKey), 'no MinIO secret')
+      t.notOk(body.includes(s3.secretAccessKey), 'no S3 secret')
     }
   })
 })

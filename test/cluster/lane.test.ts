@@ -202,7 +202,7 @@ t.test('files of every shape run side by side in real runner pods: burned-in sub
 })
 
 t.test('a command into a storage destination uploads to the customer\'s bucket through the per-command Secret', async (t) => {
-  const customer = await startS3(t, { host: PUBLIC_IP })
+  const customer = await startS3(t, { host: PUBLIC_IP, server: 'minio' })
   const bucket = await customer.createBucket('customer-media')
   // Raw IP endpoints are refused: give the customer's MinIO a name cluster DNS answers (a headless Service without selector).
   const port = Number(new URL(customer.endpoint).port)

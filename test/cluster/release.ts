@@ -1,7 +1,7 @@
 /**
  * ffkube installed for real on the single-node cluster (test/harness/cluster.ts):
- * both images imported into containerd, MongoDB-wire, NATS JetStream and MinIO
- * on the node IP, `helm install` of charts/ffkube with NetworkPolicies on, all
+ * both images imported into containerd, MongoDB-wire, NATS JetStream and versitygw
+ * (S3) on the node IP, `helm install` of charts/ffkube with NetworkPolicies on, all
  * four Deployments ready, and a Business account made with the admin CLI inside
  * the api pod. Shared by the cluster lane (test/cluster/lane.test.ts) and the
  * real-node benchmark (bench/real-node.ts).
@@ -77,7 +77,7 @@ export interface LaneSettings {
 /**
  * The values the lane installs with. allowPrivateNetworks is on: a storage
  * destination's endpoint must be https on a host name unless it is, and the
- * lane's MinIO speaks http; inputs and webhooks use PUBLIC_IP, which the guard
+ * lane's S3 servers speak http; inputs and webhooks use PUBLIC_IP, which the guard
  * counts as reserved. So in this lane the NetworkPolicy is the runner's only
  * barrier, which is what its forbidden-address test proves at the packet level.
  */

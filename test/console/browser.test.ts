@@ -225,7 +225,7 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
           ['Secret access key', environment.s3.secretAccessKey],
         ]
         for (const [label, value] of fields) await page.getByLabel(label, { exact: true }).fill(value)
-        // MinIO on loopback: the bucket in the path, as no bucket.localhost resolves.
+        // The S3 server on loopback: the bucket in the path, as no bucket.localhost resolves.
         await page.getByRole('checkbox', { name: /^Path-style addressing/ }).check()
         await page.getByRole('button', { name: 'Create destination' }).click()
         await statusText(page).filter({ hasText: /^Created sd_[0-9a-f]{32}\.$/ }).waitFor()

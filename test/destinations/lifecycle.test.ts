@@ -1,7 +1,7 @@
 /**
  * Storage destinations end to end, through HTTP, with the service as `npm
  * start` runs it (local executor, warm runner pool) and two real S3 servers:
- * the service's managed storage, and a "customer" MinIO with its own
+ * the service's managed storage, and a "customer" MinIO (a second S3 implementation) with its own
  * credentials that only the destination knows.
  */
 import { spawn } from 'node:child_process'
@@ -36,7 +36,7 @@ t.test('a Business account sends outputs to its own bucket and finds them at the
   const dir = await scratchDir(t)
   const [environment, customer, clip] = await Promise.all([
     serviceEnvironment(t, { LOG_LEVEL: 'info' }),
-    startS3(t),
+    startS3(t, { server: 'minio' }),
     makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 640, height: 360 }),
   ])
   const customerBucket = await customer.createBucket('customer-media')

@@ -14,7 +14,7 @@ import { runRunner, specOf } from '../runner/harness.js'
 
 t.test('the runner uploads to the destination with the credentials file and reports EXTERNAL outputs', async (t) => {
   const dir = await scratchDir(t)
-  const [managed, customer, clip] = await Promise.all([startS3(t), startS3(t), makeClip(join(dir, 'clip.mp4'), { seconds: 1 })])
+  const [managed, customer, clip] = await Promise.all([startS3(t), startS3(t, { server: 'minio' }), makeClip(join(dir, 'clip.mp4'), { seconds: 1 })])
   const bucket = await customer.createBucket('one-shot')
   const media = await serveFiles(t, [clip])
   const credentialsFile = join(dir, 'destination.json')

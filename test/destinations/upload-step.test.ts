@@ -20,7 +20,7 @@ import { scratchDir } from '../harness/scratch.js'
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 
 t.test('the upload phase writes to a storage destination', async (t) => {
-  const customer = await startS3(t)
+  const customer = await startS3(t, { server: 'minio' })
   const bucket = await customer.createBucket('customer-out')
   const client = customer.client()
   t.teardown(() => client.destroy())
@@ -29,7 +29,7 @@ t.test('the upload phase writes to a storage destination', async (t) => {
   const credentials = { accessKeyId: customer.accessKeyId, secretAccessKey: customer.secretAccessKey }
   const destination: StorageDestinationSpec = {
     id: `sd_${'a'.repeat(32)}`,
-    // Raw IPs are refused for destinations; the runner reaches MinIO by name like a customer endpoint.
+    // Raw IPs are refused for destinations; the runner reaches the customer's MinIO by name like a customer endpoint.
     endpointUrl: customer.endpoint.replace('127.0.0.1', 'localhost'),
     region: customer.region,
     bucket,
@@ -94,7 +94,8 @@ t.test('the upload phase writes to a storage destination', async (t) => {
     })
     await t.rejects(putObject(client, { bucket, key, body: failing, contentType: null }, 5 * 1024 * 1024), /disk read failed/)
     await t.rejects(client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })), { name: 'NotFound' })
-    const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: 'tenant/exports/cmd-3/' }))
+    // The key itself as the prefix: MinIO lists an upload for its exact key only, never for a folder prefix.
+    const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))
     t.equal(uploads.Uploads?.length ?? 0, 0, 'the multipart upload was aborted')
   })
 

@@ -1,7 +1,7 @@
 /**
  * The whole service as `npm start` runs it (`node dist/api/main.js`, local
  * executor, projector, file processor, dispatcher), as a child process
- * against the harness's FerretDB, NATS and MinIO, so a test can SIGKILL it
+ * against the harness's FerretDB, NATS and versitygw, so a test can SIGKILL it
  * and start it again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process'

@@ -1,7 +1,7 @@
 /**
  * A stored file's storage_url as an input (the spec: "The stored file's
  * `storage_url` can be used as an input URL in commands"), with the service
- * as `npm start` runs it: ALLOW_PRIVATE_NETWORKS off, and MinIO on loopback.
+ * as `npm start` runs it: ALLOW_PRIVATE_NETWORKS off, and versitygw on loopback.
  * No input server is needed: every input is an upload or an output.
  */
 import { spawn } from 'node:child_process'

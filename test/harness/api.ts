@@ -18,7 +18,7 @@ export interface TestApi {
   /** Where `db` lives, for a child process (the admin CLI) to reach the same database. */
   mongo: { url: string; dbName: string }
   secretBox: SecretBox
-  /** The managed bucket: a real MinIO unless the test passed its own `s3`. */
+  /** The managed bucket: a real versitygw unless the test passed its own `s3`. */
   s3: S3Client
   s3Bucket: string
   /** Creates an account on `plan` and returns its id and a working API key. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
-import { startMinio } from '../../api/local/minio.js'
+import { startVersitygw } from '../../api/local/versitygw.js'
+import { startMinio } from './minio.js'
 import type { ListenOptions } from './mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
@@ -18,11 +19,25 @@ export interface TestS3 {
   createBucket(name?: string): Promise<string>
 }
 
-/** Starts MinIO on a free loopback port (or on `host`) with fresh credentials and one bucket. */
-export async function startS3(t: Teardown, options: ListenOptions = {}): Promise<TestS3> {
+/**
+ * Which S3 server: `versitygw` is the managed store, the one `npm start` runs
+ * (the default); `minio` plays a customer's own server, so that a storage
+ * destination test talks to a second, different implementation.
+ */
+export type S3ServerKind = 'versitygw' | 'minio'
+
+export interface S3Options extends ListenOptions {
+  server?: S3ServerKind
+}
+
+const starters = { versitygw: startVersitygw, minio: startMinio }
+
+/** Starts an S3 server on a free loopback port (or on `host`) with fresh credentials and one bucket. */
+export async function startS3(t: Teardown, options: S3Options = {}): Promise<TestS3> {
   const accessKeyId = `test${randomBytes(6).toString('hex')}`
   const secretAccessKey = randomBytes(24).toString('hex')
-  const local = await startMinio(await scratchDir(t, 'ffkube-s3-'), { accessKeyId, secretAccessKey }, options.host)
+  const start = starters[options.server ?? 'versitygw']
+  const local = await start(await scratchDir(t, 'ffkube-s3-'), { accessKeyId, secretAccessKey }, options.host)
   t.teardown(() => local.server.stop())
   const { endpoint } = local
   const region = 'us-east-1'

@@ -129,7 +129,7 @@ t.test('chained, multiple and run-ytdlp commands complete through MediaCommands 
 })
 
 t.test('a command into a storage destination uploads from the upload container with the per-command Secret', async (t) => {
-  const customer = await startS3(t)
+  const customer = await startS3(t, { server: 'minio' })
   const bucket = await customer.createBucket('customer-media')
   const created = await service.client.request('POST', '/storage-destinations', {
     name: 'customer',

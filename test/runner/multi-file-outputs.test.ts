@@ -1,6 +1,6 @@
 /**
  * Outputs of many files through the runner, one process running every phase,
- * on real ffmpeg and MinIO: a numbered sequence, HLS, DASH, segment, an HLS
+ * on real ffmpeg and versitygw: a numbered sequence, HLS, DASH, segment, an HLS
  * ladder, tee; every file stored under {prefix}/{command_id}/ in its relative
  * layout and listed in the SUCCESS event; a pattern that would write 100,000
  * files stopped by the file-count cap with nothing stored; a customer bucket.
@@ -167,7 +167,7 @@ t.test('multi-file outputs through the runner in one process', async (t) => {
   })
 
   t.test('a customer bucket gets every file under {prefix}/{command_id}/ in the relative layout', async (t) => {
-    const customer = await startS3(t)
+    const customer = await startS3(t, { server: 'minio' })
     const bucket = await customer.createBucket('multi')
     const credentialsFile = join(dir, 'destination.json')
     await writeFile(credentialsFile, JSON.stringify({ accessKeyId: customer.accessKeyId, secretAccessKey: customer.secretAccessKey }), { mode: 0o600 })

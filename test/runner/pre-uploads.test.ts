@@ -1,6 +1,6 @@
 /**
  * Storing a multi-file output's settled files while ffmpeg runs
- * (upload/pre-uploads.ts), on real MinIO, with the folder changed by the test
+ * (upload/pre-uploads.ts), on real versitygw, with the folder changed by the test
  * the way ffmpeg changes it: a file rewritten after it was sent (a playlist),
  * a file deleted (hls delete_segments), a new one. The final upload sends
  * only what is new or changed, deletes what is gone, and a failed command

@@ -9,7 +9,7 @@ import { runRunner, specOf } from './harness.js'
 
 const PRIVATE_OK = { ALLOW_PRIVATE_NETWORKS: '1' }
 
-t.test('the runner, end to end on real ffmpeg and MinIO', async (t) => {
+t.test('the runner, end to end on real ffmpeg and S3 (versitygw)', async (t) => {
   const dir = await scratchDir(t)
   const s3 = await startS3(t)
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2 })

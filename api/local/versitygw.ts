@@ -1,0 +1,53 @@
+import { mkdir } from 'node:fs/promises'
+import { ChildServer } from './child-server.js'
+import { startOnFreePort } from './ports.js'
+import { toolPath } from './tools.js'
+
+/** An S3-compatible server on a loopback port. */
+export interface LocalS3 {
+  endpoint: string
+  server: ChildServer
+}
+
+/** Root credentials of a local S3 server; they must stay the same for the data it already holds. */
+export interface S3RootCredentials {
+  accessKeyId: string
+  secretAccessKey: string
+}
+
+const HEALTH_PATH = '/ffkube-health'
+
+/**
+ * Starts the Versity S3 Gateway (versitygw) with its posix backend: each
+ * bucket is a folder of `dataDir`, each object a file, its metadata in
+ * extended attributes (docs/adr/0007-versitygw.md). versitygw cannot report a
+ * port it picked itself (startOnFreePort). `host` is the address to listen on
+ * (loopback unless a test needs pods to reach it).
+ */
+export async function startVersitygw(dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
+  await mkdir(dataDir, { recursive: true })
+  return startOnFreePort(async (port) => {
+    const server = ChildServer.start({
+      name: 'versitygw',
+      command: toolPath('versitygw'),
+      // No --keep-alive (versitygw's default: one request per connection). With it, v1.8.0 leaves
+      // the connection unusable after an aws-chunked upload with a checksum trailer (the SDK's
+      // default for a streamed body): the next request on it fails with EPIPE (ADR 0007).
+      // --quiet: no line per request.
+      args: ['--port', `${host}:${port}`, '--health', HEALTH_PATH, '--quiet', 'posix', dataDir],
+      env: {
+        PATH: process.env.PATH ?? '',
+        ROOT_ACCESS_KEY_ID: credentials.accessKeyId,
+        ROOT_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      },
+    })
+    const endpoint = `http://${host}:${port}`
+    try {
+      await server.waitUntilReady(async () => ((await fetch(`${endpoint}${HEALTH_PATH}`)).ok ? true : undefined))
+      return { endpoint, server }
+    } catch (err) {
+      await server.stop()
+      throw err
+    }
+  })
+}
