@@ -1,6 +1,6 @@
 /**
  * What fetching one input costs the runner (run after `npx tsc`:
- * `node dist/bench/download-cost.js`): a child started with the runner's node
+ * `npm run -s bench -- download-cost`): a child started with the runner's node
  * flags downloads a BENCH_MB (default 60, the multi-file bench's clip) file
  * from a loopback server in this process, BENCH_ROUNDS times (default 6, the
  * first not counted) with each way, the order reversed every round, and

@@ -3,7 +3,7 @@
  * measured through the API (two replicas in this process, each with its own
  * store client and NATS connection, on one FerretDB and one nats-server):
  *
- *   npx tsc && node dist/bench/key-revocation.js [--keys 50] [--after 20]
+ *   npm run -s bench -- key-revocation [--keys 50] [--after 20]
  *
  * For each key: the second replica serves it (so it is cached there), the
  * first revokes it, and the second is polled until it answers 401; then

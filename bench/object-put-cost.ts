@@ -1,6 +1,6 @@
 /**
  * What storing one object costs, by the way it is sent (run after `npx tsc`:
- * `node dist/bench/object-put-cost.js`). The multi-file bench's HLS ladder is
+ * `npm run -s bench -- object-put-cost`). The multi-file bench's HLS ladder is
  * ~190 objects stored beside the encode, and on two cores every CPU second
  * spent beside ffmpeg slows it (docs/benchmarks/multi-file.md): this isolates
  * the storing. A child started with the runner's node flags

@@ -5,7 +5,7 @@
  * bench/bare-remux-pod.ts) created straight through the API server. Needs
  * what the cluster lane needs (root, provisioning, dist/images.json):
  *
- *   npx tsc && node dist/bench/throughput.js   (BENCH_COMMANDS=100, BENCH_ROUNDS=2)
+ *   npm run -s bench -- throughput (BENCH_COMMANDS=100, BENCH_ROUNDS=2)
  *
  * The variants alternate (bare, ffkube, ffkube, bare, …) in one run on one
  * cluster, so the other load on the host falls on both. Each burst is
