@@ -43,15 +43,20 @@ t.test('a completed command is POSTed, signed, with data equal to the GET poll r
   t.equal(receiver.received.length, 2, 'one POST per completion')
 })
 
-t.test('without a secret no signature header is sent', async (t) => {
+t.test('without a secret no signature header of either scheme is sent', async (t) => {
   const world = await startWorld(t)
   const receiver = await startReceiver(t)
   const { api_key } = await world.api.createAccount('free')
   await world.putWebhook(api_key, { url: receiver.url })
   await world.deliverer()
-  await world.complete(await world.submit(api_key))
+  const commandId = await world.submit(api_key)
+  await world.complete(commandId)
   const got = await until('the webhook', () => receiver.received[0])
   t.equal(got.headers['x-webhook-signature'], undefined)
+  // Standard Webhooks (standard-webhooks.test.ts): its id and timestamp still, its signature not.
+  t.equal(got.headers['webhook-id'], `whd_${commandId}`)
+  t.equal(got.headers['webhook-timestamp'], String(Math.floor(world.time.now / 1000)))
+  t.equal(got.headers['webhook-signature'], undefined)
 })
 
 t.test('a command webhook_url overrides the account URL and never touches its failure counter', async (t) => {

@@ -55,17 +55,3 @@ for (const { name, secret, library, key } of secrets) {
     t.equal(retry.headers['webhook-id'], first.headers['webhook-id'], 'a retry keeps its webhook-id, so receivers de-duplicate on it')
   })
 }
-
-t.test('without a secret the id and timestamp are sent and no signature', async (t) => {
-  const world = await startWorld(t)
-  const receiver = await startReceiver(t)
-  const { api_key } = await world.api.createAccount('free')
-  await world.putWebhook(api_key, { url: receiver.url })
-  await world.deliverer()
-  const commandId = await world.submit(api_key)
-  await world.complete(commandId)
-  const got = await until('the webhook', () => receiver.received[0])
-  t.equal(got.headers['webhook-id'], `whd_${commandId}`)
-  t.equal(got.headers['webhook-timestamp'], String(Math.floor(world.time.now / 1000)))
-  t.equal(got.headers['webhook-signature'], undefined)
-})
