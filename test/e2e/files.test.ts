@@ -39,11 +39,9 @@ t.test('files: store-file and upload end STORED with metadata; deletes remove th
   })
 
   t.test('upload streams to the bucket, then the processor probes it', async (t) => {
-    const form = new FormData()
-    form.append('file', new Blob([await readFile(clip)], { type: 'video/mp4' }), 'my clip.mp4')
-    const response = await fetch(`${service.baseUrl}/api/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': service.apiKey }, body: form })
+    const response = await api.upload(await readFile(clip), 'my clip.mp4', 'video/mp4')
     t.equal(response.status, 200)
-    const { file_id } = (await response.json()) as { file_id: string }
+    const { file_id } = response.body as { file_id: string }
     const file = await api.waitForFile(file_id)
     t.match(file, { status: 'STORED', service_store_type: 'UPLOAD', width: 320, height: 240, codec: 'h264', file_format: 'mp4' })
     t.ok(file.duration > 0.9 && file.duration < 1.2)

@@ -103,6 +103,14 @@ export class Client {
     return { status: response.status, body: text ? JSON.parse(text) : null }
   }
 
+  /** POST /files/upload as a browser's form sends it: one `file` part. */
+  async upload(data: Uint8Array, filename: string, type: string): Promise<{ status: number; body: Json }> {
+    const form = new FormData()
+    form.append('file', new Blob([data], { type }), filename)
+    const response = await fetch(`${this.service.baseUrl}/api/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': this.service.apiKey }, body: form })
+    return { status: response.status, body: await response.json() }
+  }
+
   async post(path: string, body: unknown): Promise<Json> {
     const answer = await this.request('POST', path, body)
     if (answer.status !== 200) throw new Error(`POST ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`)

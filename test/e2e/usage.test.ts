@@ -12,9 +12,7 @@ t.test('GET /usage counts a real command\'s seconds and the bytes in managed sto
   const media = await serveFiles(t, [clip])
   const api = new Client(service)
 
-  const form = new FormData()
-  form.append('file', new Blob([await readFile(clip)], { type: 'video/mp4' }), 'clip.mp4')
-  const uploaded = (await (await fetch(`${service.baseUrl}/api/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': service.apiKey }, body: form })).json()) as { file_id: string }
+  const uploaded = (await api.upload(await readFile(clip), 'clip.mp4', 'video/mp4')).body as { file_id: string }
   const upload = await api.waitForFile(uploaded.file_id)
   t.equal(upload.status, 'STORED')
   const { command_id } = await api.post('/run-ffmpeg-command', {
