@@ -53,9 +53,23 @@ const round = (seconds: number): number => Math.round(seconds * 1000) / 1000
  */
 export function usageByDay(input: { now: Date; days: number; commands: Iterable<CommandUsageRow>; files: readonly StoredFileRow[] }): UsageReport {
   const start = usageWindowStart(input.now, input.days).getTime()
+  // One walk over the files' arrivals and deletions in time order, not a pass over every file per day.
+  const changes = input.files
+    .flatMap((f) => {
+      const size = f.size_mbytes ?? 0
+      const arrival = { at: f.created_at.getTime(), files: 1, megabytes: size }
+      return f.deleted_at === null ? [arrival] : [arrival, { at: f.deleted_at.getTime(), files: -1, megabytes: -size }]
+    })
+    .sort((a, b) => a.at - b.at)
+  let next = 0
+  let files = 0
+  let megabytes = 0
   const byDay: UsageDay[] = Array.from({ length: input.days }, (_, i) => {
     const dayEnd = Math.min(start + (i + 1) * DAY_MS, input.now.getTime())
-    const stored = input.files.filter((f) => f.created_at.getTime() <= dayEnd && (f.deleted_at === null || f.deleted_at.getTime() > dayEnd))
+    for (; next < changes.length && (changes[next]?.at ?? Infinity) <= dayEnd; next++) {
+      files += changes[next]?.files ?? 0
+      megabytes += changes[next]?.megabytes ?? 0
+    }
     return {
       date: new Date(start + i * DAY_MS).toISOString().slice(0, 10),
       commands: 0,
@@ -63,8 +77,8 @@ export function usageByDay(input: { now: Date; days: number; commands: Iterable<
       commands_failed: 0,
       ffmpeg_seconds: 0,
       total_seconds: 0,
-      bytes_stored: Math.round(stored.reduce((sum, f) => sum + (f.size_mbytes ?? 0), 0) * BYTES_PER_MB),
-      files_stored: stored.length,
+      bytes_stored: Math.max(0, Math.round(megabytes * BYTES_PER_MB)),
+      files_stored: files,
     }
   })
   for (const command of input.commands) {
