@@ -8,7 +8,7 @@ import { Canceller } from '../cancels/canceller.js'
 import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import { queueDepthByPlan } from '../dispatcher/queue-depth.js'
-import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
+import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from '../executors/executor.js'
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
 import { LocalExecutor } from '../executors/local-executor.js'
 import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
@@ -17,6 +17,7 @@ import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
+import { YtdlpCookieRepository } from '../ytdlp-cookies/ytdlp-cookie-repository.js'
 import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The worker as the other roles of its process see it. */
@@ -35,6 +36,12 @@ export interface WorkerRole extends Role {
 function destinationCredentialSource(connections: Connections, secretBox: SecretBox): DestinationCredentialSource {
   const destinations = new StorageDestinationRepository(connections.db, secretBox)
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
+}
+
+/** Opens the cookies.txt of a yt-dlp command's account, for its yt-dlp only (contracts/ytdlp-cookies.ts). */
+function ytdlpCookieSource(connections: Connections, secretBox: SecretBox): YtdlpCookieSource {
+  const cookies = new YtdlpCookieRepository(connections.db, secretBox)
+  return async (spec) => cookies.openForRunner(spec.accountId)
 }
 
 /** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
@@ -56,6 +63,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     deadlineMs: config.commandDeadlineSeconds * 1000,
     workDirMaxBytes: config.commandWorkDirMaxBytes,
     destinationCredentials,
+    ytdlpCookies: ytdlpCookieSource(connections, secretBox),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
       natsUrl: config.natsUrl as string,
