@@ -6,27 +6,18 @@
  * cookie. The cookie file is gone before the user's ffmpeg starts, and the
  * cookie value appears in no answer, no log and no file the service keeps.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
+import { cliEnvironment, runCli } from '../cli/cli-process.js'
 import { eventually } from '../harness/eventually.js'
 import { makeClip } from '../harness/media.js'
+import { processesMentioning } from '../harness/processes.js'
 import { scratchDir } from '../harness/scratch.js'
-import { Client, serviceEnvironment, startService, type ServiceEnvironment } from './service.js'
-
-/** An account made with the admin CLI against the service's database and keys. */
-async function createAccount(environment: ServiceEnvironment, plan: string): Promise<{ api_key: string }> {
-  const child = spawn(process.execPath, ['dist/api/admin/cli.js', 'create-account', '--plan', plan], { env: environment.env, stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  const code = await new Promise((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`create-account exited ${String(code)}`)
-  return JSON.parse(out) as { api_key: string }
-}
+import { Client, createAccount, serviceEnvironment, startService } from './service.js'
 
 /** Every regular file under `dir` whose bytes contain `needle`. */
 async function filesContaining(dir: string, needle: string): Promise<string[]> {
@@ -39,17 +30,6 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
     if (bytes?.includes(needle)) found.push(path)
   }
   return found
-}
-
-/** Pids of live processes whose command line contains `marker`. */
-async function processesWith(marker: string): Promise<number[]> {
-  const pids: number[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
-    if (cmdline.includes(marker)) pids.push(Number(entry))
-  }
-  return pids
 }
 
 t.test('yt-dlp cookies: stored per account, used only for its downloads, never shown, gone before its ffmpeg', async (t) => {
@@ -154,12 +134,18 @@ t.test('yt-dlp cookies: stored per account, used only for its downloads, never s
       // Loops for ever: the test looks while it runs, then cancels it.
       ffmpeg_command: `-stream_loop -1 -i {{in_v}} -vf ${marker} -c:v libx264 -preset ultrafast {{out_x}}`,
     })
-    await eventually('the post-processing ffmpeg', async () => (await processesWith(marker)).length > 0, 60_000)
+    await eventually('the post-processing ffmpeg', async () => (await processesMentioning(marker)).length > 0, 60_000)
     t.ok(cookieHeaders.filter((header) => header.includes(`session=${secret}`)).length >= 2, 'this download carried the cookie too')
     t.same(await filesContaining(environment.dataDir, secret), [], 'no file under the data dir holds the cookie while ffmpeg runs')
     t.equal((await alice.request('POST', `/commands/${command_id}/cancel`)).status, 200)
     const ended = await alice.waitForCommand(command_id)
     t.match(ended, { status: 'FAILED', error_status: 'CANCELLED' })
+
+    // And naming where the file was is refused before anything runs (the argument policy: work-dir names only).
+    const cookiesPath = join(environment.dataDir, 'runner', 'ytdlp-cookies', `${command_id}-1`, 'cookies.txt')
+    const named = remember(await alice.request('POST', '/run-ytdlp-command', { input_urls: { in_v: videoUrl }, output_files: { out_x: 'x.txt' }, ffmpeg_command: `-i {{in_v}} -f data -i ${cookiesPath} -map 1 -c copy -f data {{out_x}}` }))
+    t.equal(named.status, 422, JSON.stringify(named.body))
+    t.match(named.body, { error: 'VALIDATION_ERROR', message: /ffmpeg_command/ })
   })
 
   t.test('a deleted cookies.txt is no longer used', async (t) => {
@@ -168,6 +154,25 @@ t.test('yt-dlp cookies: stored per account, used only for its downloads, never s
     t.equal(remember(await alice.request('GET', '/ytdlp-cookies')).status, 404)
     const { command_id } = await alice.post('/ytdlp-download', { input_urls: { in_v: videoUrl } })
     t.match(await alice.waitForCommand(command_id), { status: 'FAILED', error_status: 'SOURCE_LOGIN_REQUIRED' })
+  })
+
+  t.test('ffkube cookies set, get and delete, printing no cookie', async (t) => {
+    const user = await cliEnvironment(join(dir, 'cli'), { FFKUBE_URL: service.baseUrl, FFKUBE_API_KEY: b.api_key })
+    const set = await runCli(user, ['cookies', 'set', '-'], { stdin: cookiesTxt })
+    t.equal(set.code, 0, set.stderr)
+    t.match(set.stdout, /^cookies\s+2$/m)
+    t.match(set.stdout, /^domains\s+127\.0\.0\.1, example\.com$/m)
+    const json = await runCli(user, ['cookies', 'get', '--json'])
+    t.match(JSON.parse(json.stdout), { cookie_count: 2, domains: ['127.0.0.1', 'example.com'] })
+    const bad = await runCli(user, ['cookies', 'set', '-'], { stdin: `session=${secret}\n` })
+    t.equal(bad.code, 3)
+    t.match(bad.stderr, /400 INVALID_REQUEST: body\.cookies line 1/)
+    const removed = await runCli(user, ['cookies', 'delete'])
+    t.equal(removed.code, 0, removed.stderr)
+    const gone = await runCli(user, ['cookies', 'get'])
+    t.equal(gone.code, 3)
+    t.match(gone.stderr, /404 NOT_FOUND/)
+    for (const run of [set, json, bad, removed, gone]) answers.push(run.stdout, run.stderr)
   })
 
   t.test('the cookie value appears in no answer, no service log and no file of the data dir', async (t) => {
