@@ -17,7 +17,7 @@ import type { DestinationCredentialSource, YtdlpCookieSource } from './executor.
 import { runnerEnvironment, type RunnerSettings } from './runner-environment.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
-import { removeYtdlpCookies, writeYtdlpCookies } from './ytdlp-cookies-file.js'
+import { removeLeftoverYtdlpCookies, removeYtdlpCookies, writeYtdlpCookies } from './ytdlp-cookies-file.js'
 import { YTDLP_COOKIES_FILE_ENV } from '../../contracts/ytdlp-cookies.js'
 
 export interface RunnerLauncherOptions {
@@ -63,6 +63,7 @@ export class RunnerLauncher {
     if (caps instanceof CpuCaps) this.#cpuCaps = caps
     else options.log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     this.#env = await runnerEnvironment(options.runner, options.dataDir)
+    await removeLeftoverYtdlpCookies(options.dataDir)
     if (options.warmPool ?? true) {
       this.#pool = new RunnerPool(options.poolWorkerMain ?? defaultPoolWorkerMain(), this.#env, options.dataDir, options.publish, undefined, options.publishLog)
       this.#pool.prewarm(options.concurrency)

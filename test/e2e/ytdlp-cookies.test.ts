@@ -7,7 +7,7 @@
  * cookie value appears in no answer, no log and no file the service keeps.
  */
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -35,6 +35,11 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
 t.test('yt-dlp cookies: stored per account, used only for its downloads, never shown, gone before its ffmpeg', async (t) => {
   const dir = await scratchDir(t)
   const environment = await serviceEnvironment(t, { LOG_LEVEL: 'info' })
+  const secret = randomBytes(24).toString('hex')
+  // What a service killed during a download would leave: the next start removes it before its first run.
+  const leftover = join(environment.dataDir, 'runner', 'ytdlp-cookies', 'cmd-of-a-killed-start-1')
+  await mkdir(leftover, { recursive: true })
+  await writeFile(join(leftover, 'cookies.txt'), `127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\t${secret}\n`)
   const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 320, height: 240 })])
   const clipBytes = await readFile(clip)
   const [a, b, free] = await Promise.all([createAccount(environment, 'growth'), createAccount(environment, 'growth'), createAccount(environment, 'free')])
@@ -43,7 +48,6 @@ t.test('yt-dlp cookies: stored per account, used only for its downloads, never s
   const freeClient = new Client({ baseUrl: service.baseUrl, apiKey: free.api_key })
 
   // A members-only site: the video for the right session cookie, 401 for anything else.
-  const secret = randomBytes(24).toString('hex')
   const cookieHeaders: string[] = []
   const site = createServer((req, res) => {
     const cookie = req.headers.cookie ?? ''
@@ -67,6 +71,10 @@ t.test('yt-dlp cookies: stored per account, used only for its downloads, never s
     answers.push(JSON.stringify(answer.body))
     return answer
   }
+
+  t.test('a cookie file a previous start left behind is gone once the service listens', async (t) => {
+    t.same(await filesContaining(environment.dataDir, secret), [])
+  })
 
   t.test('a plan without video downloads cannot store cookies', async (t) => {
     const refused = remember(await freeClient.request('PUT', '/ytdlp-cookies', { cookies: cookiesTxt }))
