@@ -51,7 +51,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
   if (config.executor !== 'local') {
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromDefault()
-    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(connections, secretBox) })
   }
   const { tools, sandbox } = host
   return new LocalExecutor({
