@@ -136,7 +136,7 @@ export class RunnerLauncher {
       return cookies === null ? null : await writeYtdlpCookies(this.options.dataDir, run.key, cookies)
     } catch (err) {
       // yt-dlp then runs without them; a site that needs them answers SOURCE_LOGIN_REQUIRED or SOURCE_BOT_CHECK.
-      log.error({ err, account_id: spec.accountId }, 'could not open the account\'s yt-dlp cookies')
+      log.error({ err, account_id: spec.accountId }, 'could not write the account\'s yt-dlp cookies for this run')
       return null
     }
   }

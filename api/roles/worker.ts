@@ -3,6 +3,7 @@ import type { SandboxHost } from '../../contracts/sandbox.js'
 import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
 import type { Connections } from '../connections.js'
+import type { Logger } from '../logger.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
 import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
@@ -38,10 +39,22 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
 }
 
-/** Opens the cookies.txt of a yt-dlp command's account, for its yt-dlp only (contracts/ytdlp-cookies.ts). */
-function ytdlpCookieSource(connections: Connections, secretBox: SecretBox): YtdlpCookieSource {
+/**
+ * Opens the cookies.txt of a yt-dlp command's account, for its yt-dlp only
+ * (contracts/ytdlp-cookies.ts). Cookies that cannot be opened (their key was
+ * dropped from ENCRYPTION_KEYS) are logged and left out: the command runs
+ * without them rather than never being dispatched.
+ */
+function ytdlpCookieSource(connections: Connections, secretBox: SecretBox, logger: Logger): YtdlpCookieSource {
   const cookies = new YtdlpCookieRepository(connections.db, secretBox)
-  return async (spec) => cookies.openForRunner(spec.accountId)
+  return async (spec) => {
+    try {
+      return await cookies.openForRunner(spec.accountId)
+    } catch (err) {
+      logger.error({ err, command_id: spec.commandId, account_id: spec.accountId }, "could not open the account's yt-dlp cookies: yt-dlp runs without them")
+      return null
+    }
+  }
 }
 
 /** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
@@ -51,7 +64,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
   if (config.executor !== 'local') {
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromDefault()
-    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(connections, secretBox) })
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger) })
   }
   const { tools, sandbox } = host
   return new LocalExecutor({
@@ -63,7 +76,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     deadlineMs: config.commandDeadlineSeconds * 1000,
     workDirMaxBytes: config.commandWorkDirMaxBytes,
     destinationCredentials,
-    ytdlpCookies: ytdlpCookieSource(connections, secretBox),
+    ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
       natsUrl: config.natsUrl as string,
