@@ -40,6 +40,8 @@ import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
 import { usageRoutes } from './usage/routes.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
+import { ytdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
+import { ytdlpCookieRoutes } from './ytdlp-cookies/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
 
@@ -109,6 +111,7 @@ export const appPlugin = fp(
     accountChanges.listen(keys)
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
+    await app.register(ytdlpCookieRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
     await app.register(commandLogRepository, { db: deps.db })
     await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
@@ -143,6 +146,7 @@ export const appPlugin = fp(
         await v1.register(fileRoutes, { now: clock })
         await v1.register(presetRoutes)
         await v1.register(usageRoutes, { now: clock })
+        await v1.register(ytdlpCookieRoutes)
       },
       { prefix: '/api/v1' },
     )

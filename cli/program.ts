@@ -11,6 +11,7 @@ import { uploadAction } from './commands/files.js'
 import { listPresetsAction, showPresetAction } from './commands/presets.js'
 import { executePresetAction, runAction, waitAction } from './commands/run.js'
 import { deleteWebhookAction, getWebhookAction, setWebhookAction } from './commands/webhook.js'
+import { deleteCookiesAction, getCookiesAction, setCookiesAction } from './commands/ytdlp-cookies.js'
 import { collect } from './pairs.js'
 
 const FOOTER = `
@@ -139,6 +140,19 @@ export function buildProgram(context: CliContext, done: (code: number) => void):
     .option('--secret <secret>', 'sign deliveries with this secret (X-Webhook-Signature)')
     .action(act((url: string, options) => setWebhookAction(context, url, options)))
   webhook.command('delete').description('deactivate the webhook; its configuration is kept').action(act(() => deleteWebhookAction(context)))
+
+  const cookies = program.command('cookies').description("the account's cookies.txt for its yt-dlp downloads (trial, Growth, Business)")
+  cookies
+    .command('get')
+    .description('how many cookies are stored, for which domains (never the cookies)')
+    .option('--json', 'print the API answer as JSON', false)
+    .action(act((options) => getCookiesAction(context, options)))
+  cookies
+    .command('set')
+    .description('upload a Netscape cookies.txt (- reads it from stdin); replaces the stored one')
+    .argument('<file>')
+    .action(act((file: string) => setCookiesAction(context, file)))
+  cookies.command('delete').description('delete the stored cookies').action(act(() => deleteCookiesAction(context)))
 
   const config = program.command('config').description('the config file FFKUBE_URL and FFKUBE_API_KEY override')
   config

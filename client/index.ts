@@ -65,6 +65,8 @@ export type Preset = ResponseBody<'/api/v1/presets/{presetId}', 'get'>
 export type WebhookConfig = ResponseBody<'/api/v1/webhook-config', 'get'>
 /** GET /api/v1/usage: commands, seconds and managed storage by UTC day. */
 export type Usage = ResponseBody<'/api/v1/usage', 'get'>
+/** What the service shows of the account's yt-dlp cookies: count, domains and dates, never a cookie. */
+export type YtdlpCookies = ResponseBody<'/api/v1/ytdlp-cookies', 'get'>
 /** The body of a completion webhook (verify the raw bytes before you parse them: docs/api/webhooks.md). */
 export type CompletionWebhook = webhooks['commandCompleted']['post']['requestBody']['content']['application/json']
 /** The spec's ErrorResponse, `{ error, message }`, as every 4xx states it. */

@@ -5230,6 +5230,293 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ytdlp-cookies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the account's yt-dlp cookies cover (never the cookies) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            cookie_count: number;
+                            /** @description the distinct cookie domains, lower case, without a leading dot */
+                            domains: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Upload or replace the account's cookies.txt for its yt-dlp commands
+         * @description Used by every later yt-dlp command of this account, and by no other account. Stored encrypted; never returned.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a Netscape cookies.txt (one cookie per line: domain, include-subdomains, path, secure, expires, name, value, tab-separated), as browser "cookies.txt" extensions and `yt-dlp --cookies` write it */
+                        cookies: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            cookie_count: number;
+                            /** @description the distinct cookie domains, lower case, without a leading dot */
+                            domains: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete the account's yt-dlp cookies */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     commandCompleted: {

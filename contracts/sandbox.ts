@@ -46,6 +46,11 @@ export interface SandboxRun {
   /** The tool's cwd and the one directory it may see and write; an absolute path. */
   workDir: string
   network: SandboxNetwork
+  /**
+   * Directories besides the work dir the tool may see and write, at the same
+   * path (yt-dlp's cookie directory, contracts/ytdlp-cookies.ts); absolute paths.
+   */
+  binds?: readonly string[]
   /** The descriptor bwrap reads the seccomp filter from (seccomp-filter.ts); none: no filter. */
   seccompFd?: number
 }
@@ -90,6 +95,7 @@ function bwrapArgs(bwrap: string, host: SandboxHost, run: SandboxRun): string[] 
   for (const path of SYSTEM_READ_ONLY) args.push('--ro-bind-try', path, path)
   for (const path of host.readOnly) args.push('--ro-bind', path, path)
   // The same path inside as outside, so paths the runner computes mean the same to the tool.
+  for (const path of run.binds ?? []) args.push('--bind', path, path)
   args.push('--bind', run.workDir, run.workDir, '--chdir', run.workDir)
   args.push('--')
   return args

@@ -32,7 +32,7 @@ export interface ToolOptions {
   stderrLimit?: number
   now?: () => number
   /** The jail to start the tool in (cwd is its work dir); null or absent: none (a runner pod, whose pod is the jail). */
-  sandbox?: { host: SandboxHost | null; network: SandboxNetwork } | undefined
+  sandbox?: { host: SandboxHost | null; network: SandboxNetwork; binds?: readonly string[] } | undefined
   /** Kills the tool (SIGKILL, as the deadline does) when aborted: the caller saw it go wrong, e.g. too many output files. */
   signal?: AbortSignal | undefined
 }
@@ -57,7 +57,8 @@ function launch(program: string, args: readonly string[], options: ToolOptions, 
   const host = options.sandbox?.host
   if (!host) return { file: program, argv: [...args], env: toolEnvironment(), seccomp: null }
   const seccomp = host.bwrap ? SECCOMP_PROGRAM : null
-  const run = { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', ...(seccomp ? { seccompFd } : {}) }
+  const binds = options.sandbox?.binds
+  const run = { workDir: resolve(options.cwd), network: options.sandbox?.network ?? 'none', ...(binds ? { binds } : {}), ...(seccomp ? { seccompFd } : {}) }
   const [file, ...argv] = sandboxedArgv(host, run, program, args)
   return { file: file as string, argv, env: toolEnvironment(), seccomp }
 }

@@ -37,6 +37,7 @@ import {
   type MediaCommand,
 } from '../contracts/media-command.js'
 import { DESTINATION_CREDENTIALS_FILE_ENV, DESTINATION_SECRET_KEY, destinationSecretName } from '../contracts/destination-credentials.js'
+import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_SECRET_KEY, YTDLP_COOKIES_SOURCE_ENV, ytdlpCookiesSecretName } from '../contracts/ytdlp-cookies.js'
 import type { JobConfig } from './config.js'
 
 export const WORK_DIR = '/work'
@@ -56,6 +57,12 @@ export const UPLOAD_SCRATCH_DIR = '/var/run/ffkube/upload'
 const UPLOAD_REQUESTS = { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
 /** Where the upload container finds a storage destination's credentials. */
 export const DESTINATION_CREDENTIALS_DIR = '/var/run/secrets/ffkube/destination'
+/** A yt-dlp command's cookies Secret (optional: only accounts with cookies have one), in the upload container only. */
+export const YTDLP_COOKIES_SECRET_VOLUME = 'ytdlp-cookies-secret'
+export const YTDLP_COOKIES_SECRET_DIR = '/var/run/secrets/ffkube/ytdlp-cookies'
+/** Where the ffmpeg container's fetch writes the cookies it was handed: memory, its own, never the work volume. */
+export const YTDLP_COOKIES_VOLUME = 'ytdlp-cookies'
+export const YTDLP_COOKIES_DIR = '/var/run/ffkube/ytdlp-cookies'
 /** Pods of our Jobs carry this, so the operator's pod watch sees only them. */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by'
 export const MANAGED_BY = 'ffkube-operator'
@@ -203,6 +210,14 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     upload.env!.push({ name: DESTINATION_CREDENTIALS_FILE_ENV, value: `${DESTINATION_CREDENTIALS_DIR}/${DESTINATION_SECRET_KEY}` })
     upload.volumeMounts!.push({ name: DESTINATION_CREDENTIALS_VOLUME, mountPath: DESTINATION_CREDENTIALS_DIR, readOnly: true })
   }
+  // contracts/ytdlp-cookies.ts: the Secret reaches the upload container; the fetch gets the text over the hand-over socket.
+  const ytdlp = mc.spec.commandType === 'YTDLP_COMMAND'
+  if (ytdlp) {
+    upload.env!.push({ name: YTDLP_COOKIES_SOURCE_ENV, value: `${YTDLP_COOKIES_SECRET_DIR}/${YTDLP_COOKIES_SECRET_KEY}` })
+    upload.volumeMounts!.push({ name: YTDLP_COOKIES_SECRET_VOLUME, mountPath: YTDLP_COOKIES_SECRET_DIR, readOnly: true })
+    run.env!.push({ name: YTDLP_COOKIES_DIR_ENV, value: YTDLP_COOKIES_DIR })
+    run.volumeMounts!.push({ name: YTDLP_COOKIES_VOLUME, mountPath: YTDLP_COOKIES_DIR })
+  }
 
   return {
     apiVersion: 'batch/v1',
@@ -252,6 +267,12 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
             // Created by the API before the MediaCommand (api/executors/kubernetes-executor.ts), so never waited for.
             ...(destination
               ? [{ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } }]
+              : []),
+            ...(ytdlp
+              ? [
+                  { name: YTDLP_COOKIES_SECRET_VOLUME, secret: { secretName: ytdlpCookiesSecretName(mc.metadata.name), items: [{ key: YTDLP_COOKIES_SECRET_KEY, path: YTDLP_COOKIES_SECRET_KEY }], defaultMode: 0o440, optional: true } },
+                  { name: YTDLP_COOKIES_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+                ]
               : []),
           ],
           // The kubelet starts them in this order in one sync: ffmpeg first, the one whose start is on the critical path.

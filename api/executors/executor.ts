@@ -38,3 +38,10 @@ export interface Executor {
  * contracts/destination-credentials.ts for how each executor hands them over.
  */
 export type DestinationCredentialSource = (spec: CommandSpec) => Promise<DestinationCredentials | null>
+
+/**
+ * Opens the cookies.txt of the account a yt-dlp spec belongs to, when its
+ * runner is about to start; null when the account stored none. Kept out of
+ * the spec: see contracts/ytdlp-cookies.ts for how it reaches yt-dlp alone.
+ */
+export type YtdlpCookieSource = (spec: CommandSpec) => Promise<string | null>

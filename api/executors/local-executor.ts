@@ -29,7 +29,7 @@ import { toCommandSpec } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
-import type { DestinationCredentialSource, Executor } from './executor.js'
+import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from './executor.js'
 import type { RunnerProcess } from './runner-process.js'
 import type { CpuCap } from './cpu-caps.js'
 import { RunnerLauncher } from './runner-launcher.js'
@@ -74,6 +74,8 @@ export interface LocalExecutorOptions {
    * DESTINATION_UPLOAD_FAILED.
    */
   destinationCredentials?: DestinationCredentialSource
+  /** The account's yt-dlp cookies, for its yt-dlp commands (contracts/ytdlp-cookies.ts). */
+  ytdlpCookies?: YtdlpCookieSource
   /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
   cpuCaps?: boolean
   /** The warm runner's program (ServiceParts.poolWorkerMain); runner-image/runner/pool-worker.ts when unset. */
@@ -100,9 +102,9 @@ export class LocalExecutor implements Executor {
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
-    const { dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials } = options
+    const { dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials, ytdlpCookies } = options
     this.#launcher = new RunnerLauncher({
-      ...{ dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials },
+      ...{ dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials, ytdlpCookies },
       concurrency: options.concurrency ?? availableParallelism(),
       publish: (event) => this.#publish(event),
       publishLog: (chunk) => publishLogChunk(this.#js ?? options.nats.jetstream(), chunk),

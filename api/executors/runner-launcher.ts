@@ -13,10 +13,12 @@ import type { StatusEvent } from '../../contracts/status-events.js'
 import type { Logger } from '../logger.js'
 import { capNeeded, CpuCaps, type CpuCap } from './cpu-caps.js'
 import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
-import type { DestinationCredentialSource } from './executor.js'
+import type { DestinationCredentialSource, YtdlpCookieSource } from './executor.js'
 import { runnerEnvironment, type RunnerSettings } from './runner-environment.js'
 import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
 import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
+import { removeLeftoverYtdlpCookies, removeYtdlpCookies, writeYtdlpCookies } from './ytdlp-cookies-file.js'
+import { YTDLP_COOKIES_FILE_ENV } from '../../contracts/ytdlp-cookies.js'
 
 export interface RunnerLauncherOptions {
   /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
@@ -33,6 +35,8 @@ export interface RunnerLauncherOptions {
   cpuCaps?: boolean | undefined
   /** A command's storage-destination credentials; none fails its upload as DESTINATION_UPLOAD_FAILED. */
   destinationCredentials?: DestinationCredentialSource | undefined
+  /** The account's yt-dlp cookies, for a YTDLP_COMMAND; none: yt-dlp runs without. */
+  ytdlpCookies?: YtdlpCookieSource | undefined
   /** Where a warm worker's status events and log chunks go (a fresh runner publishes its own). */
   publish: (event: StatusEvent) => Promise<void>
   publishLog: (chunk: LogChunk) => Promise<void>
@@ -59,6 +63,7 @@ export class RunnerLauncher {
     if (caps instanceof CpuCaps) this.#cpuCaps = caps
     else options.log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     this.#env = await runnerEnvironment(options.runner, options.dataDir)
+    await removeLeftoverYtdlpCookies(options.dataDir)
     if (options.warmPool ?? true) {
       this.#pool = new RunnerPool(options.poolWorkerMain ?? defaultPoolWorkerMain(), this.#env, options.dataDir, options.publish, undefined, options.publishLog)
       this.#pool.prewarm(options.concurrency)
@@ -85,10 +90,14 @@ export class RunnerLauncher {
     await rm(run.workDir, { recursive: true, force: true })
     await mkdir(run.workDir, { recursive: true, mode: 0o700 })
     const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
+    const cookiesFile = await this.#ytdlpCookiesFile(spec, run, log)
     const placement = cap ? { enter: (pid: number) => cap.add(pid), leave: (pid: number) => cap.release(pid) } : undefined
     const runner = this.#pool
-      ? this.#pool.run(spec, run.workDir, credentials, placement)
-      : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials))
+      ? this.#pool.run(spec, run.workDir, credentials, placement, cookiesFile)
+      : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, {
+          ...(await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials)),
+          ...(cookiesFile ? { [YTDLP_COOKIES_FILE_ENV]: cookiesFile } : {}),
+        })
     // A fresh runner is placed as it starts, before node has loaded the runner (let alone started a tool).
     if (cap && !this.#pool) cap.add(runner.pid)
     return { runner, cap }
@@ -101,6 +110,7 @@ export class RunnerLauncher {
     cap?.release()
     if (!keepWorkDir) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
     await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
+    await removeYtdlpCookies(this.options.dataDir, run.key).catch(() => undefined)
   }
 
   /**
@@ -114,6 +124,19 @@ export class RunnerLauncher {
     } catch (err) {
       // Runs uncapped rather than not at all; said on its log line.
       log.warn({ err }, 'could not create the CPU cgroup of this run: vcpu_count is not enforced for it')
+      return null
+    }
+  }
+
+  /** A yt-dlp command's cookies.txt, written for this run when its account stored cookies; null otherwise. */
+  async #ytdlpCookiesFile(spec: CommandSpec, run: LaunchedRun, log: Logger): Promise<string | null> {
+    if (spec.commandType !== 'YTDLP_COMMAND' || !this.options.ytdlpCookies) return null
+    try {
+      const cookies = await this.options.ytdlpCookies(spec)
+      return cookies === null ? null : await writeYtdlpCookies(this.options.dataDir, run.key, cookies)
+    } catch (err) {
+      // yt-dlp then runs without them; a site that needs them answers SOURCE_LOGIN_REQUIRED or SOURCE_BOT_CHECK.
+      log.error({ err, account_id: spec.accountId }, 'could not write the account\'s yt-dlp cookies for this run')
       return null
     }
   }

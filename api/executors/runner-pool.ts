@@ -83,8 +83,9 @@ export class RunnerPool {
    * Runs one command on an idle (or new) worker; the caller bounds how many
    * run at once. A storage destination's credentials go in the job message
    * beside the spec (a pipe, never argv, env or a file), for its upload step only.
+   * A yt-dlp command's cookies file is named there too (contracts/ytdlp-cookies.ts).
    */
-  run(spec: CommandSpec, workDir: string, destinationCredentials: DestinationCredentials | null = null, placement?: WorkerPlacement): RunnerProcess {
+  run(spec: CommandSpec, workDir: string, destinationCredentials: DestinationCredentials | null = null, placement?: WorkerPlacement, ytdlpCookiesFile: string | null = null): RunnerProcess {
     if (this.#closed) throw new Error('the runner pool is closed')
     let worker = this.#idle.pop()
     while (worker?.dead) worker = this.#idle.pop()
@@ -104,7 +105,7 @@ export class RunnerPool {
     })
     // Before the job reaches the worker, so every tool it starts for the job is placed too.
     placement?.enter(current.child.pid ?? -1)
-    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}) })}\n`)
+    current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}), ...(ytdlpCookiesFile ? { ytdlpCookiesFile } : {}) })}\n`)
     const pid = current.child.pid ?? -1
     return { pid, exited, kill: (signal) => killGroup(pid, signal) }
   }

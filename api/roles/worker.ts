@@ -3,12 +3,13 @@ import type { SandboxHost } from '../../contracts/sandbox.js'
 import { cachedPlans } from '../accounts/plan-cache.js'
 import { AccountRepository } from '../accounts/account-repository.js'
 import type { Connections } from '../connections.js'
+import type { Logger } from '../logger.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
 import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
 import { queueDepthByPlan } from '../dispatcher/queue-depth.js'
-import type { DestinationCredentialSource, Executor } from '../executors/executor.js'
+import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from '../executors/executor.js'
 import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
 import { LocalExecutor } from '../executors/local-executor.js'
 import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
@@ -17,6 +18,7 @@ import { FileProcessor } from '../file-processor/file-processor.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
+import { YtdlpCookieRepository } from '../ytdlp-cookies/ytdlp-cookie-repository.js'
 import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The worker as the other roles of its process see it. */
@@ -37,6 +39,24 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
 }
 
+/**
+ * Opens the cookies.txt of a yt-dlp command's account, for its yt-dlp only
+ * (contracts/ytdlp-cookies.ts). Cookies that cannot be opened (their key was
+ * dropped from ENCRYPTION_KEYS) are logged and left out: the command runs
+ * without them rather than never being dispatched.
+ */
+function ytdlpCookieSource(connections: Connections, secretBox: SecretBox, logger: Logger): YtdlpCookieSource {
+  const cookies = new YtdlpCookieRepository(connections.db, secretBox)
+  return async (spec) => {
+    try {
+      return await cookies.openForRunner(spec.accountId)
+    } catch (err) {
+      logger.error({ err, command_id: spec.commandId, account_id: spec.accountId }, "could not open the account's yt-dlp cookies: yt-dlp runs without them")
+      return null
+    }
+  }
+}
+
 /** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
 function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: SandboxHost | null }, parts: ServiceParts): Executor {
   const { config, connections, repositories, secretBox, logger } = context
@@ -44,7 +64,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
   if (config.executor !== 'local') {
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromDefault()
-    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials })
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger) })
   }
   const { tools, sandbox } = host
   return new LocalExecutor({
@@ -56,6 +76,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     deadlineMs: config.commandDeadlineSeconds * 1000,
     workDirMaxBytes: config.commandWorkDirMaxBytes,
     destinationCredentials,
+    ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
       natsUrl: config.natsUrl as string,

@@ -8,6 +8,7 @@ import { api, setCsrfToken, whenSessionEnds } from './api.js'
 import { Account } from './pages/Account.js'
 import { CommandDetail } from './pages/CommandDetail.js'
 import { Commands } from './pages/Commands.js'
+import { Cookies } from './pages/Cookies.js'
 import { Destinations } from './pages/Destinations.js'
 import { Files } from './pages/Files.js'
 import { Keys } from './pages/Keys.js'
@@ -33,6 +34,8 @@ function Page({ route }: { route: string[] }) {
       return <Webhooks />
     case 'destinations':
       return <Destinations />
+    case 'cookies':
+      return <Cookies />
     case 'account':
       return <Account />
     default:

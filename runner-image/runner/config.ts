@@ -1,4 +1,5 @@
 import { parseSandboxHost, SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
+import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_FILE_ENV, YTDLP_COOKIES_SOURCE_ENV } from '../../contracts/ytdlp-cookies.js'
 import { PROGRESS_INTERVAL_MS } from './report/progress-throttle.js'
 
 /**
@@ -17,6 +18,16 @@ export interface RunnerConfig {
   ffmpegPath: string
   ffprobePath: string
   ytdlpPath: string
+  /**
+   * The account's cookies.txt for yt-dlp, alone in a directory of its own
+   * outside the work dir (contracts/ytdlp-cookies.ts); null: yt-dlp gets none.
+   * A path, not a secret: the fetch phase reads nothing from it but hands it to yt-dlp.
+   */
+  ytdlpCookiesFile: string | null
+  /** In a pod's upload container: the mounted cookies Secret file to hand over (absent file: none stored). */
+  ytdlpCookiesSource: string | null
+  /** In a pod's ffmpeg container: the directory of its own where the fetch writes what it was handed. */
+  ytdlpCookiesDir: string | null
   /** The jail of every tool (FFKUBE_SANDBOX, set by the local executor); null in a runner pod, whose pod is the jail. */
   sandbox: SandboxHost | null
   /** The least time between two PROCESSING events (progress-throttle.ts); 0 sends each at once. */
@@ -80,6 +91,9 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     ffmpegPath: env.FFMPEG_PATH ?? 'ffmpeg',
     ffprobePath: env.FFPROBE_PATH ?? 'ffprobe',
     ytdlpPath: env.YTDLP_PATH ?? 'yt-dlp',
+    ytdlpCookiesFile: env[YTDLP_COOKIES_FILE_ENV] || null,
+    ytdlpCookiesSource: env[YTDLP_COOKIES_SOURCE_ENV] || null,
+    ytdlpCookiesDir: env[YTDLP_COOKIES_DIR_ENV] || null,
     sandbox: sandboxHost(env),
     progressIntervalMs: nonNegative(env, 'FFKUBE_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS),
     reporter,

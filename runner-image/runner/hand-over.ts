@@ -12,13 +12,17 @@
  * no timeout on a live run. Only a run process that never starts is bounded by
  * time (RUN_START_LIMIT_MS), and the Job's deadline bounds everything.
  *
- * The socket carries no data: a process in the run container that connects to
- * it learns nothing, and the upload process trusts only the state file.
+ * The socket carries no data towards the upload process: a process in the run
+ * container that connects to it learns nothing, and the upload process trusts
+ * only the state file. The other way, a pod's yt-dlp command gets the one
+ * message the upload process sends as it connects: the account's cookies.txt
+ * (cookie-greeting.ts), before the fetch starts and so before any ffmpeg.
  */
 import { mkdir, rm } from 'node:fs/promises'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { greetingFrame, readGreeting } from './cookie-greeting.js'
 import { STATE_DIR, readPhaseStateIfAny, type PhaseState } from './phase-state.js'
 
 const SOCKET_FILE = 'run.sock'
@@ -42,15 +46,27 @@ function socketPath(workDir: string): string {
   return join(workDir, STATE_DIR, SOCKET_FILE)
 }
 
-/** Marks the run process as alive until close(); call close() only after the state says `ran` or `failed`. */
-export async function announceRun(workDir: string): Promise<{ close(): Promise<void> }> {
+/** The run process's side of the socket. */
+export interface RunPresence {
+  /** Call only after the state says `ran` or `failed`. */
+  close(): Promise<void>
+  /** With `greeting`: what the first connection that sends a frame sends (cookie-greeting.ts); else null at once. */
+  greeting: Promise<string | null>
+}
+
+/** Marks the run process as alive until close(); with `greeting`, also takes the upload process's one message. */
+export async function announceRun(workDir: string, options: { greeting?: boolean } = {}): Promise<RunPresence> {
   const path = socketPath(workDir)
   await mkdir(join(workDir, STATE_DIR), { recursive: true, mode: 0o700 })
   // Left only by a run process killed before it could close it; a new one must be able to listen.
   await rm(path, { force: true })
+  let greeted: (text: string) => void = () => undefined
+  const greeting = options.greeting ? new Promise<string>((resolve) => (greeted = resolve)) : Promise.resolve(null)
   const server: Server = createServer((socket) => {
-    // Nothing is read or written; an error (the peer gone) is not ours to report.
+    // Nothing is written; an error (the peer gone) is not ours to report.
     socket.on('error', () => undefined)
+    // A connection that closes without a frame leaves the greeting to the next one.
+    if (options.greeting) readGreeting(socket).then(greeted, () => undefined)
     open.add(socket)
     socket.on('close', () => open.delete(socket))
   })
@@ -60,6 +76,7 @@ export async function announceRun(workDir: string): Promise<{ close(): Promise<v
     server.listen(path, () => resolve())
   })
   return {
+    greeting,
     close: () => new Promise<void>((resolve) => {
       // Closing the listener unlinks the socket file; ending each connection tells the upload process at once.
       server.close(() => resolve())
@@ -70,10 +87,11 @@ export async function announceRun(workDir: string): Promise<{ close(): Promise<v
 
 type Link = { kind: 'connected'; closed: Promise<void> } | { kind: 'absent' } | { kind: 'refused' }
 
-function link(path: string): Promise<Link> {
+function link(path: string, greeting: string | null): Promise<Link> {
   return new Promise((resolve) => {
     const socket = connect(path)
     socket.once('connect', () => {
+      if (greeting !== null) socket.write(greetingFrame(greeting))
       const closed = new Promise<void>((done) => socket.once('close', () => done()))
       socket.on('error', () => undefined)
       resolve({ kind: 'connected', closed })
@@ -91,14 +109,17 @@ function settled(state: PhaseState | null): HandOver | null {
   return null
 }
 
-/** Waits until the run process has handed over, failed, or is known gone. */
-export async function awaitHandOver(workDir: string, commandId: string): Promise<HandOver> {
+/**
+ * Waits until the run process has handed over, failed, or is known gone.
+ * `greeting`: sent to the run process as this connects (a pod's yt-dlp cookies, or '' for none).
+ */
+export async function awaitHandOver(workDir: string, commandId: string, greeting: string | null = null): Promise<HandOver> {
   const path = socketPath(workDir)
   const started = performance.now()
   for (;;) {
     const before = settled(await readPhaseStateIfAny(workDir, commandId))
     if (before) return before
-    const seen = await link(path)
+    const seen = await link(path, greeting)
     if (seen.kind === 'connected') await seen.closed
     // The run process writes its record before it stops listening, so what the file says now is final unless it never came.
     const state = await readPhaseStateIfAny(workDir, commandId)

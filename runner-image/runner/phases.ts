@@ -19,7 +19,8 @@ import type { CommandSpec } from '../../contracts/command-spec.js'
 import { fetchPhase } from './fetch/fetch-phase.js'
 import { RunnerFailure } from './failure.js'
 import type { RunDeps } from './phase-context.js'
-import { announceRun, awaitHandOver, type HandOver } from './hand-over.js'
+import { announceRun, awaitHandOver, RUN_START_LIMIT_MS, type HandOver, type RunPresence } from './hand-over.js'
+import { handedCookies, podCookiesToHandOver } from './fetch/pod-cookies.js'
 import { initialState, readPhaseState, writeFailedState, writePhaseState } from './phase-state.js'
 import { reportOutcome } from './report/outcome.js'
 import { runPhase } from './run/run-phase.js'
@@ -66,15 +67,18 @@ export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUC
  */
 export async function runCommandPhase(phase: Phase, spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS' | 'FAILED' | 'DONE'> {
   if (phase === 'upload') return uploadWhenRan(spec, deps)
-  let presence: { close(): Promise<void> } | null = null
+  let presence: RunPresence | null = null
   try {
     return await reportOutcome(spec, deps, async (context) => {
       context.log.debug({ phase }, 'phase starting')
       try {
-        if (phase === 'fetch-run') presence = await announceRun(deps.workDir)
+        // A pod's yt-dlp command takes its account's cookies from the upload process before fetching (contracts/ytdlp-cookies.ts).
+        const cookiesDir = phase === 'fetch-run' && spec.commandType === 'YTDLP_COMMAND' ? deps.config.ytdlpCookiesDir : null
+        if (phase === 'fetch-run') presence = await announceRun(deps.workDir, { greeting: cookiesDir !== null })
         const state = phase === 'run' ? await readPhaseState(deps.workDir, spec.commandId) : initialState(spec.commandId)
         if (phase !== 'run') {
-          state.fetched = await fetchPhase(spec, context)
+          const cookiesFile = cookiesDir && presence ? await handedCookies(presence.greeting, cookiesDir, RUN_START_LIMIT_MS, context.log) : null
+          state.fetched = await fetchPhase(spec, cookiesFile ? { ...context, deps: { ...deps, config: { ...deps.config, ytdlpCookiesFile: cookiesFile } } } : context)
           await writePhaseState(deps.workDir, state)
         }
         if (phase === 'fetch') return null
@@ -89,7 +93,7 @@ export async function runCommandPhase(phase: Phase, spec: CommandSpec, deps: Run
     })
   } finally {
     // After the record is written and the outcome reported: the upload process wakes on this.
-    await (presence as { close(): Promise<void> } | null)?.close()
+    await (presence as RunPresence | null)?.close()
   }
 }
 
@@ -105,7 +109,7 @@ async function uploadWhenRan(spec: CommandSpec, deps: RunDeps): Promise<'SUCCESS
   preloadUploader()
   let handOver: HandOver
   try {
-    handOver = await awaitHandOver(deps.workDir, spec.commandId)
+    handOver = await awaitHandOver(deps.workDir, spec.commandId, await podCookiesToHandOver(spec, deps.config))
   } catch (error) {
     // A record it cannot read or of another command: reported, never guessed at.
     return reportOutcome(spec, deps, () => Promise.reject(error))

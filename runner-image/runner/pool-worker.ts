@@ -7,7 +7,7 @@
  *   node dist/runner-image/runner/pool-worker.js
  *
  * stdin: one JSON line per job, `{"spec": CommandSpec, "workDir": DIR,
- * "destinationCredentials"?: {...}}`; stdout: the job's status events, one
+ * "destinationCredentials"?: {...}, "ytdlpCookiesFile"?: PATH}`; stdout: the job's status events, one
  * JSON line each (JsonLinesReporter), then `{"commandId", "status"}` when it
  * ended. The parent (api/executors/runner-pool.ts) publishes the events to
  * JetStream: a worker holds no NATS connection. A storage destination's
@@ -42,7 +42,7 @@ export async function runPoolWorker(parts: { ffmpegPlanner?: FfmpegPlanner } = {
   lines.once('close', () => process.kill(-process.pid, 'SIGKILL'))
   for await (const line of lines) {
     if (!line.trim()) continue
-    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown }
+    const job = JSON.parse(line) as { spec: unknown; workDir: string; destinationCredentials?: unknown; ytdlpCookiesFile?: unknown }
     const spec = parseCommandSpec(JSON.stringify(job.spec))
     const log = logger.child({ command_id: spec.commandId })
     // Malformed credentials fail the upload phase (no credentials), never the worker.
@@ -57,7 +57,8 @@ export async function runPoolWorker(parts: { ffmpegPlanner?: FfmpegPlanner } = {
     let status: 'SUCCESS' | 'FAILED' | 'UNREPORTED'
     try {
       status = await runCommand(spec, {
-        config,
+        // The account's cookies.txt, for this job's yt-dlp only (contracts/ytdlp-cookies.ts).
+        config: { ...config, ytdlpCookiesFile: typeof job.ytdlpCookiesFile === 'string' ? job.ytdlpCookiesFile : null },
         workDir: job.workDir,
         reporter: new JsonLinesReporter(spec.commandId, process.stdout),
         logger,

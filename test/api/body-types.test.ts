@@ -113,6 +113,7 @@ const routes: Route[] = [
     wrong: [['input_files', NOT_A_MAP], ['metadata', NOT_A_MAP], ['webhook_url', STRING]],
   },
   { method: 'PUT', url: '/api/v1/webhook-config', status: 422, valid: { url: 'https://hooks.example.com/ffkube' }, wrong: [['url', STRING], ['secret', STRING]] },
+  { method: 'PUT', url: '/api/v1/ytdlp-cookies', status: 400, valid: { cookies: '.example.com\tTRUE\t/\tTRUE\t0\tsession\tvalue' }, wrong: [['cookies', STRING]] },
   {
     method: 'POST',
     url: '/api/v1/storage-destinations',

@@ -144,6 +144,7 @@ function baseBodies(): Record<string, Json> {
     },
     'PATCH /api/v1/storage-destinations/:storageDestinationId': { name: 'e', prefix: 'c', public_base_url: 'https://cdn.example.com/y' },
     'PUT /api/v1/webhook-config': { url: 'https://hooks.example.com/x', secret: 's' },
+    'PUT /api/v1/ytdlp-cookies': { cookies: '# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t0\tsession\tvalue\n' },
     // The console's sign-in bodies: well-formed, unknown (a 401 once the shape passes).
     'POST /console/api/session': { api_key: `ffsk_${'0'.repeat(64)}` },
     'POST /console/api/session/link': { token: 'A'.repeat(43) },

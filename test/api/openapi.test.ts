@@ -86,6 +86,9 @@ t.test('OpenAPI', async (t) => {
       ['post', '/api/v1/presets/{presetId}/execute', [200, 401, 404, 422, 429]],
       ['put', '/api/v1/webhook-config', [200, 401, 422, 429]],
       ['delete', '/api/v1/webhook-config', [200, 401, 429]],
+      ['put', '/api/v1/ytdlp-cookies', [200, 400, 401, 403, 429]],
+      ['get', '/api/v1/ytdlp-cookies', [200, 401, 403, 404, 429]],
+      ['delete', '/api/v1/ytdlp-cookies', [200, 401, 404, 429]],
     ]
     for (const [method, path, statuses] of spec) {
       const responses = doc.paths[path]?.[method]?.responses ?? {}

@@ -118,6 +118,22 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     t.match((await api.request('GET', '/webhook-config')).body, { url: receiverUrl, is_active: true, has_secret: true })
   })
 
+  t.test('stores yt-dlp cookies and shows only what they cover', async (t) => {
+    const value = 'console-cookie-value-0123456789'
+    await page.getByRole('link', { name: 'yt-dlp cookies' }).click()
+    await page.getByText('No cookies are stored').waitFor()
+    await page.getByLabel('or its content').fill(`# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t0\tsid\t${value}\n`)
+    await page.getByRole('button', { name: 'Store cookies' }).click()
+    await statusText(page).filter({ hasText: 'Stored 1 cookie for example.com.' }).waitFor()
+    t.match((await api.request('GET', '/ytdlp-cookies')).body, { cookie_count: 1, domains: ['example.com'] })
+    t.equal(await page.getByLabel('or its content').inputValue(), '', 'the form keeps no copy')
+    t.notOk((await page.content()).includes(value), 'the page shows no cookie')
+    await screenshot(page, '08b-ytdlp-cookies')
+    await page.getByRole('button', { name: 'Delete cookies' }).click()
+    await statusText(page).filter({ hasText: 'Cookies deleted.' }).waitFor()
+    t.equal((await api.request('GET', '/ytdlp-cookies')).status, 404)
+  })
+
   t.test('watches a command go to SUCCESS with its progress, then shows its outputs and logs', async (t) => {
     const { command_id } = await api.post('/run-ffmpeg-command', {
       input_files: { in_video: media.url(clip) },

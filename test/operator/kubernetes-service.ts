@@ -12,6 +12,7 @@ import { Canceller } from '../../api/cancels/canceller.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import { FileProcessor } from '../../api/file-processor/file-processor.js'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
+import { YtdlpCookieRepository } from '../../api/ytdlp-cookies/ytdlp-cookie-repository.js'
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
@@ -70,10 +71,13 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   t.teardown(() => logs.stop())
   // As the worker wires it (api/roles/worker.ts): destination credentials go into a per-command Secret.
   const destinations = new StorageDestinationRepository(api.db, api.secretBox)
+  const cookies = new YtdlpCookieRepository(api.db, api.secretBox)
   const executor = new KubernetesExecutor({
     kubeConfig: kc,
     namespace,
     destinationCredentials: async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null),
+    // And an account's yt-dlp cookies into another (contracts/ytdlp-cookies.ts).
+    ytdlpCookies: async (spec) => cookies.openForRunner(spec.accountId),
   })
   const dispatcher = new Dispatcher({ commands: api.app.commands, executor, logger, pollIntervalMs: 200 })
   nudge.dispatcher = dispatcher

@@ -81,12 +81,22 @@ export class PodRunner {
     return done
   }
 
+  /** Where a pod's volume is on this host, for a test to look into after the run. */
+  volumeDir(podName: string, volumeName: string): string {
+    return join(this.o.root, podName, 'volumes', volumeName)
+  }
+
   private async makeVolume(podName: string, volume: V1Volume): Promise<string> {
-    const dir = join(this.o.root, podName, 'volumes', volume.name)
+    const dir = this.volumeDir(podName, volume.name)
     await mkdir(dir, { recursive: true })
     if (volume.emptyDir) return dir
     if (volume.secret) {
-      const data = await this.secretData(volume.secret.secretName!)
+      // An optional Secret that does not exist is an empty volume, as the kubelet makes it.
+      const data = await this.secretData(volume.secret.secretName!).catch((err: unknown) => {
+        if (volume.secret?.optional && (err as { code?: unknown }).code === 404) return null
+        throw err
+      })
+      if (data === null) return dir
       const items: V1KeyToPath[] = volume.secret.items ?? Object.keys(data).map((key) => ({ key, path: key }))
       for (const item of items) {
         const value = data[item.key]

@@ -84,3 +84,36 @@ t.test('a record of another command is refused, never uploaded from', async (t) 
   await writePhaseState(dir, { ...initialState('someone-else'), fetched: { downloads: null, failedFiles: null }, ran })
   await t.rejects(awaitHandOver(dir, ID), /record of another command/)
 })
+
+t.test("a pod's yt-dlp cookies: the upload process's one message reaches the run process as it connects, whole", async (t) => {
+  for (const text of ['# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tTRUE\t0\tsid\tvälue\n'.repeat(2000), '']) {
+    const dir = await workDir(t)
+    const presence = await announceRun(dir, { greeting: true })
+    const waiting = awaitHandOver(dir, ID, text)
+    t.equal(await presence.greeting, text, `${Buffer.byteLength(text)} bytes, as sent`)
+    await writeFailedState(dir, ID)
+    await presence.close()
+    t.same(await waiting, { kind: 'failed' })
+  }
+})
+
+t.test('a connection that closes before a whole message leaves the greeting to the next one', async (t) => {
+  const dir = await workDir(t)
+  const presence = await announceRun(dir, { greeting: true })
+  const { connect } = await import('node:net')
+  const early = connect(join(dir, '.ffkube', 'run.sock'))
+  await once(early, 'connect')
+  early.end('100\nonly part')
+  await once(early, 'close')
+  const waiting = awaitHandOver(dir, ID, 'the real one')
+  t.equal(await presence.greeting, 'the real one')
+  await writeFailedState(dir, ID)
+  await presence.close()
+  await waiting
+})
+
+t.test('without a greeting asked for, the run process answers null at once', async (t) => {
+  const presence = await announceRun(await workDir(t))
+  t.equal(await presence.greeting, null)
+  await presence.close()
+})

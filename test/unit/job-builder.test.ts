@@ -171,6 +171,30 @@ t.test('a command with a storage destination mounts its per-command Secret in th
   t.same(spec.storageDestination, destination, 'the runner gets the non-secret description in its spec')
 })
 
+t.test("a yt-dlp command mounts the optional cookies Secret in the upload container only, and a memory directory in the ffmpeg container only", async (t) => {
+  const mc = storedMediaCommand(commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_v: 'https://video.example.com/v' }, formatSelector: 'best' } }))
+  const job = buildJob(mc, jobConfig)
+  const pod = job.spec!.template.spec!
+  t.same(pod.volumes!.find((v) => v.name === 'ytdlp-cookies-secret'), {
+    name: 'ytdlp-cookies-secret',
+    // Optional: an account without cookies has no Secret, and its pod must start all the same.
+    secret: { secretName: `ffkube-${mc.metadata.name}-ytdlp-cookies`, items: [{ key: 'cookies.txt', path: 'cookies.txt' }], defaultMode: 0o440, optional: true },
+  })
+  t.same(pod.volumes!.find((v) => v.name === 'ytdlp-cookies'), { name: 'ytdlp-cookies', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, 'in memory: never on the node\'s disk')
+  const byName = Object.fromEntries(containers(job).map((c) => [c.name, c]))
+  t.same(byName.upload!.volumeMounts!.filter((m) => m.name.startsWith('ytdlp')), [{ name: 'ytdlp-cookies-secret', mountPath: '/var/run/secrets/ffkube/ytdlp-cookies', readOnly: true }])
+  t.ok(byName.upload!.env!.some((e) => e.name === 'FFKUBE_YTDLP_COOKIES_SOURCE' && e.value === '/var/run/secrets/ffkube/ytdlp-cookies/cookies.txt'))
+  t.same(byName.ffmpeg!.volumeMounts, [{ name: 'work', mountPath: '/work' }, { name: 'ytdlp-cookies', mountPath: '/var/run/ffkube/ytdlp-cookies' }], 'the ffmpeg container never mounts the Secret')
+  t.ok(byName.ffmpeg!.env!.some((e) => e.name === 'FFKUBE_YTDLP_COOKIES_DIR' && e.value === '/var/run/ffkube/ytdlp-cookies'))
+  t.notOk(byName.ffmpeg!.env!.some((e) => e.name === 'FFKUBE_YTDLP_COOKIES_SOURCE'))
+})
+
+t.test('an FFmpeg command has no cookie volume at all', async (t) => {
+  const job = buildJob(storedMediaCommand(), jobConfig)
+  t.notOk(job.spec!.template.spec!.volumes!.some((v) => v.name.startsWith('ytdlp')))
+  for (const c of containers(job)) t.notOk(c.env!.some((e) => e.name.startsWith('FFKUBE_YTDLP_COOKIES')), c.name)
+})
+
 t.test('a command without a storage destination has no destination volume', async (t) => {
   const job = buildJob(storedMediaCommand(), jobConfig)
   t.notOk(job.spec!.template.spec!.volumes!.some((v) => v.name === 'destination-credentials'))

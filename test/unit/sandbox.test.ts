@@ -67,6 +67,12 @@ t.test('yt-dlp keeps the host network; everything else stays', async (t) => {
   t.same(after(argv, '--bind', 2), [['/data/work/c-1', '/data/work/c-1']])
 })
 
+t.test("yt-dlp's cookie directory is bound beside the work dir only when named, after the /tmp tmpfs", async (t) => {
+  const argv = sandboxedArgv(host, { ...run, network: 'host', binds: ['/tmp/data/runner/ytdlp-cookies/c-1'] }, 'yt-dlp', ['--', 'https://a.example/v'])
+  t.same(after(argv, '--bind', 2), [['/tmp/data/runner/ytdlp-cookies/c-1', '/tmp/data/runner/ytdlp-cookies/c-1'], ['/data/work/c-1', '/data/work/c-1']])
+  t.ok(argv.indexOf('--tmpfs') < argv.indexOf('/tmp/data/runner/ytdlp-cookies/c-1'), 'a directory under /tmp is not hidden by the tmpfs')
+})
+
 t.test('without bwrap, the limits still apply', async (t) => {
   const bare = { ...host, bwrap: null }
   t.same(sandboxedArgv(bare, run, 'ffmpeg', ['-version']), ['/usr/bin/prlimit', '--fsize=1000', '--nofile=64', '--core=0', '--', 'ffmpeg', '-version'])

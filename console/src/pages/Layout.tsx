@@ -2,13 +2,14 @@ import type { ComponentChildren } from 'preact'
 import { href } from '../router.js'
 import { useSession } from '../session.js'
 
-const PAGES: { path: string; label: string; business?: boolean }[] = [
+const PAGES: { path: string; label: string; business?: boolean; videoDownloads?: boolean }[] = [
   { path: 'commands', label: 'Commands' },
   { path: 'keys', label: 'API keys' },
   { path: 'files', label: 'Files' },
   { path: 'presets', label: 'Presets' },
   { path: 'webhooks', label: 'Webhooks' },
   { path: 'destinations', label: 'Storage destinations', business: true },
+  { path: 'cookies', label: 'yt-dlp cookies', videoDownloads: true },
   { path: 'account', label: 'Plan and usage' },
 ]
 
@@ -28,7 +29,7 @@ export function Layout({ current, children }: { current: string; children: Compo
       </header>
       <nav aria-label="Console pages">
         <ul>
-          {PAGES.filter((page) => !page.business || session.features.business_features).map((page) => (
+          {PAGES.filter((page) => (!page.business || session.features.business_features) && (!page.videoDownloads || session.features.video_downloads)).map((page) => (
             <li key={page.path}>
               <a href={href(page.path)} aria-current={current === page.path ? 'page' : undefined}>
                 {page.label}

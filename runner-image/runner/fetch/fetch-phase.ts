@@ -58,6 +58,7 @@ async function downloadPhase(spec: CommandSpec, { deps, progress, logs }: PhaseC
     guard: guardOptions(deps),
     sandbox: config.sandbox,
     log: logs,
+    cookiesFile: config.ytdlpCookiesFile,
   })
   const failedFiles = Object.keys(failed).length > 0 ? failed : null
   const firstFailure = Object.values(failed)[0]

@@ -55,13 +55,16 @@ export interface YtdlpArgsInput {
   socketTimeoutSeconds: number
   /** The runner's guard proxy (guard-proxy.ts): every connection yt-dlp makes goes through it. */
   proxyUrl: string
+  /** The account's cookies.txt (contracts/ytdlp-cookies.ts); yt-dlp also writes its jar back there at exit. */
+  cookiesFile?: string | null
 }
 
 /** Builds yt-dlp's argv (without the program name). */
 export function ytdlpArgs(input: YtdlpArgsInput): string[] {
   return [
-    // No configuration, plugins, cookies, cache, archive or exec hooks from anywhere on the machine.
-    '--ignore-config', '--no-plugin-dirs', '--no-cookies', '--no-cookies-from-browser', '--no-cache-dir',
+    // No configuration, plugins, cookies, cache, archive or exec hooks from anywhere on the machine;
+    // cookies only from the account's own file, when it stored one.
+    '--ignore-config', '--no-plugin-dirs', ...(input.cookiesFile ? ['--cookies', input.cookiesFile] : ['--no-cookies']), '--no-cookies-from-browser', '--no-cache-dir',
     '--no-exec', '--no-batch-file', '--no-playlist', '--no-write-info-json', '--no-write-playlist-metafiles',
     '--no-mtime', '--no-progress', '--color', 'never', '--restrict-filenames',
     '--max-filesize', String(input.maxBytes),

@@ -2,8 +2,8 @@
  * Phase 1 (fetch) of a YTDLP_COMMAND: each URL independently through yt-dlp
  * with the fixed argument list, after the URL guard has checked its host.
  */
-import { mkdir } from 'node:fs/promises'
-import { isAbsolute, join, relative } from 'node:path'
+import { mkdir, readdir, rm } from 'node:fs/promises'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import type { FormatSelector } from '../../../contracts/command-spec.js'
 import type { FailedFile } from '../../../contracts/status-events.js'
 import { assertUrlAllowed, UrlGuardError, type Resolver } from '../../../contracts/url-guard-fetch.js'
@@ -34,6 +34,11 @@ export interface YtdlpDownloadOptions {
   sandbox?: SandboxHost | null
   /** yt-dlp's stderr, one labelled step per URL, for the command's log. */
   log?: ToolLog
+  /**
+   * The account's cookies.txt, alone in its directory (contracts/ytdlp-cookies.ts):
+   * that directory is bound into yt-dlp's jail, and emptied when the downloads end.
+   */
+  cookiesFile?: string | null
 }
 
 export interface DownloadOutcome {
@@ -55,8 +60,19 @@ export async function downloadAll(urls: Record<string, string>, options: YtdlpDo
     }
   } finally {
     await proxy.close()
+    // Before anything else runs: the user's ffmpeg comes after this phase, and must find no cookie anywhere.
+    if (options.cookiesFile) await emptyDirectory(dirname(options.cookiesFile))
   }
   return outcome
+}
+
+/**
+ * Removes what the cookie directory holds (the file, and whatever yt-dlp wrote
+ * beside it), keeping the directory: in a pod it may be a mount point.
+ */
+async function emptyDirectory(dir: string): Promise<void> {
+  const entries = await readdir(dir).catch(() => [])
+  await Promise.all(entries.map((entry) => rm(join(dir, entry), { recursive: true, force: true })))
 }
 
 async function downloadOne(alias: string, url: string, options: YtdlpDownloadOptions, proxy: GuardProxy): Promise<{ path: string } | FailedFile> {
@@ -75,13 +91,14 @@ async function downloadOne(alias: string, url: string, options: YtdlpDownloadOpt
     jsRuntimePath: options.jsRuntimePath,
     socketTimeoutSeconds: 30,
     proxyUrl: proxy.url,
+    cookiesFile: options.cookiesFile ?? null,
   })
   proxy.takeRefusals()
   options.log?.step(`yt-dlp: ${alias}`)
   const run = await runTool(options.ytdlpPath, args, {
     cwd: options.workDir,
     timeoutMs: options.timeoutMs,
-    sandbox: { host: options.sandbox ?? null, network: 'host' },
+    sandbox: { host: options.sandbox ?? null, network: 'host', ...(options.cookiesFile ? { binds: [dirname(options.cookiesFile)] } : {}) },
     ...(options.log ? { onStderr: (chunk: string) => options.log?.write(chunk.split(proxy.url).join('<guard proxy>')) } : {}),
   })
   const refused = proxy.takeRefusals()
