@@ -35,7 +35,7 @@ import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import { endingEvent, foldEvents, isTerminalEvent } from './projection.js'
+import { endingEvent, foldEvents, isTerminalEvent, refusedForQuota } from './projection.js'
 
 const codec = JSONCodec()
 
@@ -179,9 +179,13 @@ export class StatusProjector {
         return
       }
       const now = this.#now()
-      const ending = endingEvent(doc, events)
+      const reported = endingEvent(doc, events)
+      // A SUCCESS whose managed outputs would pass the account's storage quota ends FAILED instead (storage-quota.ts).
+      const refusal = reported?.type === 'SUCCESS' ? await this.#files.reserveOutputs(doc, reported.output_files) : null
+      const applied = refusal === null || reported?.type !== 'SUCCESS' ? events : events.map((event) => (event === reported ? refusedForQuota(reported, refusal) : event))
+      const ending = endingEvent(doc, applied)
       const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
-      const { doc: after, set } = foldEvents(doc, events, outputs, now)
+      const { doc: after, set } = foldEvents(doc, applied, outputs, now)
       if (set) {
         if (!(await this.#commands.writeProjection(doc, set))) {
           if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`the record changed under ${attempt} writes in a row`)
@@ -190,6 +194,8 @@ export class StatusProjector {
           continue
         }
         this.#nudgeWatchers(commandId, isTerminalStatus(after.status))
+        // The record says FAILED first, then the bytes go: a crash in between leaves unreferenced objects, never a SUCCESS without its bytes.
+        if (refusal !== null && reported?.type === 'SUCCESS') await this.#files.discardOutputs(reported.output_files)
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
