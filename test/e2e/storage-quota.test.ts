@@ -81,6 +81,19 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
     t.equal((await listedFiles()).length, 2, 'no output is a file')
   })
 
+  t.test('a numbered sequence past the quota ends FAILED with every one of its files deleted', async (t) => {
+    // Three 320 x 240 BMP frames of ~230 kB, one output of three files, past the 200,000 bytes left: its files go all together.
+    const { command_id } = await api.post('/run-ffmpeg-command', {
+      input_files: { in_v: media.url(clip) },
+      output_files: { out_frames: 'frame_%03d.bmp' },
+      ffmpeg_command: 'ffmpeg -i {{in_v}} -frames:v 3 {{out_frames}}',
+    })
+    const done = await api.waitForCommand(command_id)
+    t.match(done, { status: 'FAILED', error_status: 'STORAGE_QUOTA_EXCEEDED' }, JSON.stringify(done))
+    t.equal(await stored(), 800_000)
+    t.same((await objects()).filter((key) => key.includes(command_id)), [], 'no frame is left in the bucket')
+  })
+
   t.test('a command whose outputs fit is counted, and deleting its files frees them', async (t) => {
     const { command_id } = await api.post('/run-ffmpeg-command', {
       input_files: { in_v: media.url(clip) },
@@ -119,7 +132,7 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
     t.match(storeFile, { status: 403, body: { error: 'STORAGE_QUOTA_EXCEEDED', message: /^file_url: / } })
     const uploaded = await upload(1)
     t.match(uploaded, { status: 403, body: { error: 'STORAGE_QUOTA_EXCEEDED', message: /^file: the account stores/ } })
-    t.equal((await api.request('GET', '/commands')).body.commands.length, 2, 'no command was recorded')
+    t.equal((await api.request('GET', '/commands')).body.commands.length, 3, 'no command was recorded')
 
     t.equal((await api.request('DELETE', `/files/${winner}`)).status, 200)
     t.equal(await stored(), QUOTA - 400_000, 'a deleted upload frees its bytes')
