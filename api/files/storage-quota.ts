@@ -134,18 +134,23 @@ export class StorageQuota {
       { $inc: { stored_bytes: total }, $set: Object.fromEntries(holds.map((hold) => [`held.${hold.id}`, hold.bytes])) },
     )
     if (written.matchedCount === 1) return { reserved: true }
-    const doc = await this.#usage.findOne({ _id: accountId })
-    if (doc && holds.every((hold) => doc.held[hold.id] !== undefined)) return { reserved: true }
+    const doc = await this.#usage.findOne({ _id: accountId }, { projection: this.#fields(holds.map((hold) => hold.id)) })
+    if (doc && holds.every((hold) => doc.held?.[hold.id] !== undefined)) return { reserved: true }
     return { reserved: false, storedBytes: doc?.stored_bytes ?? 0, quotaBytes, requestedBytes: total }
   }
 
   /** Stops counting a file; returns the bytes freed (0 when it was not counted, or released already). */
   async release(accountId: string, id: string): Promise<number> {
-    const doc = await this.#usage.findOne({ _id: accountId })
-    const bytes = doc?.held[id]
+    const doc = await this.#usage.findOne({ _id: accountId }, { projection: this.#fields([id]) })
+    const bytes = doc?.held?.[id]
     if (bytes === undefined) return 0
     const written = await this.#usage.updateOne({ _id: accountId, [`held.${id}`]: bytes }, { $unset: { [`held.${id}`]: '' }, $inc: { stored_bytes: -bytes } })
     return written.matchedCount === 1 ? bytes : 0
+  }
+
+  /** A projection of the count and these files' holds: an account's record holds one entry per stored file, read only as far as needed. */
+  #fields(ids: readonly string[]): Record<string, 1> {
+    return { stored_bytes: 1, ...Object.fromEntries(ids.map((id) => [`held.${id}`, 1])) }
   }
 
   /** The account's record with nothing counted, if it has none yet; a concurrent creation is as good. */
