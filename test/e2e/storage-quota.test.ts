@@ -36,6 +36,11 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
   }
   const listedFiles = async (): Promise<string[]> => ((await api.request('GET', '/files?limit=100')).body.files as { file_id: string }[]).map((file) => file.file_id)
   const upload = (bytes: number) => api.upload(randomBytes(bytes), 'data.bin', 'application/octet-stream')
+  /** Submits an FFmpeg command on the clip and waits for its end. */
+  const runOnClip = async (outputFiles: Record<string, string>, command: string) => {
+    const { command_id } = await api.post('/run-ffmpeg-command', { input_files: { in_v: media.url(clip) }, output_files: outputFiles, ffmpeg_command: command })
+    return { command_id: command_id as string, done: await api.waitForCommand(command_id) }
+  }
 
   const usage = await api.request('GET', '/usage?days=1')
   t.match(usage, { status: 200, body: { storage: { stored_bytes: 0, quota_bytes: QUOTA } } }, 'nothing stored at first, against the configured quota')
@@ -66,12 +71,7 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
 
   t.test('a command whose outputs would pass the quota ends FAILED with none of them kept', async (t) => {
     // Raw video: 320 x 240 x 1.5 bytes a frame, 25 frames, far past the 200,000 bytes left.
-    const { command_id } = await api.post('/run-ffmpeg-command', {
-      input_files: { in_v: media.url(clip) },
-      output_files: { out_raw: 'raw.nut', out_small: 'small.png' },
-      ffmpeg_command: 'ffmpeg -i {{in_v}} -c:v rawvideo -an {{out_raw}} -frames:v 1 -vf scale=16:-2 {{out_small}}',
-    })
-    const done = await api.waitForCommand(command_id)
+    const { command_id, done } = await runOnClip({ out_raw: 'raw.nut', out_small: 'small.png' }, 'ffmpeg -i {{in_v}} -c:v rawvideo -an {{out_raw}} -frames:v 1 -vf scale=16:-2 {{out_small}}')
     t.equal(done.status, 'FAILED', JSON.stringify(done))
     t.equal(done.error_status, 'STORAGE_QUOTA_EXCEEDED')
     t.match(done.error_message, /^the outputs hold .* more than the .*\(200000 bytes\) left of the plan's storage quota of .*\(1000000 bytes\).*none of the outputs was kept$/)
@@ -83,24 +83,14 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
 
   t.test('a numbered sequence past the quota ends FAILED with every one of its files deleted', async (t) => {
     // Three 320 x 240 BMP frames of ~230 kB, one output of three files, past the 200,000 bytes left: its files go all together.
-    const { command_id } = await api.post('/run-ffmpeg-command', {
-      input_files: { in_v: media.url(clip) },
-      output_files: { out_frames: 'frame_%03d.bmp' },
-      ffmpeg_command: 'ffmpeg -i {{in_v}} -frames:v 3 {{out_frames}}',
-    })
-    const done = await api.waitForCommand(command_id)
+    const { command_id, done } = await runOnClip({ out_frames: 'frame_%03d.bmp' }, 'ffmpeg -i {{in_v}} -frames:v 3 {{out_frames}}')
     t.match(done, { status: 'FAILED', error_status: 'STORAGE_QUOTA_EXCEEDED' }, JSON.stringify(done))
     t.equal(await stored(), 800_000)
     t.same((await objects()).filter((key) => key.includes(command_id)), [], 'no frame is left in the bucket')
   })
 
   t.test('a command whose outputs fit is counted, and deleting its files frees them', async (t) => {
-    const { command_id } = await api.post('/run-ffmpeg-command', {
-      input_files: { in_v: media.url(clip) },
-      output_files: { out_small: 'small.png' },
-      ffmpeg_command: 'ffmpeg -i {{in_v}} -frames:v 1 -vf scale=32:-2 {{out_small}}',
-    })
-    const done = await api.waitForCommand(command_id)
+    const { command_id, done } = await runOnClip({ out_small: 'small.png' }, 'ffmpeg -i {{in_v}} -frames:v 1 -vf scale=32:-2 {{out_small}}')
     t.equal(done.status, 'SUCCESS', JSON.stringify(done))
     const bytes = Math.round(done.output_files.out_small.size_mbytes * 1024 * 1024)
     t.ok(bytes > 0)
