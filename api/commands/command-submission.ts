@@ -25,7 +25,7 @@ export interface ManagedInputGate {
   /** The object key for a usable storage_url of this account, null for another URL; a 422 naming `field` for an unusable one. */
   managedInput(accountId: string, url: string, field: string): Promise<string | null>
   /** 403 STORAGE_QUOTA_EXCEEDED naming `what` when the account is at or over its storage quota. */
-  requireStorageRoom(accountId: string, what: string): Promise<void>
+  requireStorageRoom(account: AuthenticatedAccount, what: string): Promise<number>
 }
 
 /**
@@ -62,7 +62,7 @@ export class CommandSubmission {
     }
     // Outputs' sizes are unknown until they exist (the status projector counts them then); an account at its quota is refused now.
     const managed = drafts.findIndex((draft) => draft.storage_destination_id === null)
-    if (managed >= 0) await this.files().requireStorageRoom(account.id, `${drafts.length > 1 ? `commands[${managed}].` : ''}output_files`)
+    if (managed >= 0) await this.files().requireStorageRoom(account, `${drafts.length > 1 ? `commands[${managed}].` : ''}output_files`)
     const now = this.now()
     const docs = drafts.map((draft, i) =>
       newCommandDocument(

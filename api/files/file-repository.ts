@@ -17,6 +17,7 @@ import { writePlayback } from './playback.js'
 import { PresignedGets } from './presigned-gets.js'
 import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 import type { StoredFileRow } from '../usage/usage-report.js'
+import type { Plan } from '../accounts/plans.js'
 import { outputHolds, outputObjectKeys } from './output-holds.js'
 import { refusalMessage, type StorageQuota } from './storage-quota.js'
 
@@ -77,9 +78,9 @@ export class FileRepository {
     await this.quota.release(file.account_id, file._id)
   }
 
-  /** 403 STORAGE_QUOTA_EXCEEDED when the account is at or over its quota: for what writes managed storage before its size is known. */
-  requireStorageRoom(accountId: string, what: string): Promise<void> {
-    return this.quota.requireRoom(accountId, what)
+  /** The bytes the account may still store; 403 STORAGE_QUOTA_EXCEEDED when it is at or over its quota: for what writes managed storage before its size is known. */
+  requireStorageRoom(account: { id: string; plan: Plan }, what: string): Promise<number> {
+    return this.quota.requireRoom(account.id, what, account.plan)
   }
 
   /**

@@ -51,7 +51,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     // One of this account's storage_urls is copied from the bucket; one of the bucket that does not verify is refused here.
     await app.files.managedInput(request.account.id, file_url, 'file_url')
     // Its size is known once fetched (the file processor counts it then); an account at its quota is refused now.
-    await app.files.requireStorageRoom(request.account.id, 'file_url')
+    await app.files.requireStorageRoom(request.account, 'file_url')
     const fileId = newId('file')
     const filename = safeFilename(decodedPath(new URL(file_url).pathname), 'file')
     // Recorded waiting: the file processor fetches it.
@@ -101,8 +101,7 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
       if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
       const accountId = request.account.id
       // Before a byte is read: an account at its quota is refused at once, and the parser stops past the room left.
-      await scope.files.requireStorageRoom(accountId, 'file')
-      const room = await scope.files.quota.room(accountId)
+      const room = await scope.files.requireStorageRoom(request.account, 'file')
       const part = await request.file({ limits: { fileSize: Math.min(MAX_UPLOAD_BYTES, room) } }).catch((error: unknown) => {
         throw malformedMultipart(error)
       })

@@ -87,32 +87,28 @@ export class StorageQuota {
     this.#usage = db.collection<StorageUsageDocument>('storage_usage')
   }
 
-  /** The plan's quota in bytes; null when unlimited (0) or the account is gone. */
-  async quotaOf(accountId: string): Promise<number | null> {
-    const plan = await this.planOf(accountId)
-    const quota = plan === null ? 0 : this.quotas[plan]
+  /** The plan's quota in bytes; null when unlimited (0) or the account is gone. `plan`: when the caller knows it (a request's account), no read. */
+  async quotaOf(accountId: string, plan?: Plan): Promise<number | null> {
+    const known = plan ?? (await this.planOf(accountId))
+    const quota = known === null ? 0 : this.quotas[known]
     return quota === 0 ? null : quota
   }
 
-  async standing(accountId: string): Promise<StorageStanding> {
-    const [doc, quotaBytes] = await Promise.all([this.#usage.findOne({ _id: accountId }, { projection: { stored_bytes: 1 } }), this.quotaOf(accountId)])
+  async standing(accountId: string, plan?: Plan): Promise<StorageStanding> {
+    const [doc, quotaBytes] = await Promise.all([this.#usage.findOne({ _id: accountId }, { projection: { stored_bytes: 1 } }), this.quotaOf(accountId, plan)])
     return { storedBytes: doc?.stored_bytes ?? 0, quotaBytes }
   }
 
-  /** Bytes the account may still store; Infinity when unlimited. */
-  async room(accountId: string): Promise<number> {
-    const { storedBytes, quotaBytes } = await this.standing(accountId)
-    return quotaBytes === null ? Infinity : Math.max(0, quotaBytes - storedBytes)
-  }
-
   /**
-   * Throws 403 STORAGE_QUOTA_EXCEEDED when the account is at or over its
-   * quota: what is refused before its size is known (a command's outputs, a
+   * The bytes the account may still store (Infinity when unlimited); throws
+   * 403 STORAGE_QUOTA_EXCEEDED naming `what` when it is at or over its quota:
+   * what is refused before its size is known (a command's outputs, a
    * store-file URL, an upload before its body is read).
    */
-  async requireRoom(accountId: string, what: string): Promise<void> {
-    const { storedBytes, quotaBytes } = await this.standing(accountId)
-    if (quotaBytes === null || storedBytes < quotaBytes) return
+  async requireRoom(accountId: string, what: string, plan?: Plan): Promise<number> {
+    const { storedBytes, quotaBytes } = await this.standing(accountId, plan)
+    if (quotaBytes === null) return Infinity
+    if (storedBytes < quotaBytes) return quotaBytes - storedBytes
     throw new StorageQuotaExceeded(
       `${what}: the account stores ${describeBytes(storedBytes)}, all of the plan's storage quota of ${describeBytes(quotaBytes)}; delete files (DELETE /api/v1/files/:fileId) or wait for them to expire`,
     )
