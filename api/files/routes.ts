@@ -128,7 +128,7 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
         throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
       }
       // The room read above may have gone to another upload since: the conditional reservation decides, and a refused upload leaves nothing.
-      const reservation = await scope.files.quota.reserve(accountId, [{ id: fileId, bytes }])
+      const reservation = await scope.files.quota.reserve(accountId, [{ id: fileId, bytes }], request.account.plan)
       if (!reservation.reserved) {
         await scope.files.storage.delete(key)
         throw new StorageQuotaExceeded(`file: ${refusalMessage('it is', reservation)}; nothing was stored`)

@@ -117,20 +117,30 @@ export class StorageQuota {
   /**
    * Counts `holds` in one conditional write if they fit together; a hold set
    * already counted (a retry) is reserved. Nothing is written when refused.
+   * `plan`: when the caller knows it, as quotaOf.
    */
-  async reserve(accountId: string, holds: readonly StorageHold[]): Promise<Reservation> {
+  async reserve(accountId: string, holds: readonly StorageHold[], plan?: Plan): Promise<Reservation> {
     if (holds.length === 0) return { reserved: true }
     const total = holds.reduce((sum, hold) => sum + hold.bytes, 0)
-    const quotaBytes = await this.quotaOf(accountId)
-    await this.#ensureRecord(accountId)
+    const quotaBytes = await this.quotaOf(accountId, plan)
     const unheld = Object.fromEntries(holds.map((hold) => [`held.${hold.id}`, { $exists: false }]))
     const fits = quotaBytes === null ? {} : { stored_bytes: { $lte: quotaBytes - total } }
-    const written = await this.#usage.updateOne(
-      { _id: accountId, ...unheld, ...fits },
-      { $inc: { stored_bytes: total }, $set: Object.fromEntries(holds.map((hold) => [`held.${hold.id}`, hold.bytes])) },
-    )
-    if (written.matchedCount === 1) return { reserved: true }
-    const doc = await this.#usage.findOne({ _id: accountId }, { projection: this.#fields(holds.map((hold) => hold.id)) })
+    const write = async () =>
+      (
+        await this.#usage.updateOne(
+          { _id: accountId, ...unheld, ...fits },
+          { $inc: { stored_bytes: total }, $set: Object.fromEntries(holds.map((hold) => [`held.${hold.id}`, hold.bytes])) },
+        )
+      ).matchedCount === 1
+    const read = () => this.#usage.findOne({ _id: accountId }, { projection: this.#fields(holds.map((hold) => hold.id)) })
+    if (await write()) return { reserved: true }
+    let doc = await read()
+    if (!doc) {
+      // The account's first file: its record, then the same conditional write.
+      await this.#ensureRecord(accountId)
+      if (await write()) return { reserved: true }
+      doc = await read()
+    }
     if (doc && holds.every((hold) => doc.held?.[hold.id] !== undefined)) return { reserved: true }
     return { reserved: false, storedBytes: doc?.stored_bytes ?? 0, quotaBytes, requestedBytes: total }
   }
