@@ -154,6 +154,32 @@ export class StorageQuota {
     return written.matchedCount === 1 ? bytes : 0
   }
 
+  /**
+   * Frees what a crash left counted: holds whose file holds no bytes, as
+   * `filesHolding` tells (deleted or FAILED: `gone`; never recorded: absent).
+   * A gone file's hold is released at once; a missing one only if it is still
+   * missing after `settle()`, so an upload or output between its reservation
+   * and its record's write is not taken for one a crash left. Returns the
+   * bytes freed by file id.
+   */
+  async repair(accountId: string, filesHolding: (ids: string[]) => Promise<Map<string, 'live' | 'gone'>>, settle: () => Promise<void>): Promise<Record<string, number>> {
+    const held = Object.keys((await this.#usage.findOne({ _id: accountId }))?.held ?? {})
+    const states = await filesHolding(held)
+    const gone = held.filter((id) => states.get(id) === 'gone')
+    let missing = held.filter((id) => !states.has(id))
+    if (missing.length > 0) {
+      await settle()
+      const again = await filesHolding(missing)
+      missing = missing.filter((id) => again.get(id) !== 'live')
+    }
+    const released: Record<string, number> = {}
+    for (const id of [...gone, ...missing]) {
+      const bytes = await this.release(accountId, id)
+      if (bytes > 0) released[id] = bytes
+    }
+    return released
+  }
+
   /** A projection of the count and these files' holds: an account's record holds one entry per stored file, read only as far as needed. */
   #fields(ids: readonly string[]): Record<string, 1> {
     return { stored_bytes: 1, ...Object.fromEntries(ids.map((id) => [`held.${id}`, 1])) }

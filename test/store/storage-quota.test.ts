@@ -1,5 +1,6 @@
 import { MongoClient } from 'mongodb'
 import t from 'tap'
+import { fileHoldings } from '../../api/files/file-repository.js'
 import { StorageQuota } from '../../api/files/storage-quota.js'
 import { startMongo } from '../harness/mongo.js'
 
@@ -43,6 +44,26 @@ t.test('storage reservations against a real store', async (t) => {
     t.same(await quota.reserve('business-1', [{ id: 'file_x', bytes: 5 * 1024 ** 4 }]), { reserved: true })
     t.same(await quota.standing('business-1'), { storedBytes: 5 * 1024 ** 4, quotaBytes: null })
     t.equal(await quota.requireRoom('business-1', 'file'), Infinity, 'room without end')
+  })
+
+  t.test('a repair frees the holds of deleted, FAILED and never-recorded files, and not of one recorded while it waits', async (t) => {
+    const files = db.collection<{ _id: string; status: string; is_deleted: boolean }>('files')
+    const holds = { file_live: 100, file_deleted: 200, file_failed: 300, file_lost: 50, file_late: 25 }
+    t.same(await quota.reserve('free-repair', Object.entries(holds).map(([id, bytes]) => ({ id, bytes }))), { reserved: true })
+    await files.insertMany([
+      { _id: 'file_live', status: 'STORED', is_deleted: false },
+      { _id: 'file_deleted', status: 'STORED', is_deleted: true },
+      { _id: 'file_failed', status: 'FAILED', is_deleted: false },
+    ])
+    // While the repair waits, the record of file_late lands: the reservation was in flight, not lost.
+    const released = await quota.repair('free-repair', fileHoldings(db), async () => {
+      await files.insertOne({ _id: 'file_late', status: 'PROCESSING', is_deleted: false })
+    })
+    t.same(released, { file_deleted: 200, file_failed: 300, file_lost: 50 })
+    t.same(await quota.standing('free-repair'), { storedBytes: 125, quotaBytes: 1000 }, 'what the live and the late file hold')
+    let waited = false
+    t.same(await quota.repair('free-repair', fileHoldings(db), async () => void (waited = true)), {}, 'a second repair frees nothing')
+    t.notOk(waited, 'and waits for nothing when every held file has a record')
   })
 
   t.test('at the quota, requireRoom refuses with 403 STORAGE_QUOTA_EXCEEDED naming the field and the bytes', async (t) => {
