@@ -44,6 +44,8 @@ import { ytdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.j
 import { ytdlpCookieRoutes } from './ytdlp-cookies/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
+import { planReader } from './accounts/account-repository.js'
+import { DEFAULT_STORAGE_QUOTAS, StorageQuota, type StorageQuotas } from './files/storage-quota.js'
 
 /** What the HTTP API needs from the process that hosts it. */
 export interface AppOptions {
@@ -72,6 +74,8 @@ export interface AppOptions {
   ytdlpAvailable?: () => boolean
   /** Per-plan defaults and maximums of the command limits (config.commandLimits); DEFAULT_COMMAND_LIMITS when unset. */
   commandLimits?: CommandLimitsByPlan
+  /** Per-plan storage quotas (config.storageQuotas); DEFAULT_STORAGE_QUOTAS when unset. */
+  storageQuotas?: StorageQuotas
   /** Called after a cancel was recorded: the in-process canceller's nudge. */
   onCancelRequested?: () => void
   /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
@@ -115,7 +119,8 @@ export const appPlugin = fp(
     await app.register(commandRepository, { db: deps.db })
     await app.register(commandLogRepository, { db: deps.db })
     await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
-    await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), now: clock, onQueued: deps.onFilesQueued })
+    const quota = new StorageQuota(deps.db, deps.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(deps.db))
+    await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), quota, now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
     const sessions = new SessionRepository(deps.db)
     const signInLinks = new SignInLinkRepository(deps.db)

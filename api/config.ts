@@ -11,6 +11,7 @@ import { DEFAULT_STREAMS_PER_ACCOUNT } from './commands/stream-slots.js'
 import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE } from './console/sign-in-throttle.js'
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
+import { DEFAULT_STORAGE_QUOTAS, type StorageQuotas } from './files/storage-quota.js'
 import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parseTrustProxy, type TrustProxy } from './config-values.js'
 
 export { ConfigError, type TrustProxy }
@@ -125,6 +126,12 @@ export interface Config {
    * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
    */
   commandLimits: CommandLimitsByPlan
+  /**
+   * Bytes an account may keep in managed storage, by plan: STORAGE_QUOTA_FREE_BYTES,
+   * STORAGE_QUOTA_TRIAL_BYTES, STORAGE_QUOTA_GROWTH_BYTES, STORAGE_QUOTA_BUSINESS_BYTES
+   * (defaults 1 GiB, 5 GiB, 100 GiB, 1 TiB); 0 = unlimited. Customer buckets are not counted.
+   */
+  storageQuotas: StorageQuotas
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -152,6 +159,15 @@ function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
     limits[plan] = parseLimit(name, env[name], limits[plan], 'commands')
   }
   return limits
+}
+
+function parseStorageQuotas(env: NodeJS.ProcessEnv): StorageQuotas {
+  const quotas = { ...DEFAULT_STORAGE_QUOTAS }
+  for (const plan of PLANS) {
+    const name = `STORAGE_QUOTA_${plan.toUpperCase()}_BYTES`
+    quotas[plan] = parseLimit(name, env[name], quotas[plan], 'bytes')
+  }
+  return quotas
 }
 
 function parseVcpu(name: string, raw: string | undefined, fallback: number): number {
@@ -260,5 +276,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamsPerAccount: parseCount('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, DEFAULT_STREAMS_PER_ACCOUNT),
     eventStreamMaxSeconds: parseStreamLifetime(env),
     commandLimits: parseCommandLimits(env),
+    storageQuotas: parseStorageQuotas(env),
   }
 }

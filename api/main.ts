@@ -66,7 +66,7 @@ export async function runRoles(config: Config, logger: Logger, parts: ServicePar
     const context: RoleContext = {
       config: resolved,
       connections,
-      repositories: repositoriesOf(connections),
+      repositories: repositoriesOf(connections, resolved.storageQuotas),
       secretBox: new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!)),
       logger,
       metrics: new ServiceMetrics(),

@@ -4,6 +4,8 @@ import { CommandRepository } from './commands/command-repository.js'
 import { FileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import type { Connections } from './connections.js'
+import { planReader } from './accounts/account-repository.js'
+import { DEFAULT_STORAGE_QUOTAS, StorageQuota, type StorageQuotas } from './files/storage-quota.js'
 
 /**
  * The repositories the worker and deliverer roles of one process share: built
@@ -16,13 +18,13 @@ export interface Repositories {
   files: FileRepository
 }
 
-export function buildRepositories(db: Db, storage: ManagedStorage, now: Clock = systemClock): Repositories {
+export function buildRepositories(db: Db, storage: ManagedStorage, now: Clock = systemClock, storageQuotas: StorageQuotas = DEFAULT_STORAGE_QUOTAS): Repositories {
   const commands = new CommandRepository(db)
   // Nobody here records a file waiting for the processor (the API does): nothing to nudge.
-  return { commands, files: new FileRepository(db, storage, commands, now, () => {}) }
+  return { commands, files: new FileRepository(db, storage, commands, now, () => {}, new StorageQuota(db, storageQuotas, planReader(db))) }
 }
 
 /** The repositories over a process's connections. */
-export function repositoriesOf(connections: Pick<Connections, 'db' | 's3' | 's3Bucket'>): Repositories {
-  return buildRepositories(connections.db, new ManagedStorage(connections.s3, connections.s3Bucket))
+export function repositoriesOf(connections: Pick<Connections, 'db' | 's3' | 's3Bucket'>, storageQuotas: StorageQuotas = DEFAULT_STORAGE_QUOTAS): Repositories {
+  return buildRepositories(connections.db, new ManagedStorage(connections.s3, connections.s3Bucket), systemClock, storageQuotas)
 }

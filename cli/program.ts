@@ -10,6 +10,7 @@ import { setConfigAction, showConfigAction } from './commands/config.js'
 import { uploadAction } from './commands/files.js'
 import { listPresetsAction, showPresetAction } from './commands/presets.js'
 import { executePresetAction, runAction, waitAction } from './commands/run.js'
+import { usageAction } from './commands/usage.js'
 import { deleteWebhookAction, getWebhookAction, setWebhookAction } from './commands/webhook.js'
 import { deleteCookiesAction, getCookiesAction, setCookiesAction } from './commands/ytdlp-cookies.js'
 import { collect } from './pairs.js'
@@ -110,6 +111,13 @@ export function buildProgram(context: CliContext, done: (code: number) => void):
     .option('--no-wait', 'print the file id at once, before the file is stored')
     .option('--json', 'print the API answer as JSON', false)
     .action(act((file: string, options) => uploadAction(context, file, options)))
+
+  program
+    .command('usage')
+    .description("the account's storage against its plan's quota, and its usage by UTC day")
+    .option('--days <n>', 'UTC days ending with today, 1 to 366 (default 30)')
+    .option('--json', 'print the API answer as JSON', false)
+    .action(act((options) => usageAction(context, options)))
 
   const presets = program.command('presets').description('list, show and run presets')
   presets

@@ -701,7 +701,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's usage over the last 30 days */
+        /** The account's usage by UTC day over the last 30 days, and its storage against the quota */
         get: {
             parameters: {
                 query?: never;
@@ -718,27 +718,56 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** Format: date-time */
+                            /** StorageStanding */
+                            storage: {
+                                /** @description bytes the account holds in managed storage now, as its quota counts them: uploads (from the moment they are received), stored URLs and outputs */
+                                stored_bytes: number;
+                                /** @description the plan's storage quota; null when unlimited */
+                                quota_bytes: number | null;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description midnight UTC of the first day
+                             */
                             from: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description now
+                             */
                             to: string;
                             days: number;
-                            commands: {
-                                total: number;
-                                by_status: {
-                                    QUEUED: number;
-                                    PROCESSING: number;
-                                    SUCCESS: number;
-                                    FAILED: number;
-                                };
+                            totals: {
+                                /** @description commands submitted */
+                                commands: number;
+                                /** @description of them, SUCCESS by now */
+                                commands_succeeded: number;
+                                /** @description of them, FAILED by now */
+                                commands_failed: number;
+                                /** @description sum of their ffmpeg_command_run_seconds */
+                                ffmpeg_seconds: number;
+                                /** @description sum of their total_processing_seconds */
+                                total_seconds: number;
                             };
-                            /** @description sum of total_processing_seconds of the commands submitted in the window */
-                            processing_seconds: number;
-                            /** @description sum of ffmpeg_command_run_seconds of the same commands */
-                            ffmpeg_run_seconds: number;
-                            /** @description bytes in managed storage now, of files stored in the window (deleted ones excluded) */
-                            bytes_stored: number;
-                            files_stored: number;
+                            by_day: {
+                                /**
+                                 * Format: date
+                                 * @description the UTC day
+                                 */
+                                date: string;
+                                /** @description commands submitted */
+                                commands: number;
+                                /** @description of them, SUCCESS by now */
+                                commands_succeeded: number;
+                                /** @description of them, FAILED by now */
+                                commands_failed: number;
+                                /** @description sum of their ffmpeg_command_run_seconds */
+                                ffmpeg_seconds: number;
+                                /** @description sum of their total_processing_seconds */
+                                total_seconds: number;
+                                /** @description bytes in managed storage at the day's end (now, for today): uploads and outputs; customer buckets not counted */
+                                bytes_stored: number;
+                                files_stored: number;
+                            }[];
                         };
                     };
                 };
@@ -3847,6 +3876,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -3962,6 +4005,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description machine-readable code, e.g. INVALID_REQUEST */
+                            error: string;
+                            message: string;
+                            detail?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5111,7 +5168,7 @@ export interface paths {
         };
         /**
          * The account's usage by UTC day
-         * @description Commands by the day they were submitted, with the seconds they ran; bytes and files in managed storage at the end of each day.
+         * @description Commands by the day they were submitted, with the seconds they ran; bytes and files in managed storage at the end of each day; and the bytes stored now against the plan's storage quota.
          */
         get: {
             parameters: {
@@ -5132,6 +5189,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** StorageStanding */
+                            storage: {
+                                /** @description bytes the account holds in managed storage now, as its quota counts them: uploads (from the moment they are received), stored URLs and outputs */
+                                stored_bytes: number;
+                                /** @description the plan's storage quota; null when unlimited */
+                                quota_bytes: number | null;
+                            };
                             /**
                              * Format: date-time
                              * @description midnight UTC of the first day

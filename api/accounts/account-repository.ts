@@ -40,6 +40,16 @@ export interface AuthenticatedAccount {
   keyId: string
 }
 
+/**
+ * An account's plan read from its record, for parts that need the plan and
+ * nothing sealed (the storage quota of the worker's projector): the read
+ * AccountRepository.findAccount does, without the secret box.
+ */
+export function planReader(db: Db): (accountId: string) => Promise<Plan | null> {
+  const accounts = db.collection<AccountDocument>('accounts')
+  return async (accountId) => (await accounts.findOne({ _id: accountId }, { projection: { plan: 1 } }))?.plan ?? null
+}
+
 /** Accounts and their API keys in MongoDB. */
 export class AccountRepository {
   readonly #accounts: Collection<AccountDocument>

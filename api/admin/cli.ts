@@ -6,7 +6,9 @@
 import { parseArgs } from 'node:util'
 import type { NatsConnection } from 'nats'
 import { AccountChanges } from '../accounts/account-changes.js'
-import { AccountRepository } from '../accounts/account-repository.js'
+import { AccountRepository, planReader } from '../accounts/account-repository.js'
+import { fileHoldings } from '../files/file-repository.js'
+import { StorageQuota } from '../files/storage-quota.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { parseEncryptionKeys, SecretBox } from '../crypto/secret-box.js'
 import { SignInLinkRepository } from '../console/sign-in-link-repository.js'
@@ -22,7 +24,7 @@ function parseCommandLine(argv: string[]): { name: string; options: AdminOptions
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, key: { type: 'string' }, 'base-url': { type: 'string' } },
+      options: { plan: { type: 'string' }, name: { type: 'string' }, account: { type: 'string' }, key: { type: 'string' }, 'base-url': { type: 'string' }, 'settle-seconds': { type: 'string' } },
     })
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err))
@@ -48,7 +50,9 @@ async function main(argv: string[]): Promise<number> {
     const signInLinks = new SignInLinkRepository(db)
     await Promise.all([accounts.ensureIndexes(), signInLinks.ensureIndexes()])
     const defaultBaseUrl = `http://127.0.0.1:${config.port || 8080}`
-    const result = await ADMIN_COMMANDS[name]!.run({ accounts, signInLinks, defaultBaseUrl, now: () => new Date() }, options)
+    const storage = { quota: new StorageQuota(db, config.storageQuotas, planReader(db)), fileHoldings: fileHoldings(db) }
+    const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+    const result = await ADMIN_COMMANDS[name]!.run({ accounts, signInLinks, storage, sleep, defaultBaseUrl, now: () => new Date() }, options)
     process.stdout.write(`${JSON.stringify(result)}\n`)
     return 0
   } catch (err) {

@@ -20,10 +20,12 @@ export interface DestinationGate {
   requireUsable(account: AuthenticatedAccount, id: string): Promise<StorageDestinationDocument>
 }
 
-/** The slice of the file repository submission needs: which inputs are this service's own storage_urls. */
+/** The slice of the file repository submission needs: which inputs are this service's own storage_urls, and whether the account may store more. */
 export interface ManagedInputGate {
   /** The object key for a usable storage_url of this account, null for another URL; a 422 naming `field` for an unusable one. */
   managedInput(accountId: string, url: string, field: string): Promise<string | null>
+  /** 403 STORAGE_QUOTA_EXCEEDED naming `what` when the account is at or over its storage quota. */
+  requireStorageRoom(account: AuthenticatedAccount, what: string): Promise<number>
 }
 
 /**
@@ -58,6 +60,9 @@ export class CommandSubmission {
       managedInputs.push(await this.#managedInputs(account, draft, prefix))
       managedFolders.push(await this.#managedFolder(account, draft, prefix))
     }
+    // Outputs' sizes are unknown until they exist (the status projector counts them then); an account at its quota is refused now.
+    const managed = drafts.findIndex((draft) => draft.storage_destination_id === null)
+    if (managed >= 0) await this.files().requireStorageRoom(account, `${drafts.length > 1 ? `commands[${managed}].` : ''}output_files`)
     const now = this.now()
     const docs = drafts.map((draft, i) =>
       newCommandDocument(

@@ -59,20 +59,3 @@ export const RevokedApiKeyResponse = Type.Object({ key_id: Type.String(), revoke
 
 export const KeyParams = Type.Object({ keyId: Type.String({ pattern: '^key_[0-9a-f]{32}$' }) })
 
-export const UsageResponse = Type.Object(
-  {
-    from: DateTime,
-    to: DateTime,
-    days: Type.Integer(),
-    commands: Type.Object({
-      total: Type.Integer({ minimum: 0 }),
-      by_status: Type.Object({ QUEUED: Type.Integer(), PROCESSING: Type.Integer(), SUCCESS: Type.Integer(), FAILED: Type.Integer() }),
-    }),
-    processing_seconds: Type.Number({ minimum: 0, description: 'sum of total_processing_seconds of the commands submitted in the window' }),
-    ffmpeg_run_seconds: Type.Number({ minimum: 0, description: 'sum of ffmpeg_command_run_seconds of the same commands' }),
-    bytes_stored: Type.Integer({ minimum: 0, description: 'bytes in managed storage now, of files stored in the window (deleted ones excluded)' }),
-    files_stored: Type.Integer({ minimum: 0 }),
-  },
-  { title: 'ConsoleUsage' },
-)
-export type UsageResponse = Static<typeof UsageResponse>

@@ -34,6 +34,7 @@ import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
 import { presignGet } from '../files/storage-url.js'
 import type { Claim } from '../work-list.js'
+import { refusalMessage, STORAGE_QUOTA_EXCEEDED } from '../files/storage-quota.js'
 
 export interface FileProcessorOptions {
   /** The files waiting to be processed, and the managed bucket they are stored in. */
@@ -150,7 +151,11 @@ export class FileProcessor {
       return false
     }
     if (outcome.status === 'STORED') log.info('file stored')
-    else log.info({ error_status: outcome.error_status }, 'file failed')
+    else {
+      // A FAILED file holds no bytes: what its upload or fetch counted is freed (nothing, when nothing was counted).
+      await this.#files.releaseQuota(file)
+      log.info({ error_status: outcome.error_status }, 'file failed')
+    }
     return true
   }
 
@@ -195,6 +200,9 @@ export class FileProcessor {
         if (err instanceof ManagedUrlRefused) throw new FileFailure('INPUT_UNREACHABLE', `file_url: ${err.message}`)
         throw new FileFailure('INPUT_UNREACHABLE', `file_url: ${err instanceof Error ? err.message : String(err)}`)
       }
+      // Counted before it is stored: a file over the quota leaves nothing in the bucket. A retaken file finds its count made.
+      const reservation = await this.#files.quota.reserve(file.account_id, [{ id: file._id, bytes: (await stat(path)).size }])
+      if (!reservation.reserved) throw new FileFailure(STORAGE_QUOTA_EXCEEDED, `file_url: ${refusalMessage('the file is', reservation)}; nothing was stored`)
       const objectKey = uploadObjectKey(file.account_id, file._id, file.filename)
       try {
         await this.#storage.upload(objectKey, createReadStream(path), mimeTypeForFilename(file.filename))

@@ -17,6 +17,28 @@ import { writePlayback } from './playback.js'
 import { PresignedGets } from './presigned-gets.js'
 import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 import type { StoredFileRow } from '../usage/usage-report.js'
+import type { Plan } from '../accounts/plans.js'
+import { outputHolds, outputObjectKeys } from './output-holds.js'
+import { refusalMessage, type StorageQuota } from './storage-quota.js'
+
+/**
+ * Which of these file ids hold bytes in managed storage (`live`: not deleted,
+ * not FAILED) and which do not (`gone`); ids with no record are left out.
+ * The storage quota's repair asks it (StorageQuota.repair), from the admin CLI,
+ * which has the database and no bucket.
+ */
+export function fileHoldings(db: Db): (ids: string[]) => Promise<Map<string, 'live' | 'gone'>> {
+  const files = db.collection<FileDocument>('files')
+  return async (ids) => {
+    const states = new Map<string, 'live' | 'gone'>()
+    // By _id one at a time: the lookup every store serves from its index (a repair is rare).
+    for (const id of ids) {
+      const file = await files.findOne({ _id: id }, { projection: { is_deleted: 1, status: 1 } })
+      if (file) states.set(id, file.is_deleted || file.status === 'FAILED' ? 'gone' : 'live')
+    }
+    return states
+  }
+}
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -30,6 +52,8 @@ export class FileRepository {
     private readonly commands: CommandRepository,
     private readonly now: Clock,
     private readonly onQueued: () => void,
+    /** What each account holds in managed storage; every file counted in it is released when deleted here. */
+    readonly quota: StorageQuota,
   ) {
     this.#files = db.collection<FileDocument>('files')
     this.#processing = new WorkList(this.#files, PROCESSING_WORK)
@@ -51,6 +75,31 @@ export class FileRepository {
   async insertPending(doc: FileDocument): Promise<void> {
     await this.#files.insertOne(doc)
     this.onQueued()
+  }
+
+  /**
+   * Counts a finished command's managed outputs against its account's quota,
+   * all or none; null when they fit (or were counted already: a replayed
+   * SUCCESS), else why not, for the command's error_message.
+   */
+  async reserveOutputs(command: CommandDocument, results: Record<string, OutputFileResult>): Promise<string | null> {
+    const reservation = await this.quota.reserve(command.account_id, outputHolds(command._id, results))
+    return reservation.reserved ? null : refusalMessage('the outputs hold', reservation)
+  }
+
+  /** Deletes the objects of a command's managed outputs that will never be recorded (refused by the quota). */
+  async discardOutputs(results: Record<string, OutputFileResult>): Promise<void> {
+    await this.storage.deleteAll(outputObjectKeys(results))
+  }
+
+  /** The upload route's way out of a reservation whose record could not be written, and the file processor's for a file that FAILED. */
+  async releaseQuota(file: Pick<FileDocument, '_id' | 'account_id'>): Promise<void> {
+    await this.quota.release(file.account_id, file._id)
+  }
+
+  /** The bytes the account may still store; 403 STORAGE_QUOTA_EXCEEDED when it is at or over its quota: for what writes managed storage before its size is known. */
+  requireStorageRoom(account: { id: string; plan: Plan }, what: string): Promise<number> {
+    return this.quota.requireRoom(account.id, what, account.plan)
   }
 
   /**
@@ -184,6 +233,8 @@ export class FileRepository {
     )
     // A processor that stored the bytes between the read and this write: they go too.
     if (deleted?.object_key && deleted.object_key !== file.object_key) await this.storage.delete(deleted.object_key)
+    // After the mark, whoever marked it: a DELETE retried after a crash here frees what the first left counted.
+    await this.quota.release(file.account_id, file._id)
     if (file.command_id && file.output_alias) {
       const members = deleted ?? { ...file, is_deleted: true, storage_url: null }
       await this.commands.markOutputDeleted(file.command_id, file.output_alias, fileMembers(members).files, now)
@@ -202,6 +253,8 @@ export class FileRepository {
     const file = await this.#files.findOne({ _id: fileId })
     if (!file?.is_deleted) return false
     await this.storage.delete(objectKey)
+    // The processor counted the bytes after the delete released what was counted then.
+    await this.quota.release(file.account_id, file._id)
     return true
   }
 
@@ -243,6 +296,7 @@ declare module 'fastify' {
 export interface FileRepositoryOptions {
   db: Db
   storage: ManagedStorage
+  quota: StorageQuota
   now?: Clock | undefined
   /** Called after a file waiting for processing is recorded; the in-process file processor's nudge. */
   onQueued?: (() => void) | undefined
@@ -251,7 +305,7 @@ export interface FileRepositoryOptions {
 /** Decorates the app with `files`; needs `commands` (an output's deletion shows in its command). */
 export const fileRepository = fp(
   async (app: FastifyInstance, options: FileRepositoryOptions) => {
-    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock, options.onQueued ?? (() => {}))
+    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock, options.onQueued ?? (() => {}), options.quota)
     await repository.ensureIndexes()
     app.decorate('files', repository)
   },

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../clock.js'
 import { urlProblem } from '../commands/validation.js'
 import { newPendingFile, toStoredFileResponse } from './file-document.js'
 import { uploadObjectKey } from './managed-storage.js'
+import { describeBytes, refusalMessage, StorageQuotaExceeded } from './storage-quota.js'
 import { DeleteFileResponse, FileIdResponse, FileListResponse, FileParams, ListFilesQuery, StoreFileBody, StoredFileResponse, UploadForm } from './schemas.js'
 
 /** Not shown in the spec; 5 GiB, the largest object a single S3 PUT could hold, as a generous bound. */
@@ -43,12 +44,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
   // Upload in its own scope: multipart parsing and a catch-all parser stay there.
   await app.register(uploadRoute, { now })
 
-  app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 422) } } }, async (request) => {
+  app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 403, 422) } } }, async (request) => {
     const { file_url } = request.body
     const problem = urlProblem(file_url)
     if (problem) throw new ValidationError(`file_url: ${problem}`)
     // One of this account's storage_urls is copied from the bucket; one of the bucket that does not verify is refused here.
     await app.files.managedInput(request.account.id, file_url, 'file_url')
+    // Its size is known once fetched (the file processor counts it then); an account at its quota is refused now.
+    await app.files.requireStorageRoom(request.account, 'file_url')
     const fileId = newId('file')
     const filename = safeFilename(decodedPath(new URL(file_url).pathname), 'file')
     // Recorded waiting: the file processor fetches it.
@@ -93,10 +96,13 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
 
   scope.post(
     '/files/upload',
-    { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse, ...errorResponses(422) } }, config: { documentedBody: UploadForm } },
+    { schema: { tags: ['files'], consumes: ['multipart/form-data'], response: { 200: FileIdResponse, ...errorResponses(403, 422) } }, config: { documentedBody: UploadForm } },
     async (request) => {
       if (!request.isMultipart()) throw new ValidationError('Content-Type: must be multipart/form-data with a "file" field')
-      const part = await request.file().catch((error: unknown) => {
+      const accountId = request.account.id
+      // Before a byte is read: an account at its quota is refused at once, and the parser stops past the room left.
+      const room = await scope.files.requireStorageRoom(request.account, 'file')
+      const part = await request.file({ limits: { fileSize: Math.min(MAX_UPLOAD_BYTES, room) } }).catch((error: unknown) => {
         throw malformedMultipart(error)
       })
       if (!part) throw new ValidationError('file: the multipart form has no "file" field')
@@ -106,9 +112,10 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
       }
       const fileId = newId('file')
       const filename = safeFilename(part.filename, 'upload')
-      const key = uploadObjectKey(request.account.id, fileId, filename)
+      const key = uploadObjectKey(accountId, fileId, filename)
+      let bytes: number
       try {
-        await scope.files.storage.upload(key, part.file, part.mimetype || null)
+        bytes = await scope.files.storage.upload(key, part.file, part.mimetype || null)
       } catch (error) {
         // The parser ends the part's stream with an error when the body breaks off or is malformed: the client's fault.
         if (!part.file.errored) throw error
@@ -117,16 +124,23 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
       }
       if (part.file.truncated) {
         await scope.files.storage.delete(key)
+        if (room < MAX_UPLOAD_BYTES) throw new StorageQuotaExceeded(`file: larger than the ${describeBytes(room)} left of the plan's storage quota; nothing was stored`)
         throw new ValidationError(`file: larger than the ${MAX_UPLOAD_BYTES / 1024 ** 3} GiB upload limit`)
       }
-      // Bytes first, then the record: a crash in between leaves an unreferenced object, never a record without bytes.
-      await scope.files.insertPending(
-        newPendingFile(
-          { fileId, accountId: request.account.id, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null },
-          now(),
-        ),
-      )
-      request.log.info({ file_id: fileId, account_id: request.account.id }, 'file uploaded')
+      // The room read above may have gone to another upload since: the conditional reservation decides, and a refused upload leaves nothing.
+      const reservation = await scope.files.quota.reserve(accountId, [{ id: fileId, bytes }], request.account.plan)
+      if (!reservation.reserved) {
+        await scope.files.storage.delete(key)
+        throw new StorageQuotaExceeded(`file: ${refusalMessage('it is', reservation)}; nothing was stored`)
+      }
+      // Bytes first, then the count, then the record: a crash in between leaves an unreferenced object (counted), never a record without bytes.
+      const pending = newPendingFile({ fileId, accountId, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null }, now())
+      await scope.files.insertPending(pending).catch(async (error: unknown) => {
+        await scope.files.releaseQuota(pending)
+        await scope.files.storage.delete(key)
+        throw error
+      })
+      request.log.info({ file_id: fileId, account_id: accountId, bytes }, 'file uploaded')
       return { file_id: fileId }
     },
   )

@@ -6,7 +6,8 @@
  * harmless.
  */
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import type { StatusEvent } from '../../contracts/status-events.js'
+import type { FailedEvent, StatusEvent, SuccessEvent } from '../../contracts/status-events.js'
+import { STORAGE_QUOTA_EXCEEDED } from '../files/storage-quota.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 
@@ -88,4 +89,22 @@ export function foldEvents(doc: CommandDocument, events: readonly StatusEvent[],
     set = { ...(set ?? {}), ...update }
   }
   return { doc: current, set }
+}
+
+/**
+ * The FAILED a SUCCESS becomes when its managed outputs would pass the
+ * account's storage quota: same run seconds, no outputs, the refusal as
+ * error_message. Applied in place of the runner's event, never published.
+ */
+export function refusedForQuota(event: SuccessEvent, message: string): FailedEvent {
+  return {
+    type: 'FAILED',
+    command_id: event.command_id,
+    event_id: event.event_id,
+    emitted_at: event.emitted_at,
+    error_status: STORAGE_QUOTA_EXCEEDED,
+    error_message: `${message}; none of the outputs was kept`,
+    ffmpeg_command_run_seconds: event.ffmpeg_command_run_seconds,
+    failed_files: event.failed_files,
+  }
 }

@@ -24,18 +24,19 @@ import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, typ
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
-import { STATUS_STREAM, type StatusEvent } from '../../contracts/status-events.js'
+import { STATUS_STREAM, type OutputFileResult, type StatusEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 import type { FileRepository } from '../files/file-repository.js'
 import { outputFileMeta } from '../files/output-files.js'
+import { outputObjectKeys } from '../files/output-holds.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import { endingEvent, foldEvents, isTerminalEvent } from './projection.js'
+import { endingEvent, foldEvents, isTerminalEvent, refusedForQuota } from './projection.js'
 
 const codec = JSONCodec()
 
@@ -179,9 +180,13 @@ export class StatusProjector {
         return
       }
       const now = this.#now()
-      const ending = endingEvent(doc, events)
+      const reported = endingEvent(doc, events)
+      // A SUCCESS whose managed outputs would pass the account's storage quota ends FAILED instead (storage-quota.ts).
+      const refusal = reported?.type === 'SUCCESS' ? await this.#files.reserveOutputs(doc, reported.output_files) : null
+      const applied = refusal === null || reported?.type !== 'SUCCESS' ? events : events.map((event) => (event === reported ? refusedForQuota(reported, refusal) : event))
+      const ending = endingEvent(doc, applied)
       const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
-      const { doc: after, set } = foldEvents(doc, events, outputs, now)
+      const { doc: after, set } = foldEvents(doc, applied, outputs, now)
       if (set) {
         if (!(await this.#commands.writeProjection(doc, set))) {
           if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`the record changed under ${attempt} writes in a row`)
@@ -190,6 +195,8 @@ export class StatusProjector {
           continue
         }
         this.#nudgeWatchers(commandId, isTerminalStatus(after.status))
+        // The record says FAILED first, then the bytes go: a crash in between leaves unreferenced objects, never a SUCCESS without its bytes.
+        if (refusal !== null && reported?.type === 'SUCCESS') await this.#discard(reported.output_files, log)
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
@@ -217,6 +224,19 @@ export class StatusProjector {
       this.options.nats.publish(commandChangedSubject(commandId), ended ? COMMAND_ENDED_NUDGE : undefined)
     } catch (err) {
       this.#log.debug({ err, command_id: commandId }, 'change nudge not published')
+    }
+  }
+
+  /**
+   * Deletes the objects of outputs the quota refused. A failure is logged with
+   * the keys, not retried: the record is FAILED already, so a replay would not
+   * come back here, and the objects are counted against nobody.
+   */
+  async #discard(results: Record<string, OutputFileResult>, log: Logger): Promise<void> {
+    try {
+      await this.#files.discardOutputs(results)
+    } catch (err) {
+      log.warn({ err, object_keys: outputObjectKeys(results) }, 'the objects of outputs refused by the storage quota could not be deleted')
     }
   }
 

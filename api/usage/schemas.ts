@@ -16,8 +16,18 @@ const Counts = {
   total_seconds: Type.Number({ minimum: 0, description: 'sum of their total_processing_seconds' }),
 }
 
+/** The account's managed storage now, against its plan's quota (api/files/storage-quota.ts). */
+export const StorageStandingSchema = Type.Object(
+  {
+    stored_bytes: Type.Integer({ minimum: 0, description: 'bytes the account holds in managed storage now, as its quota counts them: uploads (from the moment they are received), stored URLs and outputs' }),
+    quota_bytes: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "the plan's storage quota; null when unlimited" }),
+  },
+  { title: 'StorageStanding' },
+)
+
 export const UsageResponse = Type.Object(
   {
+    storage: StorageStandingSchema,
     from: Type.String({ format: 'date-time', description: 'midnight UTC of the first day' }),
     to: Type.String({ format: 'date-time', description: 'now' }),
     days: Type.Integer({ minimum: 1 }),

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { chmod, cp, mkdir, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { connect } from 'nats'
+import { StorageQuota } from '../../api/files/storage-quota.js'
 import { startApi } from '../harness/api.js'
 import { eventually } from '../harness/eventually.js'
 import { startNats } from '../harness/nats.js'
@@ -107,6 +108,20 @@ t.test('admin CLI against MONGODB_URL', async (t) => {
     await answers(t, second.api_key, 401, 'the key revoked by its value refused')
   })
 
+  t.test('recount-storage frees what a crash left counted and prints what it freed', async (t) => {
+    // As a crash leaves them: an upload counted whose record was never written, a file deleted but still counted.
+    const quota = new StorageQuota(api.db, { free: 0, trial: 0, growth: 0, business: 0 }, async () => 'business')
+    await quota.reserve(account, [{ id: 'file_kept', bytes: 1000 }, { id: 'file_deleted', bytes: 2000 }, { id: 'file_never_recorded', bytes: 4000 }])
+    await api.db.collection('files').insertMany([
+      { _id: 'file_kept', account_id: account, status: 'STORED', is_deleted: false },
+      { _id: 'file_deleted', account_id: account, status: 'STORED', is_deleted: true },
+    ] as never[])
+    const res = await admin(['recount-storage', '--account', account, '--settle-seconds', '0'], env)
+    t.equal(res.code, 0, res.stderr)
+    t.same(JSON.parse(res.stdout), { account_id: account, stored_bytes_before: 7000, stored_bytes: 1000, released: { file_deleted: 2000, file_never_recorded: 4000 } })
+    t.same(await quota.standing(account), { storedBytes: 1000, quotaBytes: null })
+  })
+
   const failures: Array<[string, string[], number, RegExp]> = [
     ['no command', [], 2, /no command given[\s\S]*usage:[\s\S]*create-account --plan/],
     ['an unknown command', ['delete-everything'], 2, /unknown command "delete-everything"/],
@@ -116,6 +131,8 @@ t.test('admin CLI against MONGODB_URL', async (t) => {
     ['create-key for a missing account', ['create-key', '--account', 'acc_missing'], 1, /no account acc_missing/],
     ['set-plan for a missing account', ['set-plan', '--account', 'acc_missing', '--plan', 'free'], 1, /no account acc_missing/],
     ['revoke-key without --key', ['revoke-key'], 2, /--key is required/],
+    ['recount-storage with a wait that is no number', ['recount-storage', '--account', 'acc_missing', '--settle-seconds', 'soon'], 2, /--settle-seconds must be a whole number of seconds, got "soon"/],
+    ['recount-storage for a missing account', ['recount-storage', '--account', 'acc_missing'], 1, /no account acc_missing/],
   ]
   for (const [what, args, code, message] of failures) {
     t.test(`exits ${code} with a clear message and nothing on stdout for ${what}`, async (t) => {

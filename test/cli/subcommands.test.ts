@@ -180,6 +180,24 @@ t.test('every ffkube subcommand against the service as npm start runs it', async
     t.notMatch(stderr, /EPIPE|Error/, 'nothing on stderr about the pipe')
   })
 
+  t.test('usage prints the storage against the quota and the account\'s days with their totals; --json the API answer', async (t) => {
+    const result = await ffkube('usage', '--days', '3')
+    t.equal(result.code, 0, result.stderr)
+    const { storage, by_day, totals } = (await api.request('GET', '/usage?days=3')).body
+    t.ok(storage.stored_bytes > 0, 'the earlier outputs and upload are stored')
+    t.match(result.stdout, new RegExp(`^stored now: ${storage.stored_bytes} \\(.+\\) bytes of a 1099511627776 \\(1\\.0 TiB\\) quota, 0\\.0% used$`, 'm'))
+    t.match(result.stdout, /^DAY \(UTC\)\s+COMMANDS\s+SUCCEEDED\s+FAILED\s+FFMPEG_S\s+TOTAL_S\s+FILES\s+BYTES$/m)
+    const today = by_day.at(-1)
+    t.match(result.stdout, new RegExp(`^${today.date}\\s+${today.commands}\\s+${today.commands_succeeded}\\s+${today.commands_failed}\\s+[0-9.]+\\s+[0-9.]+\\s+${today.files_stored}\\s+${today.bytes_stored}$`, 'm'))
+    t.match(result.stdout, new RegExp(`^total\\s+${totals.commands}\\s+${totals.commands_succeeded}\\s+${totals.commands_failed}\\s`, 'm'))
+    t.equal(result.stdout.trim().split('\n').length, 1 + 1 + 1 + 3 + 1, 'the storage line, a blank line, the header, three days and the totals')
+    const json = await ffkube('usage', '--json')
+    t.match(JSON.parse(json.stdout), { days: 30, storage: { stored_bytes: storage.stored_bytes, quota_bytes: 1024 ** 4 } })
+    const bad = await ffkube('usage', '--days', '400')
+    t.equal(bad.code, 2, bad.stderr)
+    t.match(bad.stderr, /--days/)
+  })
+
   t.test('usage errors exit 2 before anything is sent', async (t) => {
     for (const args of [['run', 'ffmpeg -i x y', '--in', 'novalue'], ['frobnicate'], ['run', '--in', 'in_a=https://x', 'ffmpeg', '-i', 'x'], ['status']]) {
       const result = await ffkube(...args)

@@ -203,7 +203,7 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     await screenshot(page, '05b-command-many-files')
   })
 
-  t.test('shows files, presets, webhooks, storage destinations, and the plan with 30 days of usage', async (t) => {
+  t.test('shows files, presets, webhooks, storage destinations, and the plan with its storage quota and 30 days of usage by day', async (t) => {
     const pages: [string, string, string][] = [
       ['Files', 'Files', '06-files'],
       ['Presets', 'Presets', '07-presets'],
@@ -216,7 +216,7 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
       if (name === '06-files') await page.getByRole('link', { name: /^Download file_/ }).first().waitFor()
       if (name === '07-presets') await page.getByRole('button', { name: /^Run preset / }).first().waitFor()
-      if (name === '10-plan-and-usage') await page.getByRole('table', { name: /^Usage from/ }).waitFor()
+      if (name === '10-plan-and-usage') await page.getByRole('table', { name: /^Usage by UTC day from/ }).waitFor()
       if (name === '08-webhooks') {
         // The deliveries of the two finished commands, and one sent again.
         const redeliver = page.getByRole('button', { name: /^Redeliver the webhook of / })
@@ -252,7 +252,15 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
       }
       await screenshot(page, name)
     }
-    t.match(await page.getByRole('row', { name: /^Commands/ }).getByRole('cell').textContent(), /^3 \(2 succeeded, 1 failed, 0 pending\)$/)
+    // Newest day first, its commands as the API counts them; the window's totals in the footer.
+    const usage = (await api.request('GET', '/usage')).body
+    const today = usage.by_day.at(-1)
+    const todayCells = await page.getByRole('row', { name: new RegExp(`^${today.date}`) }).getByRole('cell').allTextContents()
+    t.same(todayCells.slice(0, 3), ['3', '2', '1'], 'three commands today: two succeeded, one failed')
+    t.match(todayCells.at(-1), new RegExp(`in ${today.files_stored} files$`))
+    t.same((await page.getByRole('row', { name: /^Total/ }).getByRole('cell').allTextContents()).slice(0, 3), ['3', '2', '1'])
+    t.match(await page.getByLabel('Storage').textContent(), /^[\d.]+ (B|KiB|MiB) stored of the plan's 1\.0 TiB quota \(0\.0 %\)\. Uploads/)
+    t.ok(usage.storage.stored_bytes > 0, 'the outputs and uploads of this test are counted')
     t.equal(await page.getByLabel('Plan', { exact: true }).textContent(), 'business')
   })
 

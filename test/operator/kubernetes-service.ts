@@ -16,6 +16,7 @@ import { YtdlpCookieRepository } from '../../api/ytdlp-cookies/ytdlp-cookie-repo
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
+import type { StorageQuotas } from '../../api/files/storage-quota.js'
 import { LogProjector } from '../../api/logs/log-projector.js'
 import { StorageDestinationRepository } from '../../api/storage-destinations/storage-destination-repository.js'
 import type { Operator } from '../../operator/operator.js'
@@ -47,7 +48,7 @@ export interface KubernetesService {
 }
 
 /** `allowPrivateNetworks` (default true, so the harness's loopback media server is reachable) is the runners' ALLOW_PRIVATE_NETWORKS. */
-export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome; allowPrivateNetworks?: boolean } = {}): Promise<KubernetesService> {
+export async function startKubernetesService(t: Teardown, kc: KubeConfig, options: { outcome?: Outcome; allowPrivateNetworks?: boolean; storageQuotas?: StorageQuotas } = {}): Promise<KubernetesService> {
   const [nats, s3, dir] = await Promise.all([startNats(t), startS3(t), scratchDir(t, 'ffk-node-')])
   const logger = createLogger('test', process.env.LOG_LEVEL ?? 'silent')
   const s3Client = s3.client()
@@ -57,6 +58,7 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const api = await startApi(t, {
     s3: s3Client, s3Bucket: s3.bucket, allowPrivateNetworks: true, ytdlpAvailable: () => true,
     onCommandsAccepted: () => nudge.dispatcher?.nudge(), onFilesQueued: () => nudge.files?.nudge(), onCancelRequested: () => nudge.canceller?.nudge(),
+    ...(options.storageQuotas ? { storageQuotas: options.storageQuotas } : {}),
   })
   const namespace = await newNamespace(kc, 'service')
 

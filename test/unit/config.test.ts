@@ -27,6 +27,11 @@ t.test('each plan caps the commands of one account in flight, 0 meaning no cap',
   t.same(loadConfig({ CONCURRENT_COMMANDS_FREE: '3', CONCURRENT_COMMANDS_BUSINESS: '0' }).concurrencyLimits, { free: 3, trial: 2, growth: 4, business: 0 })
 })
 
+t.test('each plan caps the bytes an account keeps in managed storage, 0 meaning no cap', async (t) => {
+  t.same(loadConfig({}).storageQuotas, { free: 1024 ** 3, trial: 5 * 1024 ** 3, growth: 100 * 1024 ** 3, business: 1024 ** 4 })
+  t.same(loadConfig({ STORAGE_QUOTA_FREE_BYTES: '1000', STORAGE_QUOTA_BUSINESS_BYTES: '0' }).storageQuotas, { free: 1000, trial: 5 * 1024 ** 3, growth: 100 * 1024 ** 3, business: 0 })
+})
+
 t.test('an account may hold 32 event streams per API process, each living an hour, unless configured', async (t) => {
   t.match(loadConfig({}), { eventStreamsPerAccount: 32, eventStreamMaxSeconds: 3600 })
   t.match(loadConfig({ EVENT_STREAMS_PER_ACCOUNT: '4', EVENT_STREAM_MAX_SECONDS: '600' }), { eventStreamsPerAccount: 4, eventStreamMaxSeconds: 600 })
@@ -114,6 +119,7 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['a TRUST_PROXY list with an empty entry', { TRUST_PROXY: '10.0.0.1,,10.0.0.2' }, /^TRUST_PROXY must be .*"" is none of these/],
   ['a TRUST_PROXY boolean spelt as a number', { TRUST_PROXY: '0' }, /^TRUST_PROXY takes no hop count/],
   ['a concurrency cap that is no whole number', { CONCURRENT_COMMANDS_GROWTH: '2.5' }, /^CONCURRENT_COMMANDS_GROWTH must be a whole number of commands/],
+  ['a storage quota written with a unit', { STORAGE_QUOTA_TRIAL_BYTES: '5GiB' }, /^STORAGE_QUOTA_TRIAL_BYTES must be a whole number of bytes \(0 = unlimited\), got "5GiB"$/],
 ]
 for (const [what, env, message] of rejected) {
   t.test(`refuses ${what}, naming the variable`, async (t) => {
