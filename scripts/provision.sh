@@ -204,14 +204,28 @@ provision_ferretdb() {
   write_stamp ferretdb "$key"
 }
 
-# versitygw from its Go module, stamped with its version as its own release build is
+# versitygw with ffkube's patch (docs/adr/0007-versitygw.md): the module exactly as
+# published, taken from the Go module cache (where go has checked it against go.sum),
+# copied, patched with git apply, and built as its own main module, as `go install
+# …@version` builds it, stamped with its version as its own release build is
 # (Makefile LDFLAGS), so `versitygw --version` names what runs.
 provision_versitygw() {
-  local key="$VERSITYGW_VERSION $(go env GOVERSION)"
+  local dir="$root/scripts/toolchain/versitygw" key
+  key="$VERSITYGW_VERSION $(tree_hash "$dir") $(go env GOVERSION)"
   if stamp_matches versitygw "$key" && [[ -x "$bin/versitygw" ]]; then return 0; fi
-  log "building versitygw $VERSITYGW_VERSION (first time takes a few minutes; cached in $cache)"
-  CGO_ENABLED=0 GOBIN="$bin" go install -trimpath -ldflags "-s -w -X main.Version=$VERSITYGW_VERSION -X main.BuildTime=none" \
-    "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  log "building versitygw $VERSITYGW_VERSION with ffkube's patch (first time takes a few minutes; cached in $cache)"
+  local module=github.com/versity/versitygw published src="$cache/src/versitygw"
+  published="$(cd "$dir" && go mod download -json "$module@$VERSITYGW_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$published" ]] || { log "go mod download gave no directory for $module@$VERSITYGW_VERSION"; exit 1; }
+  rm -rf "$src"
+  mkdir -p "$src"
+  cp -R "$published" "$src/module"
+  chmod -R u+w "$src/module"
+  local patch
+  for patch in "$dir"/patches/*.patch; do
+    (cd "$src/module" && GIT_CEILING_DIRECTORIES="$src" git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module@$VERSITYGW_VERSION"; exit 1; }
+  done
+  (cd "$src/module" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$VERSITYGW_VERSION-ffkube -X main.BuildTime=none" -o "$bin/versitygw" ./cmd/versitygw)
   write_stamp versitygw "$key"
 }
 

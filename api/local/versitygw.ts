@@ -30,11 +30,11 @@ export async function startVersitygw(dataDir: string, credentials: S3RootCredent
     const server = ChildServer.start({
       name: 'versitygw',
       command: toolPath('versitygw'),
-      // No --keep-alive (versitygw's default: one request per connection). With it, v1.8.0 leaves
-      // the connection unusable after an aws-chunked upload with a checksum trailer (the SDK's
-      // default for a streamed body): the next request on it fails with EPIPE (ADR 0007).
+      // --keep-alive: connections are reused. v1.8.0 as published left a connection unusable
+      // after an aws-chunked upload with a checksum trailer (the SDK's default for a streamed
+      // body); our build carries the fix (scripts/toolchain/versitygw/patches, ADR 0007).
       // --quiet: no line per request.
-      args: ['--port', `${host}:${port}`, '--health', HEALTH_PATH, '--quiet', 'posix', dataDir],
+      args: ['--port', `${host}:${port}`, '--health', HEALTH_PATH, '--keep-alive', '--quiet', 'posix', dataDir],
       env: {
         PATH: process.env.PATH ?? '',
         ROOT_ACCESS_KEY_ID: credentials.accessKeyId,
