@@ -11,6 +11,7 @@ import { DEFAULT_STREAMS_PER_ACCOUNT } from './commands/stream-slots.js'
 import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE } from './console/sign-in-throttle.js'
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS_CEILING, type RetentionDaysByPlan } from './files/retention.js'
 import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parseTrustProxy, type TrustProxy } from './config-values.js'
 
 export { ConfigError, type TrustProxy }
@@ -125,6 +126,14 @@ export interface Config {
    * (PLAN = FREE, TRIAL, GROWTH, BUSINESS); defaults in api/commands/command-limits.ts.
    */
   commandLimits: CommandLimitsByPlan
+  /**
+   * Days managed files (outputs, uploads, store-file files) are kept after
+   * they are stored, by plan, and the most a command's retention_days may ask:
+   * RETENTION_DAYS_FREE, RETENTION_DAYS_TRIAL, RETENTION_DAYS_GROWTH,
+   * RETENTION_DAYS_BUSINESS (defaults 1, 7, 30, 90; at most 3650); 0 = kept
+   * until deleted. Written on each file when it is stored.
+   */
+  retentionDays: RetentionDaysByPlan
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -152,6 +161,16 @@ function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
     limits[plan] = parseLimit(name, env[name], limits[plan], 'commands')
   }
   return limits
+}
+
+function parseRetentionDays(env: NodeJS.ProcessEnv): RetentionDaysByPlan {
+  const days = { ...DEFAULT_RETENTION_DAYS }
+  for (const plan of PLANS) {
+    const name = `RETENTION_DAYS_${plan.toUpperCase()}`
+    days[plan] = parseLimit(name, env[name], days[plan], 'days')
+    if (days[plan] > MAX_RETENTION_DAYS_CEILING) throw new ConfigError(`${name} must be at most ${MAX_RETENTION_DAYS_CEILING} days (0 = kept until deleted), got ${days[plan]}`)
+  }
+  return days
 }
 
 function parseVcpu(name: string, raw: string | undefined, fallback: number): number {
@@ -260,5 +279,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamsPerAccount: parseCount('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, DEFAULT_STREAMS_PER_ACCOUNT),
     eventStreamMaxSeconds: parseStreamLifetime(env),
     commandLimits: parseCommandLimits(env),
+    retentionDays: parseRetentionDays(env),
   }
 }

@@ -45,6 +45,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       onWebhookRedeliveryQueued: nudges.redeliveryQueued,
       onCancelRequested: nudges.cancelRequested,
       commandLimits: config.commandLimits,
+      retentionDays: config.retentionDays,
       ytdlpAvailable: () => ytdlp,
       eventStreamMetrics: metrics,
       eventStreamsPerAccount: config.eventStreamsPerAccount,
