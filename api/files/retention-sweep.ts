@@ -25,6 +25,8 @@ export interface RetentionSweepOptions {
   sleep?: Sleep
   pollIntervalMs?: number
   batchSize?: number
+  /** Told after each sweep that looked for every expired file, with how many it deleted (the worker's metrics). */
+  onSwept?: (expired: number) => void
 }
 
 export class RetentionSweep {
@@ -77,7 +79,11 @@ export class RetentionSweep {
           this.#log.warn({ err, file_id: file._id, account_id: file.account_id }, 'could not delete an expired file; the next round retries it')
         }
       }
-      if (batch.length < this.#batchSize || failed > 0) return deleted
+      if (failed > 0) return deleted
+      if (batch.length < this.#batchSize) {
+        this.options.onSwept?.(deleted)
+        return deleted
+      }
     }
   }
 }

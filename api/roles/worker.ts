@@ -116,7 +116,7 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   }
   const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
   // Beside every executor: the worker Deployment on a cluster runs it as local mode does.
-  const retention = new RetentionSweep({ files: repositories.files, logger })
+  const retention = new RetentionSweep({ files: repositories.files, logger, onSwept: (expired) => metrics?.retentionSwept(expired) })
   const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
