@@ -28,6 +28,7 @@ import type { EventStreamRecorder } from './metrics/service-metrics.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import { fileRoutes } from './files/routes.js'
+import type { RetentionDaysByPlan } from './files/retention.js'
 import { presetRepository } from './presets/preset-repository.js'
 import { presetRoutes } from './presets/routes.js'
 import { systemClock, type Clock } from './clock.js'
@@ -76,6 +77,8 @@ export interface AppOptions {
   commandLimits?: CommandLimitsByPlan
   /** Per-plan storage quotas (config.storageQuotas); DEFAULT_STORAGE_QUOTAS when unset. */
   storageQuotas?: StorageQuotas
+  /** Days each plan keeps managed files, and the most a command may ask (config.retentionDays); DEFAULT_RETENTION_DAYS when unset. */
+  retentionDays?: RetentionDaysByPlan
   /** Called after a cancel was recorded: the in-process canceller's nudge. */
   onCancelRequested?: () => void
   /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
@@ -118,7 +121,7 @@ export const appPlugin = fp(
     await app.register(ytdlpCookieRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(commandRepository, { db: deps.db })
     await app.register(commandLogRepository, { db: deps.db })
-    await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits })
+    await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits, retentionDays: deps.retentionDays })
     const quota = new StorageQuota(deps.db, deps.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(deps.db))
     await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), quota, now: clock, onQueued: deps.onFilesQueued })
     await app.register(presetRepository, { db: deps.db, now: clock })
@@ -148,7 +151,7 @@ export const appPlugin = fp(
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)
-        await v1.register(fileRoutes, { now: clock })
+        await v1.register(fileRoutes, { now: clock, retentionDays: deps.retentionDays })
         await v1.register(presetRoutes)
         await v1.register(usageRoutes, { now: clock })
         await v1.register(ytdlpCookieRoutes)

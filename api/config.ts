@@ -12,6 +12,7 @@ import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE } from './console/sign-in-throttle.
 import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_VCPU, type CommandLimitsByPlan, type PlanCommandLimits } from './commands/command-limits.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 import { DEFAULT_STORAGE_QUOTAS, type StorageQuotas } from './files/storage-quota.js'
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS_CEILING, type RetentionDaysByPlan } from './files/retention.js'
 import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parseTrustProxy, type TrustProxy } from './config-values.js'
 
 export { ConfigError, type TrustProxy }
@@ -132,6 +133,14 @@ export interface Config {
    * (defaults 1 GiB, 5 GiB, 100 GiB, 1 TiB); 0 = unlimited. Customer buckets are not counted.
    */
   storageQuotas: StorageQuotas
+  /**
+   * Days managed files (outputs, uploads, store-file files) are kept after
+   * they are stored, by plan, and the most a command's retention_days may ask:
+   * RETENTION_DAYS_FREE, RETENTION_DAYS_TRIAL, RETENTION_DAYS_GROWTH,
+   * RETENTION_DAYS_BUSINESS (defaults 1, 7, 30, 90; at most 3650); 0 = kept
+   * until deleted. Written on each file when it is stored.
+   */
+  retentionDays: RetentionDaysByPlan
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -168,6 +177,16 @@ function parseStorageQuotas(env: NodeJS.ProcessEnv): StorageQuotas {
     quotas[plan] = parseLimit(name, env[name], quotas[plan], 'bytes')
   }
   return quotas
+}
+
+function parseRetentionDays(env: NodeJS.ProcessEnv): RetentionDaysByPlan {
+  const days = { ...DEFAULT_RETENTION_DAYS }
+  for (const plan of PLANS) {
+    const name = `RETENTION_DAYS_${plan.toUpperCase()}`
+    days[plan] = parseLimit(name, env[name], days[plan], 'days')
+    if (days[plan] > MAX_RETENTION_DAYS_CEILING) throw new ConfigError(`${name} must be at most ${MAX_RETENTION_DAYS_CEILING} days (0 = kept until deleted), got ${days[plan]}`)
+  }
+  return days
 }
 
 function parseVcpu(name: string, raw: string | undefined, fallback: number): number {
@@ -277,5 +296,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamMaxSeconds: parseStreamLifetime(env),
     commandLimits: parseCommandLimits(env),
     storageQuotas: parseStorageQuotas(env),
+    retentionDays: parseRetentionDays(env),
   }
 }

@@ -17,6 +17,9 @@
  * - Dates are compared and sorted in Go after every matching record is read:
  *   the dispatcher reads an account's due commands once per burst rather
  *   than once per claim (api/dispatcher/due-commands.ts).
+ *   The retention sweep's query (FileRepository#expiredFiles) is found by
+ *   its index's first key, so each round reads every live file's record;
+ *   it runs every ten minutes (api/files/retention-sweep.ts).
  */
 import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb'
 

@@ -44,6 +44,7 @@ function submitOptions(command: Command): Command {
       .option('--webhook-url <url>', 'a webhook for this command only (Business plan)')
       .option('--max-seconds <n>', 'whole-command time limit in seconds')
       .option('--vcpu <n>', 'CPU cores the tools may use, e.g. 0.5')
+      .option('--retention-days <n>', "days the managed outputs are kept before they are deleted (at most the plan's retention, the default)")
       .option('--detach', 'print the command id and return at once', false),
   )
 }

@@ -2163,6 +2163,8 @@ export interface paths {
                         max_command_run_seconds?: number;
                         /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                         vcpu_count?: number;
+                        /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                        retention_days?: number;
                     };
                 };
             };
@@ -2357,6 +2359,8 @@ export interface paths {
                         max_command_run_seconds?: number;
                         /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                         vcpu_count?: number;
+                        /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                        retention_days?: number;
                     };
                 };
             };
@@ -2553,6 +2557,8 @@ export interface paths {
                             max_command_run_seconds?: number;
                             /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                             vcpu_count?: number;
+                            /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                            retention_days?: number;
                         }[];
                     };
                 };
@@ -2747,6 +2753,8 @@ export interface paths {
                         max_command_run_seconds?: number;
                         /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                         vcpu_count?: number;
+                        /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                        retention_days?: number;
                     };
                 };
             };
@@ -2956,6 +2964,8 @@ export interface paths {
                         max_command_run_seconds?: number;
                         /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                         vcpu_count?: number;
+                        /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                        retention_days?: number;
                     };
                 };
             };
@@ -4146,6 +4156,7 @@ export interface paths {
                             error_message: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            expires_at: string | null;
                             /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
                             file_count: number;
                             /** @description every file, the main one among them; one entry for a single file */
@@ -4334,6 +4345,7 @@ export interface paths {
                                 error_message: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                expires_at: string | null;
                                 /** @description how many files: 1 for a single file, more for a multi-file output (size_mbytes is then their total) */
                                 file_count: number;
                                 /** @description every file, the main one among them; one entry for a single file */
@@ -5022,6 +5034,8 @@ export interface paths {
                         max_command_run_seconds?: number;
                         /** @description CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum) */
                         vcpu_count?: number;
+                        /** @description days this command's managed outputs are kept before they are deleted (is_deleted true, data removed), counted from when they are stored; at most the plan's retention, which is also the default. Outputs sent to a storage destination are never deleted */
+                        retention_days?: number;
                     };
                 };
             };

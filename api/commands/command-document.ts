@@ -83,6 +83,8 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   projection_revision?: number
   /** The limits resolved against the plan at acceptance (command-limits.ts); absent on records built without one (benches). */
   limits?: CommandLimits
+  /** Days its managed outputs are kept, resolved against the plan at acceptance (api/files/retention.ts); null or absent = until deleted. */
+  retention_days?: number | null
   /** When the client asked to cancel (written once, by the API); absent when it never did. */
   cancel_requested_at?: Date
   /** The cancel's work fields (CANCEL_FIELDS), present once a cancel was requested. */
@@ -102,6 +104,7 @@ export function newCommandDocument(
     managedInputs?: string[]
     managedCompressedFolder?: boolean
     limits?: CommandLimits
+    retentionDays?: number | null
   },
   now: Date,
 ): CommandDocument {
@@ -112,6 +115,7 @@ export function newCommandDocument(
     account_id: ids.accountId,
     ...fields,
     ...(ids.limits ? { limits: ids.limits } : {}),
+    retention_days: ids.retentionDays ?? null,
     storage_destination: ids.storageDestination ?? null,
     managed_inputs: ids.managedInputs ?? [],
     ...(fields.input_compressed_folder ? { managed_compressed_folder: ids.managedCompressedFolder ?? false } : {}),

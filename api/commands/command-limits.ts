@@ -10,6 +10,7 @@ import { Type } from 'typebox'
 import type { CommandLimits, FolderLimits } from '../../contracts/command-spec.js'
 import type { Plan } from '../accounts/plans.js'
 import { ValidationError } from '../errors/api-errors.js'
+import { RetentionDaysField } from '../files/retention.js'
 
 /** The longest run any plan may allow: the MediaCommand CRD's bound on timeLimitSeconds. */
 export const MAX_RUN_SECONDS_CEILING = 86_400
@@ -49,7 +50,7 @@ export const DEFAULT_COMMAND_LIMITS: CommandLimitsByPlan = {
   business: { runSecondsDefault: 900, runSecondsMax: 14_400, vcpuDefault: 2, vcpuMax: 8, memoryMib: 8192, folder: { maxBytes: 4096 * MIB, maxEntries: 50_000, maxRatio: 200 }, maxOutputFiles: 5000 },
 }
 
-/** The two optional request fields, as every command endpoint and preset execute accept them. */
+/** The optional per-plan request fields, as every command endpoint and preset execute accept them. */
 export const LimitFields = {
   max_command_run_seconds: Type.Optional(
     Type.Integer({ minimum: 1, maximum: MAX_RUN_SECONDS_CEILING, description: "whole-command wall time in seconds; exceeding it ends the command FAILED with error_status TIMEOUT. Default and maximum by plan (422 above the plan's maximum)" }),
@@ -57,12 +58,15 @@ export const LimitFields = {
   vcpu_count: Type.Optional(
     Type.Number({ minimum: MIN_VCPU, maximum: MAX_VCPU_CEILING, description: "CPU cores the command's tools may use (0.1 or more, whole millicores). Default and maximum by plan (422 above the plan's maximum)" }),
   ),
+  retention_days: Type.Optional(RetentionDaysField),
 }
 
 /** What a request asked for, before the plan's defaults. */
 export interface RequestedLimits {
   max_command_run_seconds?: number | undefined
   vcpu_count?: number | undefined
+  /** Resolved apart from the others (api/files/retention.ts): it shapes the outputs' records, not the run. */
+  retention_days?: number | undefined
 }
 
 /** The request's limit fields, if it sent any (a draft keeps them for submission to resolve against the plan). */
@@ -70,6 +74,7 @@ export function requestedLimits(body: RequestedLimits): RequestedLimits {
   const requested: RequestedLimits = {}
   if (body.max_command_run_seconds !== undefined) requested.max_command_run_seconds = body.max_command_run_seconds
   if (body.vcpu_count !== undefined) requested.vcpu_count = body.vcpu_count
+  if (body.retention_days !== undefined) requested.retention_days = body.retention_days
   return requested
 }
 

@@ -6,6 +6,7 @@ import type { AuthenticatedAccount } from '../accounts/account-repository.js'
 import { planFeatures } from '../accounts/plans.js'
 import { systemClock, type Clock } from '../clock.js'
 import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.js'
+import { DEFAULT_RETENTION_DAYS, resolveRetentionDays, type RetentionDaysByPlan } from '../files/retention.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
 import { validateWebhookUrl } from '../webhooks/webhook-url.js'
@@ -13,6 +14,7 @@ import { newCommandDocument } from './command-document.js'
 import { DEFAULT_COMMAND_LIMITS, folderLimits, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
+import type { ApiErrorClass } from './validation.js'
 
 /** The slice of the storage-destination repository submission needs. */
 export interface DestinationGate {
@@ -42,20 +44,28 @@ export class CommandSubmission {
     private readonly onCommandsAccepted: () => void,
     private readonly allowPrivateNetworks = false,
     private readonly limits: CommandLimitsByPlan = DEFAULT_COMMAND_LIMITS,
+    private readonly retentionDays: RetentionDaysByPlan = DEFAULT_RETENTION_DAYS,
   ) {}
 
-  /** Records the drafts in order and returns their command ids in the same order. */
-  async submit(account: AuthenticatedAccount, drafts: readonly CommandDraft[], log: FastifyBaseLogger): Promise<string[]> {
+  /**
+   * Records the drafts in order and returns their command ids in the same
+   * order. `Fault`: the endpoint's status for an invalid field value (400 on
+   * run-ffmpeg-command and run-chained-ffmpeg-commands, 422 on the endpoints
+   * whose error lists have no 400), given to a retention_days above the plan's.
+   */
+  async submit(account: AuthenticatedAccount, drafts: readonly CommandDraft[], log: FastifyBaseLogger, Fault: ApiErrorClass = ValidationError): Promise<string[]> {
     // Every draft is checked before any is written: a multiple request is accepted whole or not at all.
     const destinations: Array<StorageDestinationSpec | null> = []
     const managedInputs: string[][] = []
     const managedFolders: boolean[] = []
     const limits: CommandLimits[] = []
+    const retention: Array<number | null> = []
     for (const [i, draft] of drafts.entries()) {
       const prefix = drafts.length > 1 ? `commands[${i}].` : ''
       const resolved = resolveLimits(draft.requested_limits, account.plan, this.limits, prefix)
       // The folder caps travel only with a command that brings a folder.
       limits.push(draft.input_compressed_folder ? { ...resolved, folder: folderLimits(account.plan, this.limits) } : resolved)
+      retention.push(resolveRetentionDays(draft.requested_limits?.retention_days, account.plan, this.retentionDays, `${prefix}retention_days`, Fault))
       destinations.push(await this.#checkPlan(account, draft, prefix))
       managedInputs.push(await this.#managedInputs(account, draft, prefix))
       managedFolders.push(await this.#managedFolder(account, draft, prefix))
@@ -74,6 +84,7 @@ export class CommandSubmission {
           managedInputs: managedInputs[i] ?? [],
           managedCompressedFolder: managedFolders[i] ?? false,
           limits: limits[i]!,
+          retentionDays: retention[i] ?? null,
         },
         now,
       ),
@@ -149,6 +160,8 @@ export interface CommandSubmissionOptions {
   allowPrivateNetworks?: boolean | undefined
   /** Per-plan defaults and maximums of max_command_run_seconds and vcpu_count (config.commandLimits). */
   limits?: CommandLimitsByPlan | undefined
+  /** Per-plan retention of managed files, the most retention_days may ask (config.retentionDays). */
+  retentionDays?: RetentionDaysByPlan | undefined
 }
 
 /** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
@@ -163,6 +176,7 @@ export const commandSubmission = fp(
       options.onCommandsAccepted ?? (() => {}),
       options.allowPrivateNetworks ?? false,
       options.limits ?? DEFAULT_COMMAND_LIMITS,
+      options.retentionDays ?? DEFAULT_RETENTION_DAYS,
     )
     app.decorate('commandSubmission', submission)
   },

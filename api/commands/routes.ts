@@ -6,8 +6,9 @@ import { planFeatures } from '../accounts/plans.js'
 import { errorResponses } from '../errors/error-response.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import { systemClock, type Clock } from '../clock.js'
-import { ConflictError, ForbiddenError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, NotImplementedError } from '../errors/api-errors.js'
 import { CANCELLED, toPollResponse } from './command-document.js'
+import type { ApiErrorClass } from './validation.js'
 import { draftChained, draftFfmpegCommand, draftMultiple, draftYtdlpCommand, draftYtdlpDownload, type CommandDraft } from './drafts.js'
 import {
   CancelCommandResponse,
@@ -50,7 +51,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = as
 
 /** The five ways to submit: each drafts its body and hands the drafts to the submission. */
 const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app, options) => {
-  const accept = async (request: FastifyRequest, drafts: CommandDraft[]) => app.commandSubmission.submit(request.account, drafts, request.log)
+  const accept = async (request: FastifyRequest, drafts: CommandDraft[], Fault?: ApiErrorClass) => app.commandSubmission.submit(request.account, drafts, request.log, Fault)
   // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
   const requireYtdlp = async (request: FastifyRequest) => {
     await requireVideoDownloads(request)
@@ -61,7 +62,7 @@ const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app
     '/run-ffmpeg-command',
     { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => {
-      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { ffmpegPlanner: options.ffmpegPlanner })])
+      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { ffmpegPlanner: options.ffmpegPlanner })], InvalidRequestError)
       return { command_id: commandId! }
     },
   )
@@ -70,7 +71,7 @@ const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app
     '/run-chained-ffmpeg-commands',
     { schema: { tags: ['commands'], body: RunChainedBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
     async (request) => {
-      const [commandId] = await accept(request, [draftChained(request.body)])
+      const [commandId] = await accept(request, [draftChained(request.body)], InvalidRequestError)
       return { command_id: commandId! }
     },
   )

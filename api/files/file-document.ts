@@ -75,6 +75,12 @@ export interface FileDocument extends MediaFacts, FileProcessingWork {
   external_object_key: string | null
   is_deleted: boolean
   deleted_at: Date | null
+  /**
+   * When the retention sweep deletes the file (api/files/retention-sweep.ts),
+   * set when it is stored from its plan or its command's retention_days;
+   * null for a file kept until deleted, and always for an EXTERNAL output.
+   */
+  expires_at: Date | null
   original_file_url: string | null
   error_status: string | null
   error_message: string | null
@@ -112,13 +118,14 @@ export function toStoredFileResponse(doc: FileDocument): StoredFileResponse {
     error_status: doc.error_status,
     error_message: doc.error_message,
     created_at: doc.created_at.toISOString(),
+    expires_at: doc.expires_at?.toISOString() ?? null,
     ...fileMembers(doc),
   }
 }
 
-/** A new PROCESSING record for an upload or a store-file URL, waiting for the file processor from `now`. */
+/** A new PROCESSING record for an upload or a store-file URL, waiting for the file processor from `now`, expiring `expiresAt` (null: kept until deleted). */
 export function newPendingFile(
-  fields: { fileId: string; accountId: string; filename: string; storeType: 'UPLOAD' | 'STORED_FILE'; objectKey: string | null; originalFileUrl: string | null; mimeType: string | null },
+  fields: { fileId: string; accountId: string; filename: string; storeType: 'UPLOAD' | 'STORED_FILE'; objectKey: string | null; originalFileUrl: string | null; mimeType: string | null; expiresAt: Date | null },
   now: Date,
 ): FileDocument {
   return {
@@ -136,6 +143,7 @@ export function newPendingFile(
     external_object_key: null,
     is_deleted: false,
     deleted_at: null,
+    expires_at: fields.expiresAt,
     original_file_url: fields.originalFileUrl,
     ...NO_MEDIA_FACTS,
     mime_type: fields.mimeType,

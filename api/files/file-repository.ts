@@ -60,10 +60,11 @@ export class FileRepository {
     this.#urls = new ManagedUrls(storage.s3, storage.bucket, now)
   }
 
-  /** The list, a command's outputs, and the file processor's work list. */
+  /** The list, a command's outputs, the retention sweep, and the file processor's work list. */
   async ensureIndexes(): Promise<void> {
     await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
     await this.#files.createIndex({ command_id: 1 })
+    await this.#files.createIndex({ is_deleted: 1, expires_at: 1 })
     await this.#processing.ensureIndexes()
   }
 
@@ -210,6 +211,20 @@ export class FileRepository {
         { account_id: accountId, storage_location: 'INTERNAL', status: 'STORED', $or: [{ is_deleted: false }, { deleted_at: { $gte: since } }] },
         { projection: { _id: 0, created_at: 1, deleted_at: 1, size_mbytes: 1 } },
       )
+      .toArray()
+  }
+
+  /**
+   * Managed files not yet deleted whose expiry has passed at `now`, earliest
+   * first, at most `limit`: the retention sweep's batch (retention-sweep.ts).
+   * On MongoDB the index answers it; the embedded store finds the live files
+   * by the index and compares their dates itself (api/store-compatibility.ts).
+   */
+  async expiredFiles(now: Date, limit: number): Promise<FileDocument[]> {
+    return this.#files
+      .find({ is_deleted: false, expires_at: { $lte: now }, storage_location: 'INTERNAL' })
+      .sort({ expires_at: 1, _id: 1 })
+      .limit(limit)
       .toArray()
   }
 

@@ -13,6 +13,7 @@ import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-doc
 import { fileMembers } from './file-members.js'
 import { mapLimited } from './map-limited.js'
 import type { PresignedGets } from './presigned-gets.js'
+import { expiryOf } from './retention.js'
 import { presignGet } from './storage-url.js'
 
 /**
@@ -69,7 +70,7 @@ export interface MultiFileParts {
   playbackKeys?: string[] | undefined
 }
 
-/** The `files` record of one output. */
+/** The `files` record of one output; a managed one expires after its command's retention_days, counted from `now`. */
 export function outputFileDocument(
   command: CommandDocument,
   alias: string,
@@ -95,6 +96,8 @@ export function outputFileDocument(
     external_object_key: internal ? null : result.object_key,
     is_deleted: false,
     deleted_at: null,
+    // Customer buckets are never touched: an external output never expires.
+    expires_at: internal ? expiryOf(now, command.retention_days ?? null) : null,
     original_file_url: null,
     size_mbytes: result.size_mbytes,
     duration: result.duration,

@@ -2,6 +2,7 @@ import { errorResponses } from '../errors/error-response.js'
 import { pageOf } from '../pagination.js'
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { filenameProblem } from '../../contracts/placeholders.js'
 import { NotFoundError, ValidationError } from '../errors/api-errors.js'
 import { newId } from '../ids.js'
@@ -10,6 +11,7 @@ import { urlProblem } from '../commands/validation.js'
 import { newPendingFile, toStoredFileResponse } from './file-document.js'
 import { uploadObjectKey } from './managed-storage.js'
 import { describeBytes, refusalMessage, StorageQuotaExceeded } from './storage-quota.js'
+import { DEFAULT_RETENTION_DAYS, expiryOf, planRetentionDays, type RetentionDaysByPlan } from './retention.js'
 import { DeleteFileResponse, FileIdResponse, FileListResponse, FileParams, ListFilesQuery, StoreFileBody, StoredFileResponse, UploadForm } from './schemas.js'
 
 /** Not shown in the spec; 5 GiB, the largest object a single S3 PUT could hold, as a generous bound. */
@@ -37,12 +39,22 @@ function malformedMultipart(error: unknown): ValidationError {
   return new ValidationError(`file: the multipart/form-data body cannot be read: ${reason}`)
 }
 
+/** What app.ts gives the file routes. */
+interface FileRoutesOptions {
+  now?: Clock | undefined
+  /** Days each plan keeps an upload or a store-file file (config.retentionDays). */
+  retentionDays?: RetentionDaysByPlan | undefined
+}
+
 /** The file endpoints: upload, store-file, get, list, delete. */
-export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> = async (app, options) => {
+export const fileRoutes: FastifyPluginAsyncTypebox<FileRoutesOptions> = async (app, options) => {
   const now = options.now ?? systemClock
+  const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
+  // Counted from acceptance: an upload's bytes are stored by then, a store-file's fetch follows within moments.
+  const expiresAt = (request: FastifyRequest, at: Date) => expiryOf(at, planRetentionDays(request.account.plan, retentionDays))
 
   // Upload in its own scope: multipart parsing and a catch-all parser stay there.
-  await app.register(uploadRoute, { now })
+  await app.register(uploadRoute, { now, expiresAt })
 
   app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 403, 422) } } }, async (request) => {
     const { file_url } = request.body
@@ -55,8 +67,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
     const fileId = newId('file')
     const filename = safeFilename(decodedPath(new URL(file_url).pathname), 'file')
     // Recorded waiting: the file processor fetches it.
+    const at = now()
     await app.files.insertPending(
-      newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null }, now()),
+      newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null, expiresAt: expiresAt(request, at) }, at),
     )
     request.log.info({ file_id: fileId, account_id: request.account.id }, 'store-file accepted')
     return { file_id: fileId }
@@ -90,7 +103,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ now?: Clock | undefined }> 
  * catch-all parser (so any other content type reaches the handler and gets
  * the spec's 422, not Fastify's 415) apply to it alone.
  */
-const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { now }) => {
+const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock; expiresAt: (request: FastifyRequest, at: Date) => Date | null }> = async (scope, { now, expiresAt }) => {
   await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
@@ -134,7 +147,8 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock }> = async (scope, { n
         throw new StorageQuotaExceeded(`file: ${refusalMessage('it is', reservation)}; nothing was stored`)
       }
       // Bytes first, then the count, then the record: a crash in between leaves an unreferenced object (counted), never a record without bytes.
-      const pending = newPendingFile({ fileId, accountId, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null }, now())
+      const at = now()
+      const pending = newPendingFile({ fileId, accountId, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null, expiresAt: expiresAt(request, at) }, at)
       await scope.files.insertPending(pending).catch(async (error: unknown) => {
         await scope.files.releaseQuota(pending)
         await scope.files.storage.delete(key)

@@ -56,6 +56,12 @@ export const StoredFileResponse = Type.Object({
   error_status: Nullable(Type.String()),
   error_message: Nullable(Type.String()),
   created_at: Type.String({ format: 'date-time' }),
+  expires_at: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: "when the file is deleted by retention (is_deleted becomes true, its data removed): its plan's retention or its command's retention_days after it was stored. null: kept until deleted (a plan without retention, an output in a storage destination)",
+    }),
+  ),
   ...FileMembersFields,
 })
 export type StoredFileResponse = Static<typeof StoredFileResponse>

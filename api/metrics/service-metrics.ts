@@ -67,6 +67,8 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
     },
   })
   readonly #cancels = new Counter({ name: 'ffkube_cancels_total', help: 'Cancels the canceller carried out (POST /commands/:id/cancel of a QUEUED or PROCESSING command).', registers: [this.registry] })
+  readonly #retentionSweeps = new Counter({ name: 'ffkube_retention_sweeps_total', help: 'Rounds of the worker\'s retention sweep that looked for every expired file.', registers: [this.registry] })
+  readonly #expired = new Counter({ name: 'ffkube_files_expired_total', help: 'Managed files the retention sweep deleted after their expiry.', registers: [this.registry] })
   readonly #endedBy = new Counter({
     name: 'ffkube_commands_stopped_total',
     help: 'Commands ended FAILED by a cancel (reason CANCELLED) or by their time limit (reason TIMEOUT).',
@@ -119,6 +121,12 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
 
   cancelCarriedOut(): void {
     this.#cancels.inc()
+  }
+
+  /** A retention sweep round ended, having deleted `expired` files. */
+  retentionSwept(expired: number): void {
+    this.#retentionSweeps.inc()
+    this.#expired.inc(expired)
   }
 
   commandFailedAs(errorStatus: string): void {

@@ -46,6 +46,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       onCancelRequested: nudges.cancelRequested,
       commandLimits: config.commandLimits,
       storageQuotas: config.storageQuotas,
+      retentionDays: config.retentionDays,
       ytdlpAvailable: () => ytdlp,
       eventStreamMetrics: metrics,
       eventStreamsPerAccount: config.eventStreamsPerAccount,

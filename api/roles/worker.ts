@@ -15,6 +15,7 @@ import { LocalExecutor } from '../executors/local-executor.js'
 import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
 import { resolveTool } from '../executors/tool-paths.js'
 import { FileProcessor } from '../file-processor/file-processor.js'
+import { RetentionSweep } from '../files/retention-sweep.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
 import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
@@ -100,7 +101,8 @@ interface ToolPaths {
 /**
  * The worker: the status projector turning runners' events into records, the
  * executor (runners on this host, or MediaCommands for the operator), the
- * dispatcher handing accepted commands to it, and the file processor.
+ * dispatcher handing accepted commands to it, the file processor, and the
+ * retention sweep.
  */
 export function workerRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext, parts: ServiceParts = {}): WorkerRole {
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
@@ -134,6 +136,8 @@ export function workerRole({ config, connections, repositories, secretBox, logge
     dispatcher.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
   }
   const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
+  // Beside every executor: the worker Deployment on a cluster runs it as local mode does.
+  const retention = new RetentionSweep({ files: repositories.files, logger, onSwept: (expired) => metrics?.retentionSwept(expired) })
   const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })
   let nudges: ReturnType<typeof subscribeDispatchNudges> | null = null
   return {
@@ -150,11 +154,13 @@ export function workerRole({ config, connections, repositories, secretBox, logge
       files.start()
       dispatcher.start()
       canceller.start()
+      retention.start()
       // API processes of their own announce accepted commands here (dispatch-nudges.ts).
       nudges = subscribeDispatchNudges(connections.nats, () => dispatcher.nudge())
     },
     async stop() {
       nudges?.unsubscribe()
+      await retention.stop()
       await canceller.stop()
       await dispatcher.stop()
       await files.stop()

@@ -1,4 +1,4 @@
-/** `ffkube upload <file>`: POST /files/upload, then (unless --no-wait) the file's storage_url once STORED. */
+/** `ffkube upload <file>`: POST /files/upload, then (unless --no-wait) the file's storage_url once STORED, and when retention deletes it. */
 import { openAsBlob } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
@@ -19,6 +19,6 @@ export async function uploadAction(context: CliContext, file: string, options: {
   const stored = await waitForFile(client, file_id, (ms) => context.sleep(ms, context.signal))
   if (options.json) context.out(`${JSON.stringify(stored, null, 2)}\n`)
   if (stored.status !== 'STORED') throw new CliError(`${file_id} ${stored.status}: ${stored.error_status ?? ''} ${stored.error_message ?? ''}`.trim(), EXIT.FAILED)
-  if (!options.json) context.out(`${file_id}  ${stored.storage_url ?? ''}\n`)
+  if (!options.json) context.out(`${file_id}  ${stored.storage_url ?? ''}${stored.expires_at ? `  expires ${stored.expires_at}` : ''}\n`)
   return EXIT.OK
 }

@@ -33,6 +33,7 @@ export interface SubmitOptions extends FinishOptions {
   webhookUrl?: string
   maxSeconds?: string
   vcpu?: string
+  retentionDays?: string
   detach: boolean
 }
 
@@ -44,7 +45,7 @@ export interface RunOptions extends SubmitOptions {
 }
 
 type RunBody = RequestBody<'/api/v1/run-ffmpeg-command', 'post'>
-type Limits = Pick<RunBody, 'max_command_run_seconds' | 'vcpu_count' | 'metadata' | 'webhook_url'>
+type Limits = Pick<RunBody, 'max_command_run_seconds' | 'vcpu_count' | 'retention_days' | 'metadata' | 'webhook_url'>
 
 /** The optional fields every submit body takes, from the shared options. */
 function commonFields(options: SubmitOptions): Limits {
@@ -55,6 +56,8 @@ function commonFields(options: SubmitOptions): Limits {
     // 30 days: far above any plan's maximum, which the API states in its 422.
     ...(options.maxSeconds === undefined ? {} : { max_command_run_seconds: parseWholeNumber(options.maxSeconds, '--max-seconds', 1, 2_592_000) }),
     ...(options.vcpu === undefined ? {} : { vcpu_count: parsePositiveNumber(options.vcpu, '--vcpu') }),
+    // The API's own bounds; the plan's retention, often shorter, is stated in its 400.
+    ...(options.retentionDays === undefined ? {} : { retention_days: parseWholeNumber(options.retentionDays, '--retention-days', 1, 3650) }),
   }
 }
 

@@ -128,6 +128,7 @@ function outputFile(fields: Partial<FileDocument> & Pick<FileDocument, '_id' | '
     external_object_key: null,
     is_deleted: false,
     deleted_at: null,
+    expires_at: null,
     original_file_url: null,
     ...NO_MEDIA_FACTS,
     error_status: null,

@@ -82,6 +82,7 @@ t.test('file endpoints', async (t) => {
       error_status: null,
       error_message: null,
       created_at: now.toISOString(),
+      expires_at: '2026-02-02T00:00:00.000Z', // the free plan keeps files a day
       file_count: 1,
       files: [{ filename: 'My_Clip_1_.mp4', storage_url: null, size_mbytes: null, mime_type: 'video/mp4', external_object_key: null }],
     })

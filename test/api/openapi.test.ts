@@ -120,7 +120,7 @@ t.test('OpenAPI', async (t) => {
     t.notOk(offset.required, 'offset has a default, so it is optional')
   })
 
-  t.test('documents cancel and the per-command limits on every command endpoint and on preset execute', async (t) => {
+  t.test('documents cancel, the per-command limits and retention_days on every command endpoint and on preset execute, and expires_at on a stored file', async (t) => {
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json()
     const cancel = doc.paths['/api/v1/commands/{commandId}/cancel'].post
     t.match(cancel.responses[200].content['application/json'].schema, { required: ['command_id', 'status'] })
@@ -132,7 +132,11 @@ t.test('OpenAPI', async (t) => {
       t.match(schema.properties.max_command_run_seconds, { type: 'integer', minimum: 1 }, `${path}: max_command_run_seconds`)
       t.match(schema.properties.vcpu_count, { type: 'number', minimum: 0.1 }, `${path}: vcpu_count`)
       t.notOk(schema.required?.includes('vcpu_count'), `${path}: the limits are optional`)
+      t.match(schema.properties.retention_days, { type: 'integer', minimum: 1, maximum: 3650 }, `${path}: retention_days`)
+      t.notOk(schema.required?.includes('retention_days'), `${path}: retention_days is optional`)
     }
+    const stored = doc.paths['/api/v1/files/{fileId}'].get.responses[200].content['application/json'].schema
+    t.match(stored.properties.expires_at, { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] }, 'a stored file says when it expires')
   })
 
   t.test('an offset past the largest safe integer is refused, not echoed as a float', async (t) => {

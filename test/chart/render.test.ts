@@ -190,6 +190,7 @@ t.test('the API-side Deployments configure kubernetes mode from the chart Secret
     t.same(config.s3, { endpoint: 'https://minio.storage:9000', bucket: 'media', region: 'eu-west-1', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'example-secret-key', forcePathStyle: true })
     t.equal(config.encryptionKeys, 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=')
     t.same(config.rateLimits, { free: 10, trial: 20, growth: 30, business: 0 })
+    t.same(config.retentionDays, { free: 2, trial: 14, growth: 60, business: 0 }, `${c}: the plans' retention`)
     t.equal(config.consoleSignInFailuresPerMinute, 5)
     t.same(config.trustProxy, c === 'api' ? ['10.244.0.0/16', 'fd00::/8'] : false, `${c}: TRUST_PROXY set on the API alone`)
     t.equal(config.allowPrivateNetworks, false)
@@ -200,6 +201,7 @@ t.test('the API-side Deployments configure kubernetes mode from the chart Secret
   const defaultApi = loadConfig(containerEnv(defaults!.objects, 'ffkube', deploymentContainer(defaults!.objects, 'ffkube-api').container))
   t.equal(defaultApi.trustProxy, false, 'by default the API trusts no proxy\'s X-Forwarded-For')
   t.equal(defaultApi.consoleSignInFailuresPerMinute, 10)
+  t.same(defaultApi.retentionDays, { free: 1, trial: 7, growth: 30, business: 90 }, 'the chart keeps files as long as the service does by default')
   const keys = containerEnv(defaults!.objects, 'ffkube', deploymentContainer(defaults!.objects, 'ffkube-api').container).ENCRYPTION_KEYS
   t.match(keys, /^k1:[A-Za-z0-9+/]{43}=$/, 'a generated 32-byte encryption key when none is given')
 })

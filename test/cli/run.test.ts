@@ -82,6 +82,21 @@ t.test('ffkube run against the service as npm start runs it', async (t) => {
     t.same((await readdir(user.cwd)).filter((name) => !name.startsWith('.')), [])
   })
 
+  t.test('--retention-days keeps the outputs that many days; more than the plan keeps exits 3 naming the field', async (t) => {
+    const user = await workspace('retention')
+    const result = await runCli(user, ['run', '--no-download', '--json', '--retention-days', '3', '--in', `in_video=${media.url(clip)}`, '--out', 'out_small=small.mp4', SCALE])
+    t.equal(result.code, 0, result.stderr)
+    const fileId = JSON.parse(result.stdout).output_files.out_small.file_id
+    const file = (await api.request('GET', `/files/${fileId}`)).body
+    t.equal(Date.parse(file.expires_at) - Date.parse(file.created_at), 3 * 86_400_000, 'expires three days after it was stored')
+    const refused = await runCli(user, ['run', '--retention-days', '91', '--in', `in_video=${media.url(clip)}`, '--out', 'out_small=small.mp4', SCALE])
+    t.equal(refused.code, 3)
+    t.match(refused.stderr, /^ffkube: the API refused the request \(400 INVALID_REQUEST: retention_days: at most 90 on the business plan/m)
+    const malformed = await runCli(user, ['run', '--retention-days', '0', '--in', `in_video=${media.url(clip)}`, '--out', 'out_small=small.mp4', SCALE])
+    t.equal(malformed.code, 2, 'a usage error, before anything is sent')
+    t.match(malformed.stderr, /--retention-days takes a whole number from 1 to 3650, got "0"/)
+  })
+
   t.test('an existing file is not replaced: refused before submitting, unless --force', async (t) => {
     const user = await workspace('exists')
     await writeFile(join(user.cwd, 'small.mp4'), 'mine')

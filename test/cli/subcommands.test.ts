@@ -101,14 +101,15 @@ t.test('every ffkube subcommand against the service as npm start runs it', async
     t.equal((await ffkube('cancel', commandId)).code, 0)
   })
 
-  t.test('upload stores a local file and prints its id and a URL that works as an input', async (t) => {
+  t.test('upload stores a local file and prints its id, a URL that works as an input, and its expiry', async (t) => {
     const result = await runCli({ ...user, cwd: dir }, ['upload', 'clip.mp4'])
     t.equal(result.code, 0, result.stderr)
-    const [fileId, url] = result.stdout.trim().split(/\s+/)
+    const [fileId, url, expires, at] = result.stdout.trim().split(/\s+/)
     t.match(fileId, /^file_/)
     t.match(url, /^http/)
     const file = (await api.request('GET', `/files/${fileId}`)).body
     t.match(file, { status: 'STORED', service_store_type: 'UPLOAD', width: 320 })
+    t.same([expires, at], ['expires', file.expires_at], 'and when retention deletes it')
     const missing = await ffkube('upload', 'nothing-here.mp4')
     t.equal(missing.code, 2)
   })

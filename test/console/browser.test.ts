@@ -214,7 +214,13 @@ t.test('the console in Chromium: sign in, keys, a command watched to SUCCESS, a 
     for (const [link, heading, name] of pages) {
       await page.getByRole('link', { name: link }).click()
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
-      if (name === '06-files') await page.getByRole('link', { name: /^Download file_/ }).first().waitFor()
+      if (name === '06-files') {
+        await page.getByRole('link', { name: /^Download file_/ }).first().waitFor()
+        t.equal(await page.getByRole('columnheader', { name: 'Expires' }).count(), 1, 'the files table says when each file expires')
+        // The service's key is on the business plan, which keeps files 90 days: the newest file's row shows a date.
+        const expiry = await page.getByRole('row').nth(1).getByRole('cell').nth(6).textContent()
+        t.notOk(['never', '—', ''].includes(expiry ?? ''), `the newest file expires on a date (${expiry})`)
+      }
       if (name === '07-presets') await page.getByRole('button', { name: /^Run preset / }).first().waitFor()
       if (name === '10-plan-and-usage') await page.getByRole('table', { name: /^Usage by UTC day from/ }).waitFor()
       if (name === '08-webhooks') {

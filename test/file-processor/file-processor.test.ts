@@ -25,7 +25,7 @@ const LEASE = 15 * 60_000
 async function pendingUpload(api: TestApi, fileId: string, now: Date): Promise<FileDocument> {
   const key = uploadObjectKey('acc_1', fileId, 'notes.txt')
   await api.s3.send(new PutObjectCommand({ Bucket: api.s3Bucket, Key: key, Body: 'not media', ContentType: 'text/plain' }))
-  const doc = newPendingFile({ fileId, accountId: 'acc_1', filename: 'notes.txt', storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: 'text/plain' }, now)
+  const doc = newPendingFile({ fileId, accountId: 'acc_1', filename: 'notes.txt', storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: 'text/plain', expiresAt: null }, now)
   await api.db.collection<FileDocument>('files').insertOne(doc)
   return doc
 }
@@ -194,7 +194,7 @@ t.test('a download that outlasts the lease keeps its file: the processor extends
   const start = now
   const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
   const source = await slowServer(t, clip)
-  const doc = newPendingFile({ fileId: 'file_slow', accountId: 'acc_1', filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null }, clock())
+  const doc = newPendingFile({ fileId: 'file_slow', accountId: 'acc_1', filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null, expiresAt: null }, clock())
   await api.db.collection<FileDocument>('files').insertOne(doc)
   const sleeps = heldSleeps()
   await startProcessor(t, api, { now: clock, sleep: sleeps.sleep, leaseMs: LEASE })
@@ -223,7 +223,7 @@ t.test('a file deleted while its download runs is not stored afterwards, and wha
   const { account_id, api_key } = await api.createAccount('free')
   const clip = await makeClip(join(await scratchDir(t), 'clip.mp4'), { seconds: 1, width: 320, height: 240 })
   const source = await slowServer(t, clip)
-  const doc = newPendingFile({ fileId: 'file_gone', accountId: account_id, filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null }, new Date())
+  const doc = newPendingFile({ fileId: 'file_gone', accountId: account_id, filename: 'slow.mp4', storeType: 'STORED_FILE', objectKey: null, originalFileUrl: source.url, mimeType: null, expiresAt: null }, new Date())
   await api.db.collection<FileDocument>('files').insertOne(doc)
   const { logger, lines } = recordingLogger()
   await startProcessor(t, api, { logger })

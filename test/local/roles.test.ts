@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { Client, serviceEnvironment, startService } from '../e2e/service.js'
 import { makeClip, serveFiles } from '../harness/media.js'
+import { eventually } from '../harness/eventually.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
 
 interface RoleProcess {
@@ -64,7 +65,11 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
     t.match(res.headers.get('content-type'), /^text\/plain/)
     return res.text()
   }
-  const workerMetrics = await metricsOf(worker.baseUrl)
+  // The projector counts an event after its write and ack, so GET can show SUCCESS a moment before the count does.
+  const workerMetrics = await eventually('the worker counts the SUCCESS it applied', async () => {
+    const scraped = await metricsOf(worker.baseUrl)
+    return /^ffkube_status_events_applied_total\{type="SUCCESS"\} 1$/m.test(scraped) ? scraped : null
+  })
   // One hand-off per command: the worker's being the one means the API process made none.
   t.match(workerMetrics, /^ffkube_dispatcher_handoffs_total\{outcome="dispatched"\} 1$/m, 'the worker, not the API, handed the command off')
   t.match(workerMetrics, /^ffkube_status_events_applied_total\{type="SUCCESS"\} 1$/m, 'and the events it applied')
@@ -72,11 +77,16 @@ t.test('the API, the worker and the webhook deliverer run as separate processes,
   t.match(workerMetrics, /^ffkube_dispatch_wait_seconds_count 1$/m, 'the wait from acceptance to hand-off, once per command')
   t.match(workerMetrics, /^# TYPE ffkube_dispatch_queue_depth gauge$/m, 'and the queue depth per plan')
   t.match(workerMetrics, /^ffkube_process_resident_memory_bytes \d+/m, 'with node\'s process metrics')
+  // The sweep's first round runs when the worker starts; nothing has expired, so it deletes nothing.
+  const swept = await eventually('the retention sweep\'s first round', async () => /^ffkube_retention_sweeps_total [1-9]/m.test(await metricsOf(worker.baseUrl)) || null)
+  t.ok(swept, 'the worker runs the retention sweep')
+  t.match(await metricsOf(worker.baseUrl), /^ffkube_files_expired_total 0$/m, 'which found nothing expired')
   const apiMetrics = await metricsOf(api.baseUrl)
   t.match(apiMetrics, /^ffkube_http_requests_total\{method="POST",route="\/api\/v1\/run-ffmpeg-command",status_code="200"\} 1$/m, 'the API counts requests by route')
   t.match(apiMetrics, /route="\/api\/v1\/commands\/:commandId",status_code="200"/, 'by the route pattern')
   t.notOk(apiMetrics.includes(command_id), 'never by the raw URL, so ids do not become series')
   t.notMatch(apiMetrics, /^ffkube_dispatcher_handoffs_total\{[^}]*\} [1-9]/m, 'the api role runs no dispatcher')
+  t.match(apiMetrics, /^ffkube_retention_sweeps_total 0$/m, 'nor the retention sweep')
 
   const webhooks = await startRole(t, 'dist/api/main.js', { ...environment.env, FFKUBE_ROLES: 'webhooks', ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` })
   const webhooksReady = await fetch(`${webhooks.baseUrl}/readyz`)

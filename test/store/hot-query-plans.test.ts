@@ -69,3 +69,21 @@ t.test("the API's hot queries use indexes", async (t) => {
     t.ok(usesIndex(plan), `${query.collection} ${JSON.stringify(query.filter)} is served by an index`, { plan })
   }
 })
+
+t.test("the retention sweep's query uses an index", async (t) => {
+  const seen: { filter: Document; sort?: Document }[] = []
+  const api = await startApi(t, {}, { monitorCommands: true })
+  api.client.on('commandStarted', (event: CommandStartedEvent) => {
+    if (event.commandName === 'find' && event.command.find === 'files') seen.push({ filter: event.command.filter ?? {}, sort: event.command.sort })
+  })
+  const files = api.db.collection('files')
+  // Live and deleted files, some with an expiry, so a scan and a search return different row counts.
+  const at = new Date('2026-03-01T00:00:00Z')
+  for (let i = 0; i < 6; i++) {
+    await files.insertOne({ _id: `file_${i}` as never, account_id: 'a', is_deleted: i % 2 === 0, storage_location: 'INTERNAL', expires_at: i < 4 ? at : null, created_at: at })
+  }
+  await api.app.files.expiredFiles(new Date('2026-03-02T00:00:00Z'), 100)
+  t.equal(seen.length, 1, 'the sweep sent one query')
+  const plan = await queryPlan(files, seen[0]!.filter, seen[0]!.sort)
+  t.ok(usesIndex(plan), `files ${JSON.stringify(seen[0]!.filter)} is served by an index`, { plan })
+})

@@ -32,6 +32,11 @@ t.test('each plan caps the bytes an account keeps in managed storage, 0 meaning 
   t.same(loadConfig({ STORAGE_QUOTA_FREE_BYTES: '1000', STORAGE_QUOTA_BUSINESS_BYTES: '0' }).storageQuotas, { free: 1000, trial: 5 * 1024 ** 3, growth: 100 * 1024 ** 3, business: 0 })
 })
 
+t.test('each plan keeps managed files a number of days, 0 meaning until deleted', async (t) => {
+  t.same(loadConfig({}).retentionDays, { free: 1, trial: 7, growth: 30, business: 90 })
+  t.same(loadConfig({ RETENTION_DAYS_FREE: '3', RETENTION_DAYS_BUSINESS: '0' }).retentionDays, { free: 3, trial: 7, growth: 30, business: 0 })
+})
+
 t.test('an account may hold 32 event streams per API process, each living an hour, unless configured', async (t) => {
   t.match(loadConfig({}), { eventStreamsPerAccount: 32, eventStreamMaxSeconds: 3600 })
   t.match(loadConfig({ EVENT_STREAMS_PER_ACCOUNT: '4', EVENT_STREAM_MAX_SECONDS: '600' }), { eventStreamsPerAccount: 4, eventStreamMaxSeconds: 600 })
@@ -120,6 +125,8 @@ const rejected: Array<[string, Record<string, string>, RegExp]> = [
   ['a TRUST_PROXY boolean spelt as a number', { TRUST_PROXY: '0' }, /^TRUST_PROXY takes no hop count/],
   ['a concurrency cap that is no whole number', { CONCURRENT_COMMANDS_GROWTH: '2.5' }, /^CONCURRENT_COMMANDS_GROWTH must be a whole number of commands/],
   ['a storage quota written with a unit', { STORAGE_QUOTA_TRIAL_BYTES: '5GiB' }, /^STORAGE_QUOTA_TRIAL_BYTES must be a whole number of bytes \(0 = unlimited\), got "5GiB"$/],
+  ['a retention that is no whole number of days', { RETENTION_DAYS_TRIAL: '1.5' }, /^RETENTION_DAYS_TRIAL must be a whole number of days/],
+  ['a retention past ten years', { RETENTION_DAYS_GROWTH: '3651' }, /^RETENTION_DAYS_GROWTH must be at most 3650 days \(0 = kept until deleted\), got 3651/],
 ]
 for (const [what, env, message] of rejected) {
   t.test(`refuses ${what}, naming the variable`, async (t) => {

@@ -170,6 +170,14 @@ seccompProfile:
   value: {{ $v.config.concurrentCommands.growth | int64 | quote }}
 - name: CONCURRENT_COMMANDS_BUSINESS
   value: {{ $v.config.concurrentCommands.business | int64 | quote }}
+- name: RETENTION_DAYS_FREE
+  value: {{ $v.config.retentionDays.free | int64 | quote }}
+- name: RETENTION_DAYS_TRIAL
+  value: {{ $v.config.retentionDays.trial | int64 | quote }}
+- name: RETENTION_DAYS_GROWTH
+  value: {{ $v.config.retentionDays.growth | int64 | quote }}
+- name: RETENTION_DAYS_BUSINESS
+  value: {{ $v.config.retentionDays.business | int64 | quote }}
 - name: LOG_LEVEL
   value: {{ $v.config.logLevel | quote }}
 - name: FFKUBE_DATA_DIR

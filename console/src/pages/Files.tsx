@@ -39,6 +39,7 @@ export function Files() {
             <th scope="col">Media</th>
             <th scope="col">Size</th>
             <th scope="col">Created</th>
+            <th scope="col">Expires</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
@@ -65,6 +66,8 @@ export function Files() {
                 {file.file_count > 1 && <span class="hint"> in {file.file_count} files</span>}
               </td>
               <td>{formatDate(file.created_at)}</td>
+              {/* Retention deletes it then (its plan's, or its command's retention_days); null: kept until deleted. */}
+              <td>{file.expires_at ? formatDate(file.expires_at) : 'never'}</td>
               <td>
                 <button
                   type="button"
@@ -79,7 +82,7 @@ export function Files() {
           ))}
           {files.data?.length === 0 && (
             <tr>
-              <td colSpan={7}>No files yet.</td>
+              <td colSpan={8}>No files yet.</td>
             </tr>
           )}
         </tbody>

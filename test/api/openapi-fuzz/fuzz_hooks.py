@@ -14,8 +14,8 @@ storage_destination_id, format_selector) reaches the server as generated, so
 positive_data_acceptance still holds the server to the rest of the schema.
 Negative cases are never touched.
 
-Positive cases' max_command_run_seconds and vcpu_count are also brought down to
-the business plan's maximums (the fuzzed account's plan): the document states
+Positive cases' max_command_run_seconds, vcpu_count and retention_days are also
+brought down to the business plan's maximums (the fuzzed account's plan): the document states
 the absolute bounds, and above the plan's maximum is a 422 by design.
 """
 
@@ -68,10 +68,11 @@ def _fit_outputs(body, key):
     return body[key]
 
 
-# The business plan's maximums (api/commands/command-limits.ts): the document
+# The business plan's maximums (api/commands/command-limits.ts,
+# api/files/retention.ts): the document
 # states only the absolute bounds, since the maximum depends on the account's
 # plan (the fuzzed account is on business); above it is 422 by design.
-_PLAN_MAXIMUMS = {"max_command_run_seconds": 14400, "vcpu_count": 8}
+_PLAN_MAXIMUMS = {"max_command_run_seconds": 14400, "vcpu_count": 8, "retention_days": 90}
 
 
 def _fit_limits(body):
