@@ -179,52 +179,47 @@ go_build() {
   write_stamp "$name" "$key"
 }
 
-# FerretDB with ffkube's patches (docs/adr/0001-patched-ferretdb.md): the
-# module exactly as published, taken from the Go module cache (where go has
-# checked it against go.sum), copied, patched with git apply, and built through
-# a copy of the wrapper with a `replace` pointing at the patched copy.
-provision_ferretdb() {
-  local dir="$root/scripts/toolchain/ferretdb" key
-  key="$(tree_hash "$dir") $(go env GOVERSION)"
-  if stamp_matches ferretdb "$key" && [[ -x "$bin/ferretdb" ]]; then return 0; fi
-  log "building ferretdb with ffkube's patches (first time takes minutes; cached in $cache)"
-  local module=github.com/FerretDB/FerretDB published src="$cache/src/ferretdb"
-  published="$(cd "$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")"
+# A module exactly as published, taken from the Go module cache (where go has checked it
+# against go.sum or the checksum database), copied to $src/module and patched there with
+# git apply: the patched dependencies' shared first half (ADR 0001, ADR 0007).
+patched_module_copy() {
+  local published="$1" src="$2" patches="$3" what="$4"
+  [[ -d "$published" ]] || { log "go mod download gave no directory for $what"; exit 1; }
   rm -rf "$src"
   mkdir -p "$src"
   cp -R "$published" "$src/module"
   chmod -R u+w "$src/module"
   local patch
-  for patch in "$dir"/patches/*.patch; do
+  for patch in "$patches"/*.patch; do
     # The ceiling keeps git from taking a repository around the cache for the target.
-    (cd "$src/module" && GIT_CEILING_DIRECTORIES="$src" git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module"; exit 1; }
+    (cd "$src/module" && GIT_CEILING_DIRECTORIES="$src" git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $what"; exit 1; }
   done
+}
+
+# FerretDB with ffkube's patches (docs/adr/0001-patched-ferretdb.md), built through a copy
+# of the wrapper with a `replace` pointing at the patched copy.
+provision_ferretdb() {
+  local dir="$root/scripts/toolchain/ferretdb" key
+  key="$(tree_hash "$dir") $(go env GOVERSION)"
+  if stamp_matches ferretdb "$key" && [[ -x "$bin/ferretdb" ]]; then return 0; fi
+  log "building ferretdb with ffkube's patches (first time takes minutes; cached in $cache)"
+  local module=github.com/FerretDB/FerretDB src="$cache/src/ferretdb"
+  patched_module_copy "$(cd "$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")" "$src" "$dir/patches" "$module"
   cp "$dir/main.go" "$dir/go.mod" "$dir/go.sum" "$src/"
   (cd "$src" && go mod edit -replace "$module=./module" && go build -trimpath -ldflags "-s -w" -o "$bin/ferretdb" .)
   write_stamp ferretdb "$key"
 }
 
-# versitygw with ffkube's patch (docs/adr/0007-versitygw.md): the module exactly as
-# published, taken from the Go module cache (where go has checked it against go.sum),
-# copied, patched with git apply, and built as its own main module, as `go install
-# …@version` builds it, stamped with its version as its own release build is
+# versitygw with ffkube's patch (docs/adr/0007-versitygw.md), built as its own main module,
+# as `go install …@version` builds it, stamped with its version as its own release build is
 # (Makefile LDFLAGS), so `versitygw --version` names what runs.
 provision_versitygw() {
   local dir="$root/scripts/toolchain/versitygw" key
   key="$VERSITYGW_VERSION $(tree_hash "$dir") $(go env GOVERSION)"
   if stamp_matches versitygw "$key" && [[ -x "$bin/versitygw" ]]; then return 0; fi
   log "building versitygw $VERSITYGW_VERSION with ffkube's patch (first time takes a few minutes; cached in $cache)"
-  local module=github.com/versity/versitygw published src="$cache/src/versitygw"
-  published="$(cd "$dir" && go mod download -json "$module@$VERSITYGW_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [[ -d "$published" ]] || { log "go mod download gave no directory for $module@$VERSITYGW_VERSION"; exit 1; }
-  rm -rf "$src"
-  mkdir -p "$src"
-  cp -R "$published" "$src/module"
-  chmod -R u+w "$src/module"
-  local patch
-  for patch in "$dir"/patches/*.patch; do
-    (cd "$src/module" && GIT_CEILING_DIRECTORIES="$src" git apply --whitespace=nowarn "$patch") || { log "patch $(basename "$patch") does not apply to $module@$VERSITYGW_VERSION"; exit 1; }
-  done
+  local module=github.com/versity/versitygw src="$cache/src/versitygw"
+  patched_module_copy "$(go mod download -json "$module@$VERSITYGW_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" "$src" "$dir/patches" "$module@$VERSITYGW_VERSION"
   (cd "$src/module" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$VERSITYGW_VERSION-ffkube -X main.BuildTime=none" -o "$bin/versitygw" ./cmd/versitygw)
   write_stamp versitygw "$key"
 }
