@@ -136,41 +136,47 @@ export class Dispatcher {
   /**
    * Hands off every due command, up to `concurrency` at a time; returns how
    * many were handed off. A worker joins with each claim, so an idle poll
-   * costs one claim and a burst fills every slot; the first claim that finds
-   * nothing due ends the round for all (what falls due later comes with a
-   * nudge or the next poll).
+   * costs one claim and a burst fills every slot; a worker whose claim finds
+   * nothing due leaves, and the round ends when the last one has (what falls
+   * due later comes with a nudge or the next poll). Not the first: an account
+   * another worker just served is due at that worker's "now", which may be a
+   * little later than this one's, and that worker goes on serving it.
    */
   async drain(): Promise<number> {
     let handed = 0
     /** Hand-offs of this round between their claim and the executor's answer: slots of the executor already promised. */
     let promised = 0
-    let exhausted = false
+    let working = 0
+    let failed = false
     const failures: unknown[] = []
     const workers: Array<Promise<void>> = []
     // A local executor queues what it cannot run yet, first come first served: hand it only what it can start.
     const executorFull = () => (this.#executor.freeSlots?.() ?? Infinity) - promised <= 0
     const work = async (): Promise<void> => {
-      while (!exhausted && !(this.#polling.stopping && this.#polling.running) && !executorFull()) {
+      while (!failed && !(this.#polling.stopping && this.#polling.running) && !executorFull()) {
         promised += 1
         try {
           const claim = await this.#turns.next()
-          if (claim === null) break
-          if (workers.length < this.#concurrency) startWorker()
+          if (claim === null) return
+          if (working < this.#concurrency) startWorker()
           if (await this.#handOff(claim)) handed += 1
         } finally {
           promised -= 1
         }
       }
-      exhausted = true
     }
     // A worker that fails (MongoDB unreachable) ends the round; the others finish their hand-offs first.
-    const startWorker = () =>
+    const startWorker = () => {
+      working += 1
       workers.push(
-        work().catch((err: unknown) => {
-          failures.push(err)
-          exhausted = true
-        }),
+        work()
+          .catch((err: unknown) => {
+            failures.push(err)
+            failed = true
+          })
+          .finally(() => void (working -= 1)),
       )
+    }
     startWorker()
     // A worker starts its successor before it ends, so this sees every worker of the round.
     for (let i = 0; i < workers.length; i++) await workers[i]
