@@ -14,7 +14,7 @@ import type { Claim } from '../work-list.js'
 import { newSlotHolder, slotTakenAt, type AccountSchedule, type AccountScheduleDocument } from './account-schedule.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
 
-/** How many accounts one claim looks at before it ends the round (each one full, taken by another dispatcher, or with nothing due). */
+/** How many accounts one claim looks at before it answers none (each one full, taken by another dispatcher, or with nothing due). */
 const MAX_TURNS_PER_CLAIM = 32
 
 export interface AccountTurnsOptions {
