@@ -1,23 +1,18 @@
 /**
- * The loop of a work-list consumer (the dispatcher, the file processor). A
- * round runs the recovery scan when `recoveryIntervalMs` has passed since the
- * last one (and in the first round), then drains the list; then the loop
- * sleeps for `pollIntervalMs`, unless nudge() came meanwhile. A round that
+ * The loop of a work-list consumer (the dispatcher, the file processor, the
+ * canceller). A round drains the list; then the loop sleeps for
+ * `pollIntervalMs`, unless nudge() came meanwhile. A round that
  * throws (MongoDB unreachable) is logged and the next poll retries it.
  */
 import { systemSleep, type Sleep } from './clock.js'
 import type { Logger } from './logger.js'
 
 export interface PolledWork {
-  /** A periodic scan for work the list misses; absent when nothing can be missed. */
-  recover?(): Promise<unknown>
   drain(): Promise<unknown>
 }
 
 export interface PollingLoopOptions {
   pollIntervalMs: number
-  /** How often recover() runs; absent when the work has none. */
-  recoveryIntervalMs?: number
   sleep?: Sleep
   log: Logger
   /** The log message of a failed round. */
@@ -32,7 +27,6 @@ export class PollingLoop {
   #stopping = new AbortController()
   #wake = new AbortController()
   #nudged = false
-  #lastRecovery = -Infinity
 
   constructor(
     private readonly work: PolledWork,
@@ -51,11 +45,10 @@ export class PollingLoop {
     return this.#stopping.signal.aborted
   }
 
-  /** Starts polling, recovery scan first; idempotent. */
+  /** Starts polling; idempotent. */
   start(): void {
     if (this.#loop) return
     this.#stopping = new AbortController()
-    this.#lastRecovery = -Infinity
     this.#loop = this.#run()
   }
 
@@ -80,11 +73,6 @@ export class PollingLoop {
     while (!this.#stopping.signal.aborted) {
       this.#nudged = false
       try {
-        const started = performance.now()
-        if (this.work.recover && started - this.#lastRecovery >= (this.options.recoveryIntervalMs ?? Infinity)) {
-          this.#lastRecovery = started
-          await this.work.recover()
-        }
         await this.work.drain()
       } catch (err) {
         log.error({ err }, this.options.roundFailed)

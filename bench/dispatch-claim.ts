@@ -5,9 +5,10 @@
  * waiting commands, B one. Timed, one at a time, each a median of 20
  * (a claim is followed by putting the command back, so the backlog stays):
  *   - the claim before fair dispatch: the earliest due command of anyone;
- *   - fair dispatch's three steps: the turn (the account served longest ago),
- *     the count of an account's commands in flight, and the claim of that
- *     account's earliest due command, for B (one waiting) and for A (all of them);
+ *   - fair dispatch's steps: the turn (a read of the account served longest
+ *     ago and the one write that takes its turn and a slot), the check of a
+ *     full account's slots, and the claim of that account's earliest due
+ *     command, for B (one waiting) and for A (all of them);
  *   - A's claims as the dispatcher makes them (api/dispatcher/due-commands.ts):
  *     the first of a burst is the claim above, the second reads A's due ids
  *     once, the next ones claim by id.
@@ -16,6 +17,7 @@ import { parseArgs } from 'node:util'
 import { MongoClient } from 'mongodb'
 import { newCommandDocument } from '../api/commands/command-document.js'
 import { CommandRepository } from '../api/commands/command-repository.js'
+import { newSlotHolder } from '../api/dispatcher/account-schedule.js'
 import { DueCommands } from '../api/dispatcher/due-commands.js'
 import { startMongo } from '../test/harness/mongo.js'
 import { percentile } from './table.js'
@@ -44,7 +46,7 @@ async function hintedClaims(commands: CommandRepository, putBack: (claim: Awaite
   const times: number[] = []
   for (let i = 0; i < ROUNDS; i++) {
     const started = performance.now()
-    await putBack(await due.claim('acc_a', later(), 60_000))
+    await putBack(await due.claim('acc_a', later(), 60_000, 'slot_bench'))
     times.push(performance.now() - started)
   }
   const rest = times.slice(2).sort((a, b) => a - b)
@@ -70,12 +72,13 @@ async function main(): Promise<void> {
     waiting: WAITING + 1,
     before_any_account_earliest_ms: await median(async () => putBack(await commands.dispatch.claimNext(later(), 60_000))),
     turn_ms: await median(async () => {
-      const turn = await commands.schedule.claimNext(later(), 30_000)
-      if (turn) await commands.schedule.release(turn, turn.servedAt)
+      const seen = await commands.schedule.nextDue(later())
+      const holder = newSlotHolder(later())
+      if (seen && (await commands.schedule.takeTurn(seen, 8, holder))) await commands.schedule.freeSlots(seen._id, [holder.token])
     }),
-    count_in_flight_ms: await median(() => commands.inFlight('acc_a', later())),
-    claim_b_one_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_b', later(), 60_000))),
-    claim_a_all_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_a', later(), 60_000))),
+    full_account_slots_ms: await median(() => commands.slotsHeld(Array.from({ length: 8 }, () => newSlotHolder(later()).token), later())),
+    claim_b_one_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_b', later(), 60_000, 'slot_bench'))),
+    claim_a_all_waiting_ms: await median(async () => putBack(await commands.claimForAccount('acc_a', later(), 60_000, 'slot_bench'))),
     ...(await hintedClaims(commands, putBack, later)),
   }
   process.stdout.write(`${JSON.stringify({ phase: 'one dispatch claim', store: process.env.MONGODB_URL ? 'MONGODB_URL' : 'embedded FerretDB', ...rows })}\n`)

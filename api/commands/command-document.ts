@@ -61,7 +61,7 @@ export interface CommandDocument extends CommandDraft, LocalRunFields {
   dispatch_attempts: number
   /** The account's id while the command waits for its hand-off, null after (its account's queue). */
   dispatch_queue: string | null
-  /** The account's id from the claim of its hand-off until it ends: it holds one of the account's slots. */
+  /** From the claim of its hand-off until it ends, the token of the account's slot it holds (api/dispatcher/account-schedule.ts). */
   dispatch_slot?: string | null
   /** Why the last failed hand-off failed; absent until one did. */
   dispatch_last_error?: string

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
 import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
+import { DueCommands } from '../dispatcher/due-commands.js'
 import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
@@ -24,6 +25,8 @@ export class CommandRepository {
   readonly dispatch: WorkList<CommandDocument>
   /** Whose turn it is: the accounts with commands waiting (api/dispatcher/account-schedule.ts). */
   readonly schedule: AccountSchedule
+  /** Which of an account's commands are due, read once per burst, and its claims in order (api/dispatcher/due-commands.ts). */
+  readonly due: DueCommands
   /** Cancel requests waiting for the worker's canceller (api/cancels/canceller.ts). */
   readonly cancels: WorkList<CommandDocument>
   /** The local executor's runs, recorded on their commands (api/commands/command-runs.ts). */
@@ -33,6 +36,7 @@ export class CommandRepository {
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
     this.schedule = new AccountSchedule(db)
+    this.due = new DueCommands(this)
     this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
     this.runs = new CommandRuns(this.#commands)
   }
@@ -59,21 +63,21 @@ export class CommandRepository {
     if (docs.length === 1) await this.#commands.insertOne(docs[0]!)
     else await this.#commands.insertMany([...docs], { ordered: true })
     // After the records, so a dispatcher that sees the account's bump finds them. A crash in
-    // between leaves the account unannounced: the dispatcher's periodic repair finds it.
+    // between leaves the account unannounced: a dispatcher that finds no account due finds it (unannouncedAccount).
     for (const accountId of new Set(docs.map((doc) => doc.account_id))) await this.schedule.enqueue(accountId, docs[0]!.created_at)
   }
 
   /**
    * Takes the account's earliest due command for its hand-off, marking it as
-   * holding one of the account's slots; null when none is due.
+   * holding the account's slot `slot` (api/dispatcher/account-schedule.ts); null when none is due.
    */
-  async claimForAccount(accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
-    return this.dispatch.claimNext(now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: accountId })
+  async claimForAccount(accountId: string, now: Date, leaseMs: number, slot: string): Promise<Claim<CommandDocument> | null> {
+    return this.dispatch.claimNext(now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: slot })
   }
 
   /** Takes one of the account's commands by id if it is waiting and due, as claimForAccount would. */
-  async claimOneForAccount(commandId: string, accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
-    return this.dispatch.claimOne(commandId, now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: accountId })
+  async claimOneForAccount(commandId: string, accountId: string, now: Date, leaseMs: number, slot: string): Promise<Claim<CommandDocument> | null> {
+    return this.dispatch.claimOne(commandId, now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: slot })
   }
 
   /** The ids of the account's commands due at `now`, in the order claimForAccount takes them; at most `limit`. */
@@ -87,16 +91,15 @@ export class CommandRepository {
   }
 
   /**
-   * How many of the account's commands hold a slot at `now`: handed to the
-   * executor and not ended, or claimed by a dispatcher whose lease still
-   * runs. Derived from the records, never counted apart, so a dispatcher or
-   * an executor that dies leaks no slot: a claim's lease ends, a run ends.
+   * Which of these slots a command holds at `now`: handed to the executor
+   * and not ended, or claimed by a dispatcher whose lease still runs. Read
+   * from the records, so a slot whose holder died is seen as free.
    */
-  async inFlight(accountId: string, now: Date): Promise<number> {
+  async slotsHeld(slots: readonly string[], now: Date): Promise<Set<string>> {
     const docs = await this.#commands
-      .find({ dispatch_slot: accountId, status: { $in: ['QUEUED', 'PROCESSING'] } }, { projection: { dispatch_state: 1, dispatch_claim: 1, dispatch_due_at: 1 } })
+      .find({ dispatch_slot: { $in: [...slots] }, status: { $in: ['QUEUED', 'PROCESSING'] } }, { projection: { dispatch_slot: 1, dispatch_state: 1, dispatch_claim: 1, dispatch_due_at: 1 } })
       .toArray()
-    return docs.filter((doc) => doc.dispatch_state === 'done' || (doc.dispatch_claim !== null && doc.dispatch_due_at > now)).length
+    return new Set(docs.filter((doc) => doc.dispatch_state === 'done' || (doc.dispatch_claim !== null && doc.dispatch_due_at > now)).map((doc) => doc.dispatch_slot as string))
   }
 
   /** How many commands the account has waiting for their hand-off. */
@@ -105,21 +108,13 @@ export class CommandRepository {
   }
 
   /**
-   * Announces every account with a command waiting that its schedule record
-   * does not know of (an API process died between the insert and the bump);
-   * returns how many accounts it announced. Reads every waiting command: run rarely.
+   * An account with a command waiting for its hand-off that is none of
+   * `announced` (the accounts the schedule lists as waiting); null when
+   * there is none. One read on the waiting commands' index.
    */
-  async repairSchedule(now: Date): Promise<number> {
-    const accounts = new Set<string>()
-    for await (const doc of this.#commands.find({ dispatch_state: 'waiting' }, { projection: { account_id: 1 } })) accounts.add(doc.account_id)
-    const known = new Set(await this.schedule.waitingAccounts())
-    let announced = 0
-    for (const accountId of accounts) {
-      if (known.has(accountId)) continue
-      await this.schedule.enqueue(accountId, now)
-      announced += 1
-    }
-    return announced
+  async unannouncedAccount(announced: readonly string[]): Promise<string | null> {
+    const doc = await this.#commands.findOne({ dispatch_state: 'waiting', dispatch_queue: { $nin: [...announced] } }, { projection: { account_id: 1 } })
+    return doc?.account_id ?? null
   }
 
   /** The command if it is the account's. */
@@ -212,10 +207,12 @@ export class CommandRepository {
    */
   async writeProjection(read: CommandDocument, set: Partial<CommandDocument>): Promise<boolean> {
     const revision = read.projection_revision
-    // An ended command frees its account's slot; the count reads status anyway, this keeps what it reads small.
-    if (set.status !== undefined && isTerminalStatus(set.status)) set = { ...set, dispatch_slot: null }
+    const ended = set.status !== undefined && isTerminalStatus(set.status)
+    if (ended) set = { ...set, dispatch_slot: null }
     const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
+    // An ended command gives its account's slot back (a crash before this leaves it to AccountTurns' stale check).
+    if (result.matchedCount === 1 && ended && read.dispatch_slot) await this.schedule.freeSlots(read.account_id, [read.dispatch_slot])
     return result.matchedCount === 1
   }
 }

@@ -12,10 +12,10 @@
  * Two limits keep a client from holding this server's streams: an account may
  * have `streamsPerAccount` open here at once (stream-slots.ts; one more is
  * 429), and a stream lives at most `lifetimeMs`, then ends with a `retry:`
- * hint, so EventSource reconnects with Last-Event-ID and misses nothing.
+ * hint, so EventSource reconnects with Last-Event-ID and misses nothing
+ * (sse-stream.ts).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ServerResponse } from 'node:http'
 import type { NatsConnection } from 'nats'
 import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
 import { Type } from 'typebox'
@@ -27,14 +27,13 @@ import { stringifyBySchema } from '../webhook-delivery/schema-ordered-json.js'
 import { toPollResponse, type CommandDocument } from './command-document.js'
 import { CommandWatch, type ChangeFeed } from './command-watch.js'
 import { CommandParams, CommandPollResponse } from './schemas.js'
+import { KEEP_ALIVE_MS, SseStream } from './sse-stream.js'
 import { StreamSlots } from './stream-slots.js'
 
-/** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
-export const KEEP_ALIVE_MS = 15_000
+export { RECONNECT_HINT_MS } from './sse-stream.js'
+
 /** EVENT_STREAM_MAX_SECONDS's default, in ms: a stream is ended (and resumed by its client) at least this often. */
 export const DEFAULT_STREAM_LIFETIME_MS = 3_600_000
-/** The `retry:` a stream ends its lifetime with: EventSource waits this long before it reconnects. */
-export const RECONNECT_HINT_MS = 1_000
 
 /** The event id of a record: how many times the projector wrote it (0: as accepted). */
 export function eventIdOf(doc: CommandDocument): number {
@@ -97,13 +96,13 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{
     onError: (err, commandId) => app.log.warn({ err, command_id: commandId }, 'command watch read failed; the next poll retries'),
     changes: options.nats ? natsChangeFeed(options.nats) : undefined,
   })
-  const open = new Set<ServerResponse>()
+  const open = new Set<SseStream>()
   const slots = new StreamSlots(options.streamsPerAccount)
   const lifetimeMs = options.lifetimeMs ?? DEFAULT_STREAM_LIFETIME_MS
   options.metrics?.watchEventStreams(() => ({ open: open.size, watchedCommands: watch.watchedCommands }))
   // Before the server waits for its connections: an open stream would hold the close forever.
   app.addHook('preClose', async () => {
-    for (const raw of open) raw.end()
+    for (const stream of open) stream.finish()
     watch.close()
   })
 
@@ -127,67 +126,53 @@ export const commandEventRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const doc = await app.commands.find(request.account.id, request.params.commandId)
       if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
-      let lastId = parseLastEventId(request.headers['last-event-id'])
+      const lastId = parseLastEventId(request.headers['last-event-id'])
       if (isTerminalStatus(doc.status) && eventIdOf(doc) <= lastId) return reply.code(204).send(null)
       // Before any byte of the stream, so a refusal is an ordinary 429 through the error handler.
       const release = slots.take(request.account.id)
 
       reply.hijack()
-      const raw = reply.raw
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        // nginx and its kin: pass events on as they come.
-        'x-accel-buffering': 'no',
-      })
-      open.add(raw)
-      let lastStatus: string | null = null
-      let unwatch = (): void => undefined
-      const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), options.keepAliveMs ?? KEEP_ALIVE_MS)
-      // The end of its lifetime: the client reconnects after the hint, resuming from its Last-Event-ID.
-      const lifetime = setTimeout(() => {
-        raw.write(`retry: ${RECONNECT_HINT_MS}\n\n`)
-        finish()
-      }, lifetimeMs)
-      let finished = false
-      // Every way a stream ends comes here, some of them together (the end() below fires 'close'): once is enough.
-      const finish = () => {
-        if (finished) return
-        finished = true
-        clearInterval(keepAlive)
-        clearTimeout(lifetime)
-        unwatch()
-        open.delete(raw)
+      const stream = new SseStream(reply.raw, { keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, lifetimeMs })
+      open.add(stream)
+      stream.onFinish(() => {
+        open.delete(stream)
         release()
-        if (!raw.writableEnded) raw.end()
-      }
-      raw.once('close', finish)
-      // A write racing a dropped connection: the stream is over, nothing to report.
-      raw.on('error', finish)
-      /** Writes the record's state if it is newer than what this client saw; true when the stream is over. */
+      })
+      const unseen = new UnseenStates(lastId)
+      /** Writes the record's state if this client has not seen it; true when the stream is over. */
       const send = (current: CommandDocument | null): boolean => {
         if (!current) return true
-        const id = eventIdOf(current)
-        // A status change always goes out, even one written without a new revision (the id then repeats).
-        if (id > lastId || (lastStatus !== null && current.status !== lastStatus)) {
-          raw.write(formatEvent(id, pollJson(current)))
-          lastId = Math.max(lastId, id)
-          lastStatus = current.status
-        }
+        const event = unseen.eventFor(current)
+        if (event) stream.write(event)
         return isTerminalStatus(current.status)
       }
-      lastStatus = doc.status
-      if (eventIdOf(doc) > lastId) {
-        raw.write(formatEvent(eventIdOf(doc), pollJson(doc)))
-        lastId = eventIdOf(doc)
-      }
-      // A client gone already (its 'close' may have come before the listener): no watch to start.
-      if (isTerminalStatus(doc.status) || raw.destroyed || finished) return finish()
+      if (send(doc) || stream.finished) return stream.finish()
       // The first tick reads again, so a change between the read above and here is not missed.
-      unwatch = watch.watch(doc._id, (current) => {
-        if (send(current)) finish()
+      const unwatch = watch.watch(doc._id, (current) => {
+        if (send(current)) stream.finish()
       })
+      stream.onFinish(unwatch)
     },
   )
+}
+
+/**
+ * What a client has seen of a record: the last event id and status sent.
+ * A newer revision goes out, and so does a status change written without
+ * one (the id then repeats).
+ */
+class UnseenStates {
+  #lastStatus: string | null = null
+
+  constructor(private lastId: number) {}
+
+  /** The event to send for this state of the record; null when the client has seen it. */
+  eventFor(doc: CommandDocument): string | null {
+    const id = eventIdOf(doc)
+    const statusChanged = this.#lastStatus !== null && doc.status !== this.#lastStatus
+    this.#lastStatus = doc.status
+    if (id <= this.lastId && !statusChanged) return null
+    this.lastId = Math.max(this.lastId, id)
+    return formatEvent(id, pollJson(doc))
+  }
 }

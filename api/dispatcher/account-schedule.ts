@@ -1,25 +1,30 @@
 /**
  * Whose turn it is: one small record per account that has commands waiting
  * for their hand-off, in the `dispatch_accounts` collection (read and written
- * here alone). The dispatcher claims the account served longest ago, takes
- * that account's oldest due command, and hands the account back at the end
- * of the line: round robin across accounts, first come first served within
- * one (docs/adr/0003-fair-dispatch.md).
+ * here alone). The dispatcher takes the account served longest ago, takes
+ * that account's oldest due command, and the account is at the end of the
+ * line in the same write that gave it its turn: round robin across accounts,
+ * first come first served within one (docs/adr/0003-fair-dispatch.md).
  *
  *   state      'waiting' while the account may have commands to hand off,
  *              'idle' when the dispatcher found none;
  *   due_at     when the account may next be served: the time it was last
- *              served (so the earliest is the one served longest ago), a
- *              holder's lease end, or when a full account looks again;
- *   claim      the token of the dispatcher serving it now (null otherwise);
- *   submitted  bumped by every acceptance, so a dispatcher that found no
- *              command never retires an account a new one just arrived for.
+ *              served (so the earliest is the one served longest ago), or
+ *              when a full or put-off account looks again;
+ *   submitted  bumped by every acceptance, so a turn that found no command
+ *              never retires an account a new one just arrived for;
+ *   holders    the slots of the account's plan limit taken now (absent
+ *              until one is), one token per command between the turn that
+ *              took it and the command's end; a token says when it was taken.
  *
- * A claim is one conditional findOneAndUpdate, as in api/work-list.ts: one
- * dispatcher at a time serves an account, which is what keeps the count of
- * its commands in flight and the claim of its next command one step. The
- * record holds no count: commands in flight are counted on the commands
- * themselves, so a dispatcher that dies leaks nothing (its claim's lease ends).
+ * A turn is one conditional write that expects the account as it was read
+ * (its `due_at`) and, for an account with a limit, a free slot (`holders`
+ * shorter than the limit): it moves the account to the end of the line and
+ * takes the slot at once, so two dispatchers never both see one slot free
+ * and no turn is held between writes. A slot is given back by the write that
+ * ends what holds it (an empty turn, a failed hand-off, the command's
+ * terminal status); a holder whose writer died is found stale when the
+ * account looks full (AccountTurns), so a crash leaks no slot.
  */
 import { randomUUID } from 'node:crypto'
 import type { Collection, Db } from 'mongodb'
@@ -27,23 +32,32 @@ import { isDuplicateKey } from '../store-compatibility.js'
 
 const COLLECTION = 'dispatch_accounts'
 
+/**
+ * One slot of an account's limit, taken by a turn at `since`; the command
+ * claimed in that turn carries its token (`dispatch_slot`). The token is a
+ * string that starts with `since` (a plain value is what both stores can
+ * $pull and index).
+ */
+export interface SlotHolder {
+  token: string
+  since: Date
+}
+
+export function newSlotHolder(since: Date): SlotHolder {
+  return { token: `${since.getTime()}:${randomUUID()}`, since }
+}
+
+/** When the slot with this token was taken. */
+export function slotTakenAt(token: string): Date {
+  return new Date(Number(token.slice(0, token.indexOf(':'))))
+}
+
 export interface AccountScheduleDocument {
   _id: string
   state: 'waiting' | 'idle'
   due_at: Date
-  claim: string | null
   submitted: number
-}
-
-/** An account this dispatcher serves until `leaseUntil`. */
-export interface AccountTurn {
-  accountId: string
-  token: string
-  leaseUntil: Date
-  /** The acceptance count seen when the turn was taken. */
-  submitted: number
-  /** When the account was last served before this turn (its place in the line). */
-  servedAt: Date
+  holders?: string[]
 }
 
 export class AccountSchedule {
@@ -67,7 +81,7 @@ export class AccountSchedule {
     const write = () =>
       this.#accounts.findOneAndUpdate(
         { _id: accountId },
-        { $set: { state: 'waiting' }, $inc: { submitted: 1 }, $setOnInsert: { due_at: now, claim: null } },
+        { $set: { state: 'waiting' }, $inc: { submitted: 1 }, $setOnInsert: { due_at: now } },
         // No projection: the embedded store's findAndModify does not take one.
         { upsert: true, returnDocument: 'after' },
       )
@@ -79,93 +93,70 @@ export class AccountSchedule {
       if (!isDuplicateKey(error)) throw error
       after = await write()
     }
-    // An account put off (its commands all in a backoff or held) is due at once for the new one.
-    if (after && after.claim === null && after.due_at > now) await this.wake(accountId, now)
+    // An account put off (full, or its commands all in a backoff or held) is due at once for the new one.
+    if (after && after.due_at > now) await this.wake(accountId, now)
+  }
+
+  /** The account served longest ago among those due at `now`; null when none is. */
+  async nextDue(now: Date): Promise<AccountScheduleDocument | null> {
+    const [next] = await this.#accounts.find({ state: 'waiting', due_at: { $lte: now } }).sort({ due_at: 1, _id: 1 }).limit(1).toArray()
+    return next ?? null
   }
 
   /**
-   * Takes the account served longest ago among those due, for `leaseMs`;
-   * null when none is due. Exactly one of any number of concurrent callers
-   * gets a given account.
+   * The account's turn, if it is still as `seen` (nobody took a turn of it
+   * since) and, with a `limit` (0: none), has a slot free: the account goes
+   * to the end of the line and `holder` takes a slot, in one write. False
+   * when either did not hold.
    */
-  async claimNext(now: Date, leaseMs: number): Promise<AccountTurn | null> {
-    const token = randomUUID()
-    const leaseUntil = new Date(now.getTime() + leaseMs)
-    const before = await this.#accounts.findOneAndUpdate(
-      { state: 'waiting', due_at: { $lte: now } },
-      { $set: { due_at: leaseUntil, claim: token } },
-      { sort: { due_at: 1, _id: 1 }, returnDocument: 'before' },
-    )
-    if (!before) return null
-    return { accountId: before._id, token, leaseUntil, submitted: before.submitted, servedAt: before.due_at }
-  }
-
-  /**
-   * Ends a turn: the account is due again at `dueAt` (now, after it was
-   * served: the end of the line; later, when it is full or its next command
-   * is put off; `turn.servedAt`, when it was not served and keeps its place).
-   * False when the turn's lease ran out and another dispatcher took it over.
-   */
-  async release(turn: AccountTurn, dueAt: Date): Promise<boolean> {
-    const result = await this.#accounts.updateOne({ _id: turn.accountId, claim: turn.token }, { $set: { due_at: dueAt, claim: null } })
+  async takeTurn(seen: AccountScheduleDocument, limit: number, holder: SlotHolder): Promise<boolean> {
+    const free = limit > 0 ? { [`holders.${limit - 1}`]: { $exists: false } } : {}
+    const take = limit > 0 ? { $push: { holders: holder.token } } : {}
+    const result = await this.#accounts.updateOne({ _id: seen._id, state: 'waiting', due_at: seen.due_at, ...free }, { $set: { due_at: holder.since }, ...take })
     return result.matchedCount === 1
   }
 
   /**
-   * Ends a turn that found nothing due: the account is due again at `dueAt`
-   * (when its next command is), unless a command was accepted for it since the
-   * turn began; then it is due at once (that acceptance's wake found the turn
-   * held and changed nothing).
+   * Ends a turn that found no command due: gives its slot back and the
+   * account is due again at `nextDue` (its next command's backoff or
+   * lease end), or idle in its old place when it has none; unless a command
+   * was accepted (or a failed hand-off announced again) since the account
+   * was read: then it stays due.
    */
-  async putOff(turn: AccountTurn, dueAt: Date, now: Date): Promise<void> {
-    const result = await this.#accounts.updateOne({ _id: turn.accountId, claim: turn.token, submitted: turn.submitted }, { $set: { due_at: dueAt, claim: null } })
-    if (result.matchedCount === 0) await this.release(turn, now)
+  async endEmptyTurn(seen: AccountScheduleDocument, holder: SlotHolder, nextDue: Date | null): Promise<void> {
+    const after: Partial<AccountScheduleDocument> = nextDue ? { due_at: nextDue } : { state: 'idle', due_at: seen.due_at }
+    const ended = await this.#accounts.updateOne(
+      { _id: seen._id, state: 'waiting', submitted: seen.submitted },
+      { $set: after, $pull: { holders: holder.token } },
+    )
+    if (ended.matchedCount === 0) await this.freeSlots(seen._id, [holder.token])
   }
 
   /**
-   * Ends a turn that found nothing to hand off: the account goes idle, keeping
-   * its place, unless a command was accepted for it since the turn began;
-   * then it stays waiting, due at once.
+   * Puts a full account off until `until`, if it is still as `seen` and
+   * still full: a slot freed since (and its wake) is never undone.
    */
-  async retire(turn: AccountTurn, now: Date): Promise<void> {
-    const result = await this.#accounts.updateOne(
-      { _id: turn.accountId, claim: turn.token, submitted: turn.submitted },
-      { $set: { state: 'idle', due_at: turn.servedAt, claim: null } },
-    )
-    if (result.matchedCount === 0) await this.release(turn, now)
+  async putOffFull(seen: AccountScheduleDocument, limit: number, until: Date): Promise<void> {
+    await this.#accounts.updateOne({ _id: seen._id, state: 'waiting', due_at: seen.due_at, [`holders.${limit - 1}`]: { $exists: true } }, { $set: { due_at: until } })
+  }
+
+  /** Gives back the slots these turns took (their commands ended or were put off, or their holders died). */
+  async freeSlots(accountId: string, tokens: readonly string[]): Promise<void> {
+    await this.#accounts.updateOne({ _id: accountId }, { $pullAll: { holders: [...tokens] } })
   }
 
   /**
    * A slot of the account freed (one of its commands ended), or a command of
    * it was accepted: an account put off until later is due now. A no-op for
-   * an account someone serves now (see putOff), or one not waiting.
+   * an account not waiting or already due.
    */
   async wake(accountId: string, now: Date): Promise<void> {
-    await this.#accounts.updateOne({ _id: accountId, state: 'waiting', claim: null, due_at: { $gt: now } }, { $set: { due_at: now } })
+    await this.#accounts.updateOne({ _id: accountId, state: 'waiting', due_at: { $gt: now } }, { $set: { due_at: now } })
   }
 
-  /**
-   * Whether a claim that found no account due should look again in a moment:
-   * another dispatcher serves a turn now (its account comes back when the
-   * turn ends, two queries later), or one comes due within `horizonMs` (a
-   * turn that just ended is due at its holder's "now", which may be a little
-   * later than the caller's).
-   */
-  async busy(now: Date, horizonMs: number): Promise<boolean> {
-    const soon = now.getTime() + horizonMs
-    const waiting = await this.#accounts.find({ state: 'waiting' }, { projection: { claim: 1, due_at: 1 } }).toArray()
-    return waiting.some((doc) => doc.claim !== null || doc.due_at.getTime() <= soon)
-  }
-
-  /** The accounts waiting to be served (for the queue-depth gauge). */
+  /** The accounts waiting to be served (for the queue-depth gauge and the search for unannounced ones). */
   async waitingAccounts(): Promise<string[]> {
     const docs = await this.#accounts.find({ state: 'waiting' }, { projection: { _id: 1 } }).toArray()
     return docs.map((doc) => doc._id)
-  }
-
-  /** The earliest time any waiting account is due; null when none waits. */
-  async nextDueAt(): Promise<Date | null> {
-    const [next] = await this.#accounts.find({ state: 'waiting' }, { projection: { due_at: 1 } }).sort({ due_at: 1 }).limit(1).toArray()
-    return next?.due_at ?? null
   }
 }

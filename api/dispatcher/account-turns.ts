@@ -2,41 +2,27 @@
  * Whose command goes next (docs/adr/0003-fair-dispatch.md): the account whose
  * turn it is (account-schedule.ts, round robin across the accounts with
  * waiting commands), if it has a slot free under its plan's limit, gives its
- * earliest due command (due-commands.ts); the account goes back in line
- * either way.
+ * earliest due command (due-commands.ts). Taking the turn is one write that
+ * also takes the slot; nothing is held between writes.
  */
 import type { Plan } from '../accounts/plans.js'
 import type { Clock } from '../clock.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
+import type { Logger } from '../logger.js'
 import type { Claim } from '../work-list.js'
-import type { AccountSchedule, AccountTurn } from './account-schedule.js'
+import { newSlotHolder, slotTakenAt, type AccountSchedule, type AccountScheduleDocument } from './account-schedule.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
-import { DueCommands } from './due-commands.js'
 
-/** How many accounts one claim looks at before it ends the round (each one full or with nothing due). */
+/** How many accounts one claim looks at before it answers none (each one full, taken by another dispatcher, or with nothing due). */
 const MAX_TURNS_PER_CLAIM = 32
-/** An account due within this long is as good as due: the clocks of two dispatchers' writes differ by about this much. */
-const BUSY_HORIZON_MS = 50
-
-/**
- * A claimed command, and the release of the account's turn that served it,
- * under way beside the hand-off: a store round trip off every command's way
- * to its runner. It settles to the release's error, or null; the hand-off
- * waits for it before it records its outcome.
- */
-export interface Served {
-  claim: Claim<CommandDocument>
-  turnReleased: Promise<unknown>
-}
 
 export interface AccountTurnsOptions {
   commands: CommandRepository
   now: Clock
-  /** How long a claimed command keeps other dispatchers away. */
+  log: Logger
+  /** How long a claimed command keeps other dispatchers away; a slot whose turn claimed nothing for this long is free again. */
   leaseMs: number
-  /** How long serving one account's turn keeps other dispatchers off it; longer than a count and a claim take. */
-  turnLeaseMs: number
   /** How long a full account waits before it is looked at again, unless a command of it ends first. */
   fullRecheckMs: number
   /** Commands of one account in flight at once, by its plan; absent: no limit. */
@@ -47,56 +33,64 @@ export interface AccountTurnsOptions {
 
 export class AccountTurns {
   readonly #schedule: AccountSchedule
-  /** Which of an account's commands are due, from one read per burst rather than one per claim. */
-  readonly #due: DueCommands
 
   constructor(private readonly options: AccountTurnsOptions) {
     this.#schedule = options.commands.schedule
-    this.#due = new DueCommands(options.commands)
   }
 
   /**
-   * The next command to hand off: the earliest due command of the account
-   * whose turn it is, if it has a slot free; null when no account has one
-   * due; 'busy' when none is due but another dispatcher serves an account
-   * now. Accounts that are full, or whose commands are all put off, are
-   * handed back and the next one is looked at.
+   * The next command to hand off, claimed: the earliest due command of the
+   * account whose turn it is, if it has a slot free; null when no account
+   * has one. Accounts that are full, or whose commands are all put off, are
+   * put off in turn and the next one is looked at.
    */
-  async next(): Promise<Served | 'busy' | null> {
+  async next(): Promise<Claim<CommandDocument> | null> {
     for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
-      const turn = await this.#schedule.claimNext(this.options.now(), this.options.turnLeaseMs)
-      if (!turn) return (await this.#schedule.busy(this.options.now(), BUSY_HORIZON_MS)) ? 'busy' : null
-      const claim = await this.#serve(turn)
+      const now = this.options.now()
+      const account = await this.#schedule.nextDue(now)
+      if (!account) {
+        if (await this.#announceMissing(now)) continue
+        return null
+      }
+      const limit = await this.#limitOf(account._id)
+      const holder = newSlotHolder(now)
+      if (!(await this.#schedule.takeTurn(account, limit, holder))) {
+        // Full, or another dispatcher took its turn first (then the next look finds where it is now).
+        if (limit > 0 && (account.holders?.length ?? 0) >= limit) await this.#whenFull(account, limit, now)
+        continue
+      }
+      const claim = await this.options.commands.due.claim(account._id, now, this.options.leaseMs, holder.token)
       if (claim) return claim
+      await this.#schedule.endEmptyTurn(account, holder, await this.options.commands.nextDueForAccount(account._id))
     }
     return null
   }
 
-  /** One account's turn: its next command if it has a slot free and one due; the account goes back in line either way. */
-  async #serve(turn: AccountTurn): Promise<Served | null> {
-    const { accountId } = turn
-    const limit = await this.#limitOf(accountId)
-    if (limit > 0) {
-      const running = await this.options.commands.inFlight(accountId, this.options.now())
-      if (running >= limit) {
-        // Keeps its place: a command of it ending wakes it (commandEnded), else it looks again after fullRecheckMs.
-        await this.#schedule.release(turn, new Date(this.options.now().getTime() + this.options.fullRecheckMs))
-        return null
-      }
-    }
-    const claim = await this.#due.claim(accountId, this.options.now(), this.options.leaseMs)
-    if (claim) {
-      // Served: to the end of the line. Settled to its error at once, so a failure is never an unhandled rejection.
-      const turnReleased = this.#schedule.release(turn, this.options.now()).then(
-        () => null,
-        (err: unknown) => err ?? new Error('the turn release failed'),
-      )
-      return { claim, turnReleased }
-    }
-    const nextDue = await this.options.commands.nextDueForAccount(accountId)
-    // Due again when its next command is (a backoff, or a held one's lease, which ends if its holder died).
-    await (nextDue ? this.#schedule.putOff(turn, nextDue, this.options.now()) : this.#schedule.retire(turn, this.options.now()))
-    return null
+  /**
+   * A full account: slots whose holders died (a turn that never claimed, a
+   * command whose end or put-off did not give its slot back) are freed and
+   * the account is looked at again; with every slot live it waits until a
+   * command of it ends (commandEnded wakes it) or `fullRecheckMs` passed.
+   */
+  async #whenFull(account: AccountScheduleDocument, limit: number, now: Date): Promise<void> {
+    const holders = account.holders ?? []
+    const live = await this.options.commands.slotsHeld(holders, now)
+    const stale = holders.filter((token) => !live.has(token) && slotTakenAt(token).getTime() + this.options.leaseMs <= now.getTime())
+    if (stale.length > 0) await this.#schedule.freeSlots(account._id, stale)
+    else await this.#schedule.putOffFull(account, limit, new Date(now.getTime() + this.options.fullRecheckMs))
+  }
+
+  /**
+   * No account is due: one waiting command of an account the schedule does
+   * not list as waiting (an API process died between a command's insert and
+   * its account's announcement) has its account announced. True when one was.
+   */
+  async #announceMissing(now: Date): Promise<boolean> {
+    const accountId = await this.options.commands.unannouncedAccount(await this.#schedule.waitingAccounts())
+    if (accountId === null) return false
+    this.options.log.warn({ account_id: accountId }, 'an account with waiting commands was missing from the schedule; added')
+    await this.#schedule.enqueue(accountId, now)
+    return true
   }
 
   async #limitOf(accountId: string): Promise<number> {

@@ -1,6 +1,6 @@
 /**
- * The commands of each account this dispatcher last read as due, in the
- * order it takes them: an account's claims then go by id, one write found by
+ * The commands of each account this process last read as due, in the
+ * order it takes them (one per process: CommandRepository#due): an account's claims then go by id, one write found by
  * `_id` each, instead of each claim finding the account's earliest due
  * command again. On MongoDB that finding walks an index; on the embedded store
  * it reads every waiting command of the account, since the embedded store compares
@@ -21,6 +21,11 @@
  * a stale hint costs a few writes, not one per id. Commands accepted after
  * the read are due after every id it returned, so the account's commands are
  * still taken first come, first served.
+ *
+ * Claims of one account wait for each other in this process: several turns
+ * of an account may be served at once (each took its own slot), and their
+ * claims, sent together, could come back out of order and reach the
+ * executor in another order than the one they were taken in.
  */
 import type { Claim } from '../work-list.js'
 import type { CommandDocument } from '../commands/command-document.js'
@@ -35,33 +40,46 @@ export class DueCommands {
   readonly #known = new Map<string, string[]>()
   /** Accounts whose last claim found a command: another claim of them means a backlog. */
   readonly #claimedLast = new Set<string>()
+  /** Per account, the claim in progress in this process (settled to nothing), which the next one waits for. */
+  readonly #claiming = new Map<string, Promise<unknown>>()
 
   constructor(
     private readonly commands: Pick<CommandRepository, 'claimForAccount' | 'claimOneForAccount' | 'dueForAccount'>,
     private readonly readAtMost = READ_AT_MOST,
   ) {}
 
-  /** The account's earliest due command, claimed for `leaseMs`; null when none is due. */
-  async claim(accountId: string, now: Date, leaseMs: number): Promise<Claim<CommandDocument> | null> {
-    const known = await this.#claimKnown(accountId, now, leaseMs)
+  /** The account's earliest due command, claimed for `leaseMs` in the slot `slot`; null when none is due. */
+  async claim(accountId: string, now: Date, leaseMs: number, slot: string): Promise<Claim<CommandDocument> | null> {
+    const claiming = (this.#claiming.get(accountId) ?? Promise.resolve()).then(() => this.#claimInTurn(accountId, now, leaseMs, slot))
+    const settled = claiming.catch(() => undefined)
+    this.#claiming.set(accountId, settled)
+    try {
+      return await claiming
+    } finally {
+      if (this.#claiming.get(accountId) === settled) this.#claiming.delete(accountId)
+    }
+  }
+
+  async #claimInTurn(accountId: string, now: Date, leaseMs: number, slot: string): Promise<Claim<CommandDocument> | null> {
+    const known = await this.#claimKnown(accountId, now, leaseMs, slot)
     if (known !== 'read again') return known
     if (!this.#claimedLast.has(accountId)) {
-      const claim = await this.commands.claimForAccount(accountId, now, leaseMs)
+      const claim = await this.commands.claimForAccount(accountId, now, leaseMs, slot)
       if (claim) this.#claimedLast.add(accountId)
       return claim
     }
     this.#known.set(accountId, await this.commands.dueForAccount(accountId, now, this.readAtMost))
-    const read = await this.#claimKnown(accountId, now, leaseMs, Infinity)
+    const read = await this.#claimKnown(accountId, now, leaseMs, slot, Infinity)
     if (read !== 'read again') return read
     this.#claimedLast.delete(accountId)
     return null
   }
 
-  async #claimKnown(accountId: string, now: Date, leaseMs: number, maxMisses = MAX_MISSES): Promise<Claim<CommandDocument> | null | 'read again'> {
+  async #claimKnown(accountId: string, now: Date, leaseMs: number, slot: string, maxMisses = MAX_MISSES): Promise<Claim<CommandDocument> | null | 'read again'> {
     const ids = this.#known.get(accountId) ?? []
     let misses = 0
     while (ids.length > 0 && misses < maxMisses) {
-      const claim = await this.commands.claimOneForAccount(ids.shift() as string, accountId, now, leaseMs)
+      const claim = await this.commands.claimOneForAccount(ids.shift() as string, accountId, now, leaseMs, slot)
       if (claim) {
         if (ids.length === 0) this.#known.delete(accountId)
         return claim

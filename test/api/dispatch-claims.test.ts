@@ -201,15 +201,14 @@ t.test('dispatch claims', async (t) => {
     const { commands, clock, dispatcher, records } = await world()
     const [commandId] = await accept(commands, 'held', 1, clock.now)
     const executor: SharedExecutor = new SharedExecutor(() => (executor.calls.get(commandId!) ?? 0) <= 1)
-    // The first hand-off's put-off waits until a second worker of the same round has served the account's turn:
-    // that turn read the command while the hand-off held it, due only when its lease ends.
-    let releases = 0
+    // The first hand-off's put-off waits until a second worker of the same round has ended a turn of the account
+    // that found nothing due: that turn read the command while the hand-off held it, due only when its lease ends.
     let otherTurnServed = () => {}
     const served = new Promise<void>((resolve) => (otherTurnServed = resolve))
     const around: Around = async (step, work) => {
       if (step === 'dispatch.putOff') await served
       const result = await work()
-      if (['schedule.release', 'schedule.putOff', 'schedule.retire'].includes(step) && ++releases === 2) otherTurnServed()
+      if (step === 'schedule.endEmptyTurn') otherTurnServed()
       return result
     }
     const d = dispatcher(executor, { commands: interleaved(commands, around), backoffMs: () => 1_000 })

@@ -11,6 +11,7 @@ import { queueDepthByPlan } from '../../api/dispatcher/queue-depth.js'
 import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
+import { eventually } from '../harness/eventually.js'
 import { interleaved } from '../harness/interleaved.js'
 import { startMongo } from '../harness/mongo.js'
 import { seededRandom } from '../harness/random.js'
@@ -173,15 +174,20 @@ t.test('fair dispatch', async (t) => {
   })
 
   t.test('the slot a crashed dispatcher held is given to the next command when its lease ends', async (t) => {
-    const { accept, clock, commands, dispatcher, end } = await world()
+    const { accept, clock, dispatcher, end } = await world()
     const a = await accept('acc_a', 2)
-    const executor = new HoldingExecutor()
     const limitOne = { free: 1, trial: 1, growth: 1, business: 1 }
-    // What a dispatcher that died right after its claim leaves: the first command held by a live lease, nobody to hand it off.
-    const crashed = await commands.claimForAccount('acc_a', clock.now(), LEASE_MS)
-    t.equal(crashed?.doc._id, a[0], 'the crashed dispatcher held the first command')
+    // A dispatcher that dies right after its claim: its hand-off never answers, so it gives nothing back.
+    const dying = new HoldingExecutor(async (work) => {
+      await work()
+      return new Promise<never>(() => {})
+    })
+    void dispatcher(dying, { concurrencyLimits: limitOne }).drain()
+    await eventually('the dying dispatcher took a command', () => dying.order.length === 1)
+    t.same(dying.order, [a[0]], 'the dying dispatcher held the first command')
+    const executor = new HoldingExecutor()
     const survivor = dispatcher(executor, { concurrencyLimits: limitOne })
-    t.equal(await survivor.drain(), 0, 'the held claim fills the account\'s one slot while its lease runs')
+    t.equal(await survivor.drain(), 0, "the held claim fills the account's one slot while its lease runs")
     clock.advance(LEASE_MS)
     t.equal(await survivor.drain(), 1, 'the slot is free when the lease ends')
     t.same(executor.order, [a[1]], 'the next command takes it (the one the dead dispatcher held is due from its lease end on)')
@@ -189,6 +195,27 @@ t.test('fair dispatch', async (t) => {
     await survivor.commandEnded('acc_a')
     t.equal(await survivor.drain(), 1)
     t.same(executor.order, [a[1], a[0]], 'then the command the dead dispatcher held')
+  })
+
+  t.test('a slot taken by a turn whose dispatcher died before its claim is free again when a claim\'s lease would have ended', async (t) => {
+    const { accept, clock, commands, dispatcher } = await world()
+    const a = await accept('acc_a', 1)
+    const limitOne = { free: 1, trial: 1, growth: 1, business: 1 }
+    // The store goes away between the turn (which took the account's one slot) and the claim: that round fails.
+    const dying = dispatcher(new HoldingExecutor(), {
+      concurrencyLimits: limitOne,
+      commands: interleaved(commands, async (step, work) => {
+        if (step === 'due.claim') throw new Error('connection lost')
+        return work()
+      }),
+    })
+    await t.rejects(dying.drain(), /connection lost/)
+    const executor = new HoldingExecutor()
+    const survivor = dispatcher(executor, { concurrencyLimits: limitOne })
+    t.equal(await survivor.drain(), 0, 'the slot is taken while a claim made in that turn could still be under way')
+    clock.advance(LEASE_MS)
+    t.equal(await survivor.drain(), 1, 'then it is free')
+    t.same(executor.order, a)
   })
 
   t.test('the metrics show the commands waiting per plan and how long each waited for its hand-off', async (t) => {

@@ -8,7 +8,8 @@ import { interleaved, type Around } from '../harness/interleaved.js'
 import type { Executor } from '../../api/executors/executor.js'
 import { createLogger } from '../../api/logger.js'
 import { startApi } from '../harness/api.js'
-import { COMMAND_BODY, submit, } from './dispatch-fixtures.js'
+import { newCommandDocument } from '../../api/commands/command-document.js'
+import { COMMAND_BODY, COMMAND_DRAFT, submit } from './dispatch-fixtures.js'
 
 /** An Executor (our own interface) that records what it is handed and fails the first `failures` calls. */
 class RecordingExecutor implements Executor {
@@ -175,26 +176,34 @@ t.test('outbox dispatch', async (t) => {
     })
   })
 
-  t.test("a command's hand-off starts without waiting for its account's turn to be released, and is recorded only after it", async (t) => {
+  t.test("a command's hand-off takes its account's turn and slot in one write before the claim, and writes nothing more to the schedule before the hand-off is recorded", async (t) => {
     const [commandId] = await submit(api, api_key)
     const order: string[] = []
     const executor: Executor = {
       name: 'ordering',
       execute: async () => void order.push('execute'),
     }
-    // The release waits one turn of the event loop before it writes: the hand-off, if it does not wait for it, comes first.
-    // An account's turn ends by one of three writes, all 'release' here.
-    const kind = (step: string) => (['schedule.release', 'schedule.putOff', 'schedule.retire'].includes(step) ? 'release' : step === 'dispatch.finish' ? 'finish' : step)
     const around: Around = async (step, work) => {
-      if (kind(step) === 'release') await new Promise((resolve) => setImmediate(resolve))
       const result = await work()
-      order.push(kind(step))
+      order.push(step)
       return result
     }
     const handed = await new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, concurrency: 1 }).drain()
     t.equal(handed, 1)
-    // Then the account's next turn finds nothing due and ends (another 'release').
-    t.same(order.filter((step) => ['execute', 'release', 'finish'].includes(step)).slice(0, 3), ['execute', 'release', 'finish'])
+    // Reads (which account is next, which are waiting) write nothing; then the account's next turn finds nothing due.
+    const reads = new Set(['schedule.nextDue', 'schedule.waitingAccounts'])
+    const writes = order.filter((step) => (step.startsWith('schedule.') && !reads.has(step)) || ['due.claim', 'execute', 'dispatch.finish'].includes(step))
+    t.same(writes.slice(0, 4), ['schedule.takeTurn', 'due.claim', 'execute', 'dispatch.finish'])
     t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done' }, 'the hand-off is recorded')
+  })
+
+  t.test('a command whose account was never announced (its API process died between the insert and the announcement) is handed off at the next round', async (t) => {
+    // What such a crash leaves: the record, waiting for its hand-off, and nothing in the schedule.
+    const lost = newCommandDocument(COMMAND_DRAFT, { commandId: 'cmd_lost_announcement', accountId: 'acc_lost' }, now)
+    await commands.insertOne(lost as never)
+    const executor = new RecordingExecutor()
+    t.equal(await dispatcher(executor).drain(), 1)
+    t.same(executor.handed.map((spec) => spec.commandId), [lost._id])
+    t.match(await commands.findOne({ _id: lost._id as never }), { dispatch_state: 'done', dispatch_attempts: 1 })
   })
 })

@@ -15,6 +15,8 @@ import { COMMAND_DRAFT } from './dispatch-fixtures.js'
 const T0 = new Date('2026-01-01T00:00:00Z')
 const LEASE_MS = 60_000
 const at = (ms: number) => new Date(T0.getTime() + ms)
+/** The account slot the claims take (AccountTurns takes one per turn; the hint only passes it on). */
+const SLOT = 'slot_1'
 
 t.test('due commands', async (t) => {
   const mongo = await startMongo(t)
@@ -30,9 +32,9 @@ t.test('due commands', async (t) => {
     const scans: string[] = []
     const counted = {
       claimOneForAccount: commands.claimOneForAccount.bind(commands),
-      claimForAccount: (accountId: string, now: Date, leaseMs: number) => {
+      claimForAccount: (accountId: string, now: Date, leaseMs: number, slot: string) => {
         scans.push(accountId)
-        return commands.claimForAccount(accountId, now, leaseMs)
+        return commands.claimForAccount(accountId, now, leaseMs, slot)
       },
       dueForAccount: (accountId: string, now: Date, limit: number) => {
         reads.push(accountId)
@@ -52,12 +54,12 @@ t.test('due commands', async (t) => {
     const { reads, scans, counted, accept } = await world()
     const [id] = await accept('acc_a', 'a', 1, T0)
     const due = new DueCommands(counted)
-    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, id)
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))?.doc._id, id)
     t.same(scans, ['acc_a'])
     t.same(reads, [], 'no hint is read for an account claimed once')
-    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS), null, 'the round looks again and finds nothing')
+    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS, SLOT), null, 'the round looks again and finds nothing')
     const [next] = await accept('acc_a', 'b', 1, at(2_000))
-    t.equal((await due.claim('acc_a', at(3_000), LEASE_MS))?.doc._id, next, 'after an empty claim the next lone command is claimed the plain way again')
+    t.equal((await due.claim('acc_a', at(3_000), LEASE_MS, SLOT))?.doc._id, next, 'after an empty claim the next lone command is claimed the plain way again')
     t.same(scans, ['acc_a', 'acc_a'])
   })
 
@@ -66,11 +68,11 @@ t.test('due commands', async (t) => {
     const ids = await accept('acc_a', 'a', 12, T0)
     const due = new DueCommands(counted)
     const claimed: string[] = []
-    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
+    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))!.doc._id)
     t.same(claimed, ids)
     t.same(scans, ['acc_a'], 'the first claim is the plain one')
     t.same(reads, ['acc_a'], 'the second read the queue, once for the rest of the burst')
-    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS), null, 'nothing is left to claim')
+    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS, SLOT), null, 'nothing is left to claim')
     t.same(reads, ['acc_a', 'acc_a'], 'an exhausted hint reads again before it answers none')
   })
 
@@ -79,30 +81,30 @@ t.test('due commands', async (t) => {
     const ids = await accept('acc_a', 'a', 7, T0)
     await accept('acc_b', 'b', 2, T0)
     const due = new DueCommands(counted)
-    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, ids[0])
-    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, ids[1], 'the second claim reads the hint')
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))?.doc._id, ids[0])
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))?.doc._id, ids[1], 'the second claim reads the hint')
     // Meanwhile another dispatcher takes the next one, and a third is put off past now.
-    const taken = await commands.claimOneForAccount(ids[2]!, 'acc_a', at(1_000), LEASE_MS)
+    const taken = await commands.claimOneForAccount(ids[2]!, 'acc_a', at(1_000), LEASE_MS, SLOT)
     t.equal(taken?.doc._id, ids[2])
-    const third = await commands.claimOneForAccount(ids[3]!, 'acc_a', at(1_000), LEASE_MS)
+    const third = await commands.claimOneForAccount(ids[3]!, 'acc_a', at(1_000), LEASE_MS, SLOT)
     t.ok(third && (await commands.dispatch.putOff(third, at(90_000))))
-    const next = await due.claim('acc_a', at(2_000), LEASE_MS)
+    const next = await due.claim('acc_a', at(2_000), LEASE_MS, SLOT)
     t.equal(next?.doc._id, ids[4], 'the taken and the put-off commands are passed over')
-    t.equal(next?.doc.dispatch_slot, 'acc_a', 'the claim marks the slot it holds, as the scan did')
+    t.equal(next?.doc.dispatch_slot, SLOT, 'the claim marks the slot it holds, as the scan did')
     t.equal(next?.doc.account_id, 'acc_a')
     t.same(reads, ['acc_a', 'acc_a'], 'two gone in a row: the queue is read again rather than trusting the hint further')
-    t.equal(await commands.claimOneForAccount(ids[5]!, 'acc_b', at(2_000), LEASE_MS), null, "a claim for another account never takes this one's command")
+    t.equal(await commands.claimOneForAccount(ids[5]!, 'acc_b', at(2_000), LEASE_MS, SLOT), null, "a claim for another account never takes this one's command")
   })
 
   t.test('commands accepted after the read come after every id it returned', async (t) => {
     const { reads, counted, accept } = await world()
     const first = await accept('acc_a', 'early', 3, T0)
     const due = new DueCommands(counted)
-    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, first[0])
-    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS))?.doc._id, first[1])
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))?.doc._id, first[0])
+    t.equal((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))?.doc._id, first[1])
     const later = await accept('acc_a', 'late', 2, at(1_500))
     const order: string[] = []
-    for (let i = 0; i < 3; i++) order.push((await due.claim('acc_a', at(2_000), LEASE_MS))!.doc._id)
+    for (let i = 0; i < 3; i++) order.push((await due.claim('acc_a', at(2_000), LEASE_MS, SLOT))!.doc._id)
     t.same(order, [first[2], later[0], later[1]])
     t.same(reads, ['acc_a', 'acc_a'], 'the late ones were found when the known ids ran out')
   })
@@ -112,7 +114,7 @@ t.test('due commands', async (t) => {
     const ids = await accept('acc_a', 'a', 7, T0)
     const due = new DueCommands(counted, 3)
     const claimed: string[] = []
-    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS))!.doc._id)
+    for (let i = 0; i < ids.length; i++) claimed.push((await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))!.doc._id)
     t.same(claimed, ids)
     t.equal(reads.length, 2, 'seven commands: the first alone, then three per read')
   })

@@ -29,10 +29,10 @@ t.test('a command handed to the local executor again after its run ended is not 
   t.match(before, { run_state: 'ended', run_attempt: 1, run_pid: null, dispatch_state: 'done', dispatch_attempts: 1 }, 'one run, ended; a pooled run records no pid')
 
   // What a crash between the hand-off and marking it done leaves, once the leases have ended: the
-  // record waiting and due in its account's queue, and the account's turn (which the dead
-  // dispatcher held) due again (api/dispatcher/account-schedule.ts).
+  // record waiting and due in its account's queue, and the account due again in the schedule
+  // (api/dispatcher/account-schedule.ts).
   await commands.updateOne({ _id: command_id, dispatch_state: 'done' }, { $set: { dispatch_state: 'waiting', dispatch_due_at: new Date(), dispatch_claim: null, dispatch_queue: before!.account_id } })
-  const accountTurn = await db.collection<{ _id: string }>('dispatch_accounts').updateOne({ _id: before!.account_id }, { $set: { state: 'waiting', due_at: new Date(), claim: null } })
+  const accountTurn = await db.collection<{ _id: string }>('dispatch_accounts').updateOne({ _id: before!.account_id }, { $set: { state: 'waiting', due_at: new Date() } })
   t.equal(accountTurn.matchedCount, 1, 'the account has a turn record to put back')
   await eventually('the command is handed off again', async () => (await commands.countDocuments({ _id: command_id, dispatch_state: 'done', dispatch_attempts: 2 })) === 1, 10_000)
   const after = await commands.findOne({ _id: command_id })
