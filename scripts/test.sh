@@ -19,6 +19,12 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 npx --no-install tap "$@" | tee "$log" || status=$?
+# CI keeps only the tail of the output: name the failed files, subtests and assertions there.
+failed="$(grep -E '^ *not ok ' "$log" | grep -v ' # TODO' || true)"
+if [[ -n "$failed" ]]; then
+  echo "ffkube: failed (files, subtests and assertions):"
+  sed -E 's/ # time=.*//' <<<"$failed"
+fi
 # tap's summary is `# { total: N, pass: P, fail: F, ... }`; say it as the plain
 # closing line CI tools read.
 summary="$(grep -E '^# \{ total: ' "$log" | tail -n 1 || true)"

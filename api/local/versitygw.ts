@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { ChildServer } from './child-server.js'
 import { startOnFreePort } from './ports.js'
@@ -15,8 +16,6 @@ export interface S3RootCredentials {
   secretAccessKey: string
 }
 
-const HEALTH_PATH = '/ffkube-health'
-
 /**
  * Starts the Versity S3 Gateway (versitygw) with its posix backend: each
  * bucket is a folder of `dataDir`, each object a file, its metadata in
@@ -26,28 +25,38 @@ const HEALTH_PATH = '/ffkube-health'
  */
 export async function startVersitygw(dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
   await mkdir(dataDir, { recursive: true })
-  return startOnFreePort(async (port) => {
-    const server = ChildServer.start({
-      name: 'versitygw',
-      command: toolPath('versitygw'),
-      // --keep-alive: connections are reused. v1.8.0 as published left a connection unusable
-      // after an aws-chunked upload with a checksum trailer (the SDK's default for a streamed
-      // body); our build carries the fix (scripts/toolchain/versitygw/patches, ADR 0007).
-      // --quiet: no line per request.
-      args: ['--port', `${host}:${port}`, '--health', HEALTH_PATH, '--keep-alive', '--quiet', 'posix', dataDir],
-      env: {
-        PATH: process.env.PATH ?? '',
-        ROOT_ACCESS_KEY_ID: credentials.accessKeyId,
-        ROOT_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      },
-    })
-    const endpoint = `http://${host}:${port}`
-    try {
-      await server.waitUntilReady(async () => ((await fetch(`${endpoint}${HEALTH_PATH}`)).ok ? true : undefined))
-      return { endpoint, server }
-    } catch (err) {
-      await server.stop()
-      throw err
-    }
+  return startOnFreePort((port) => startVersitygwOn(port, dataDir, credentials, host))
+}
+
+/**
+ * Starts versitygw on `port`, and fails if the port is not its own. Its
+ * health path is new for each start: when another process took the port
+ * between freePort and this bind (another versitygw, say), the probe meets
+ * that server, which does not answer this path, until this one exits on its
+ * failed bind; a fixed path would take the other server for this one.
+ */
+export async function startVersitygwOn(port: number, dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
+  const healthPath = `/ffkube-health-${randomBytes(8).toString('hex')}`
+  const server = ChildServer.start({
+    name: 'versitygw',
+    command: toolPath('versitygw'),
+    // --keep-alive: connections are reused. v1.8.0 as published left a connection unusable
+    // after an aws-chunked upload with a checksum trailer (the SDK's default for a streamed
+    // body); our build carries the fix (scripts/toolchain/versitygw/patches, ADR 0007).
+    // --quiet: no line per request.
+    args: ['--port', `${host}:${port}`, '--health', healthPath, '--keep-alive', '--quiet', 'posix', dataDir],
+    env: {
+      PATH: process.env.PATH ?? '',
+      ROOT_ACCESS_KEY_ID: credentials.accessKeyId,
+      ROOT_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    },
   })
+  const endpoint = `http://${host}:${port}`
+  try {
+    await server.waitUntilReady(async () => ((await fetch(`${endpoint}${healthPath}`)).ok ? true : undefined))
+    return { endpoint, server }
+  } catch (err) {
+    await server.stop()
+    throw err
+  }
 }

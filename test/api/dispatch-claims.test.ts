@@ -185,11 +185,14 @@ t.test('dispatch claims', async (t) => {
     const { commands, clock, dispatcher, records } = await world()
     const [commandId] = await accept(commands, 'slow', 1, clock.now)
     const gated = new GatedExecutor()
-    const slowRound = dispatcher(gated).drain()
+    // One worker: with more, the slow round's next worker is still claiming when the clock moves, and can
+    // take the command over itself once its lease ends (a second hand-off of the same dispatcher).
+    const slowRound = dispatcher(gated, { concurrency: 1 }).drain()
     await eventually('one hand-off started', () => gated.started.length === 1)
     clock.now = new Date(clock.now.getTime() + LEASE_MS)
     const other = new SharedExecutor()
     t.equal(await dispatcher(other).drain(), 1, 'taken over once the lease ended')
+    t.same(gated.started, [commandId], 'the slow dispatcher handed it off once')
     gated.release(true)
     t.equal(await slowRound, 0, 'the late hand-off failed')
     const [stored] = await records([commandId!])
