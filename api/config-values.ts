@@ -4,6 +4,7 @@
  * and throws ConfigError naming the variable and what it must be.
  */
 import { isIP } from 'node:net'
+import { PLANS, type Plan } from './accounts/plans.js'
 
 /** A variable was set to something this module cannot use. */
 export class ConfigError extends Error {
@@ -31,6 +32,16 @@ export function parseLimit(name: string, raw: string | undefined, fallback: numb
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of ${what} (0 = unlimited), got "${raw}"`)
   return Number(raw)
+}
+
+/** One parseLimit per plan, from the variable `name(PLAN)` (FREE, TRIAL, GROWTH, BUSINESS), each falling back to its plan's default. */
+export function parsePerPlan(env: NodeJS.ProcessEnv, name: (plan: string) => string, defaults: Record<Plan, number>, what: string): Record<Plan, number> {
+  const values = { ...defaults }
+  for (const plan of PLANS) {
+    const variable = name(plan.toUpperCase())
+    values[plan] = parseLimit(variable, env[variable], defaults[plan], what)
+  }
+  return values
 }
 
 export function parseCount(name: string, raw: string | undefined, fallback: number): number {

@@ -13,7 +13,7 @@ import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 import { DEFAULT_STORAGE_QUOTAS, type StorageQuotas } from './files/storage-quota.js'
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS_CEILING, type RetentionDaysByPlan } from './files/retention.js'
-import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parseTrustProxy, type TrustProxy } from './config-values.js'
+import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parsePerPlan, parseTrustProxy, type TrustProxy } from './config-values.js'
 
 export { ConfigError, type TrustProxy }
 
@@ -152,39 +152,10 @@ function parsePort(env: NodeJS.ProcessEnv): number {
   return port
 }
 
-function parseRateLimits(env: NodeJS.ProcessEnv): RateLimits {
-  const limits = { ...DEFAULT_RATE_LIMITS }
-  for (const plan of PLANS) {
-    const name = `RATE_LIMIT_${plan.toUpperCase()}_PER_MINUTE`
-    limits[plan] = parseLimit(name, env[name], limits[plan], 'requests per minute')
-  }
-  return limits
-}
-
-function parseConcurrencyLimits(env: NodeJS.ProcessEnv): ConcurrencyLimits {
-  const limits = { ...DEFAULT_CONCURRENCY_LIMITS }
-  for (const plan of PLANS) {
-    const name = `CONCURRENT_COMMANDS_${plan.toUpperCase()}`
-    limits[plan] = parseLimit(name, env[name], limits[plan], 'commands')
-  }
-  return limits
-}
-
-function parseStorageQuotas(env: NodeJS.ProcessEnv): StorageQuotas {
-  const quotas = { ...DEFAULT_STORAGE_QUOTAS }
-  for (const plan of PLANS) {
-    const name = `STORAGE_QUOTA_${plan.toUpperCase()}_BYTES`
-    quotas[plan] = parseLimit(name, env[name], quotas[plan], 'bytes')
-  }
-  return quotas
-}
-
 function parseRetentionDays(env: NodeJS.ProcessEnv): RetentionDaysByPlan {
-  const days = { ...DEFAULT_RETENTION_DAYS }
+  const days = parsePerPlan(env, (plan) => `RETENTION_DAYS_${plan}`, DEFAULT_RETENTION_DAYS, 'days')
   for (const plan of PLANS) {
-    const name = `RETENTION_DAYS_${plan.toUpperCase()}`
-    days[plan] = parseLimit(name, env[name], days[plan], 'days')
-    if (days[plan] > MAX_RETENTION_DAYS_CEILING) throw new ConfigError(`${name} must be at most ${MAX_RETENTION_DAYS_CEILING} days (0 = kept until deleted), got ${days[plan]}`)
+    if (days[plan] > MAX_RETENTION_DAYS_CEILING) throw new ConfigError(`RETENTION_DAYS_${plan.toUpperCase()} must be at most ${MAX_RETENTION_DAYS_CEILING} days (0 = kept until deleted), got ${days[plan]}`)
   }
   return days
 }
@@ -283,10 +254,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(optional(env.FFKUBE_DATA_DIR) ?? '.ffkube'),
     logLevel: parseEnum('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     encryptionKeys: optional(env.ENCRYPTION_KEYS),
-    rateLimits: parseRateLimits(env),
+    rateLimits: parsePerPlan(env, (plan) => `RATE_LIMIT_${plan}_PER_MINUTE`, DEFAULT_RATE_LIMITS, 'requests per minute'),
     consoleSignInFailuresPerMinute: parseLimit('CONSOLE_SIGN_IN_FAILURES_PER_MINUTE', env.CONSOLE_SIGN_IN_FAILURES_PER_MINUTE, DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, 'failed sign-ins per minute'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    concurrencyLimits: parseConcurrencyLimits(env),
+    concurrencyLimits: parsePerPlan(env, (plan) => `CONCURRENT_COMMANDS_${plan}`, DEFAULT_CONCURRENCY_LIMITS, 'commands'),
     localRunnerConcurrency: parseCount('LOCAL_RUNNER_CONCURRENCY', env.LOCAL_RUNNER_CONCURRENCY, availableParallelism()),
     commandDeadlineSeconds: parseCount('COMMAND_DEADLINE_SECONDS', env.COMMAND_DEADLINE_SECONDS, 900),
     commandWorkDirMaxBytes: parseCount('COMMAND_WORK_DIR_MAX_BYTES', env.COMMAND_WORK_DIR_MAX_BYTES, 8 * 1024 ** 3),
@@ -295,7 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamsPerAccount: parseCount('EVENT_STREAMS_PER_ACCOUNT', env.EVENT_STREAMS_PER_ACCOUNT, DEFAULT_STREAMS_PER_ACCOUNT),
     eventStreamMaxSeconds: parseStreamLifetime(env),
     commandLimits: parseCommandLimits(env),
-    storageQuotas: parseStorageQuotas(env),
+    storageQuotas: parsePerPlan(env, (plan) => `STORAGE_QUOTA_${plan}_BYTES`, DEFAULT_STORAGE_QUOTAS, 'bytes'),
     retentionDays: parseRetentionDays(env),
   }
 }

@@ -20,6 +20,12 @@
  *   The retention sweep's query (FileRepository#expiredFiles) is found by
  *   its index's first key, so each round reads every live file's record;
  *   it runs every ten minutes (api/files/retention-sweep.ts).
+ * - findOneAndUpdate takes no projection ("not implemented"): the fields not
+ *   to hand on are dropped from the returned document instead (the yt-dlp
+ *   cookies' sealed text, api/ytdlp-cookies/ytdlp-cookie-repository.ts).
+ * - `$pull` with a condition matches nothing (an exact value and `$pullAll`
+ *   work), and `$setOnInsert` of an empty array is dropped: the dispatcher's
+ *   slot holders are plain strings, absent until the first slot is taken.
  */
 import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb'
 

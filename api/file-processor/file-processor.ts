@@ -153,7 +153,7 @@ export class FileProcessor {
     if (outcome.status === 'STORED') log.info('file stored')
     else {
       // A FAILED file holds no bytes: what its upload or fetch counted is freed (nothing, when nothing was counted).
-      await this.#files.releaseQuota(file)
+      await this.#files.quota.release(file.account_id, file._id)
       log.info({ error_status: outcome.error_status }, 'file failed')
     }
     return true

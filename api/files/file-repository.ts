@@ -18,27 +18,8 @@ import { PresignedGets } from './presigned-gets.js'
 import { STORAGE_URL_TTL_SECONDS } from './storage-url.js'
 import type { StoredFileRow } from '../usage/usage-report.js'
 import type { Plan } from '../accounts/plans.js'
-import { outputHolds, outputObjectKeys } from './output-holds.js'
+import { outputHolds } from './output-holds.js'
 import { refusalMessage, type StorageQuota } from './storage-quota.js'
-
-/**
- * Which of these file ids hold bytes in managed storage (`live`: not deleted,
- * not FAILED) and which do not (`gone`); ids with no record are left out.
- * The storage quota's repair asks it (StorageQuota.repair), from the admin CLI,
- * which has the database and no bucket.
- */
-export function fileHoldings(db: Db): (ids: string[]) => Promise<Map<string, 'live' | 'gone'>> {
-  const files = db.collection<FileDocument>('files')
-  return async (ids) => {
-    const states = new Map<string, 'live' | 'gone'>()
-    // By _id one at a time: the lookup every store serves from its index (a repair is rare).
-    for (const id of ids) {
-      const file = await files.findOne({ _id: id }, { projection: { is_deleted: 1, status: 1 } })
-      if (file) states.set(id, file.is_deleted || file.status === 'FAILED' ? 'gone' : 'live')
-    }
-    return states
-  }
-}
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
 export class FileRepository {
@@ -86,16 +67,6 @@ export class FileRepository {
   async reserveOutputs(command: CommandDocument, results: Record<string, OutputFileResult>): Promise<string | null> {
     const reservation = await this.quota.reserve(command.account_id, outputHolds(command._id, results))
     return reservation.reserved ? null : refusalMessage('the outputs hold', reservation)
-  }
-
-  /** Deletes the objects of a command's managed outputs that will never be recorded (refused by the quota). */
-  async discardOutputs(results: Record<string, OutputFileResult>): Promise<void> {
-    await this.storage.deleteAll(outputObjectKeys(results))
-  }
-
-  /** The upload route's way out of a reservation whose record could not be written, and the file processor's for a file that FAILED. */
-  async releaseQuota(file: Pick<FileDocument, '_id' | 'account_id'>): Promise<void> {
-    await this.quota.release(file.account_id, file._id)
   }
 
   /** The bytes the account may still store; 403 STORAGE_QUOTA_EXCEEDED when it is at or over its quota: for what writes managed storage before its size is known. */

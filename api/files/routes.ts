@@ -150,7 +150,7 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock; expiresAt: (request: 
       const at = now()
       const pending = newPendingFile({ fileId, accountId, filename, storeType: 'UPLOAD', objectKey: key, originalFileUrl: null, mimeType: part.mimetype || null, expiresAt: expiresAt(request, at) }, at)
       await scope.files.insertPending(pending).catch(async (error: unknown) => {
-        await scope.files.releaseQuota(pending)
+        await scope.files.quota.release(pending.account_id, pending._id)
         await scope.files.storage.delete(key)
         throw error
       })

@@ -234,7 +234,7 @@ export class StatusProjector {
    */
   async #discard(results: Record<string, OutputFileResult>, log: Logger): Promise<void> {
     try {
-      await this.#files.discardOutputs(results)
+      await this.#files.storage.deleteAll(outputObjectKeys(results))
     } catch (err) {
       log.warn({ err, object_keys: outputObjectKeys(results) }, 'the objects of outputs refused by the storage quota could not be deleted')
     }

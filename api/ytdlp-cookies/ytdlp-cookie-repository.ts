@@ -42,7 +42,7 @@ export class YtdlpCookieRepository {
       { $set: { sealed: this.#box.seal(jar.text), cookie_count: jar.cookieCount, domains: jar.domains, updated_at: now }, $setOnInsert: { created_at: now } },
       { upsert: true, returnDocument: 'after' },
     )
-    // No projection on findAndModify: FerretDB does not implement it.
+    // No projection on findOneAndUpdate: the embedded store has none (api/store-compatibility.ts).
     const { sealed: _sealed, ...metadata } = doc!
     return metadata
   }

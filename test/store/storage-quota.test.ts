@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb'
 import t from 'tap'
-import { fileHoldings } from '../../api/files/file-repository.js'
+import { fileHoldings } from '../../api/files/file-holdings.js'
 import { StorageQuota } from '../../api/files/storage-quota.js'
 import { startMongo } from '../harness/mongo.js'
 
