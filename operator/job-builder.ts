@@ -26,7 +26,7 @@
  * process or its files. The pod's service-account token is not mounted at all.
  * The spec comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`).
  */
-import type { V1Container, V1EnvVar, V1Job, V1SecurityContext } from '@kubernetes/client-node'
+import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from '@kubernetes/client-node'
 import {
   commandSpecFromMediaCommand,
   LABEL_ACCOUNT_ID,
@@ -192,6 +192,35 @@ export function deadlineSecondsFor(mc: MediaCommand, config: JobConfig): number 
   return mc.spec.timeLimitSeconds ?? config.deadlineSeconds
 }
 
+/**
+ * The volumes of a command's own Secrets, with their mounts added to the one
+ * container that may read each: a storage destination's credentials (the
+ * upload container), and a yt-dlp command's cookies (the Secret in the upload
+ * container; the fetch gets the text over the hand-over socket into a memory
+ * directory of the ffmpeg container: contracts/ytdlp-cookies.ts). The
+ * Secrets are created by the API before the MediaCommand
+ * (api/executors/kubernetes-executor.ts), so never waited for.
+ */
+function withCommandSecrets(mc: MediaCommand, run: V1Container, upload: V1Container): V1Volume[] {
+  const volumes: V1Volume[] = []
+  if (mc.spec.storageDestination !== undefined) {
+    upload.env!.push({ name: DESTINATION_CREDENTIALS_FILE_ENV, value: `${DESTINATION_CREDENTIALS_DIR}/${DESTINATION_SECRET_KEY}` })
+    upload.volumeMounts!.push({ name: DESTINATION_CREDENTIALS_VOLUME, mountPath: DESTINATION_CREDENTIALS_DIR, readOnly: true })
+    volumes.push({ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } })
+  }
+  if (mc.spec.commandType === 'YTDLP_COMMAND') {
+    upload.env!.push({ name: YTDLP_COOKIES_SOURCE_ENV, value: `${YTDLP_COOKIES_SECRET_DIR}/${YTDLP_COOKIES_SECRET_KEY}` })
+    upload.volumeMounts!.push({ name: YTDLP_COOKIES_SECRET_VOLUME, mountPath: YTDLP_COOKIES_SECRET_DIR, readOnly: true })
+    run.env!.push({ name: YTDLP_COOKIES_DIR_ENV, value: YTDLP_COOKIES_DIR })
+    run.volumeMounts!.push({ name: YTDLP_COOKIES_VOLUME, mountPath: YTDLP_COOKIES_DIR })
+    volumes.push(
+      { name: YTDLP_COOKIES_SECRET_VOLUME, secret: { secretName: ytdlpCookiesSecretName(mc.metadata.name), items: [{ key: YTDLP_COOKIES_SECRET_KEY, path: YTDLP_COOKIES_SECRET_KEY }], defaultMode: 0o440, optional: true } },
+      { name: YTDLP_COOKIES_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+    )
+  }
+  return volumes
+}
+
 /** The Job for a MediaCommand, owned by it (controller reference) so deleting the CR deletes the Job. */
 export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
   if (!mc.metadata.uid) throw new Error(`MediaCommand ${mc.metadata.name} has no uid; build Jobs from stored objects only`)
@@ -205,19 +234,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
   const run = container('ffmpeg', 'fetch-run', mc, config)
   withCommandLimits(run, mc)
   const upload = uploadContainer(mc, config)
-  const destination = mc.spec.storageDestination !== undefined
-  if (destination) {
-    upload.env!.push({ name: DESTINATION_CREDENTIALS_FILE_ENV, value: `${DESTINATION_CREDENTIALS_DIR}/${DESTINATION_SECRET_KEY}` })
-    upload.volumeMounts!.push({ name: DESTINATION_CREDENTIALS_VOLUME, mountPath: DESTINATION_CREDENTIALS_DIR, readOnly: true })
-  }
-  // contracts/ytdlp-cookies.ts: the Secret reaches the upload container; the fetch gets the text over the hand-over socket.
-  const ytdlp = mc.spec.commandType === 'YTDLP_COMMAND'
-  if (ytdlp) {
-    upload.env!.push({ name: YTDLP_COOKIES_SOURCE_ENV, value: `${YTDLP_COOKIES_SECRET_DIR}/${YTDLP_COOKIES_SECRET_KEY}` })
-    upload.volumeMounts!.push({ name: YTDLP_COOKIES_SECRET_VOLUME, mountPath: YTDLP_COOKIES_SECRET_DIR, readOnly: true })
-    run.env!.push({ name: YTDLP_COOKIES_DIR_ENV, value: YTDLP_COOKIES_DIR })
-    run.volumeMounts!.push({ name: YTDLP_COOKIES_VOLUME, mountPath: YTDLP_COOKIES_DIR })
-  }
+  const commandVolumes = withCommandSecrets(mc, run, upload)
 
   return {
     apiVersion: 'batch/v1',
@@ -264,16 +281,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
             { name: UPLOAD_SCRATCH_VOLUME, emptyDir: { sizeLimit: '256Mi' } },
             // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
             { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
-            // Created by the API before the MediaCommand (api/executors/kubernetes-executor.ts), so never waited for.
-            ...(destination
-              ? [{ name: DESTINATION_CREDENTIALS_VOLUME, secret: { secretName: destinationSecretName(mc.metadata.name), items: [{ key: DESTINATION_SECRET_KEY, path: DESTINATION_SECRET_KEY }], defaultMode: 0o440 } }]
-              : []),
-            ...(ytdlp
-              ? [
-                  { name: YTDLP_COOKIES_SECRET_VOLUME, secret: { secretName: ytdlpCookiesSecretName(mc.metadata.name), items: [{ key: YTDLP_COOKIES_SECRET_KEY, path: YTDLP_COOKIES_SECRET_KEY }], defaultMode: 0o440, optional: true } },
-                  { name: YTDLP_COOKIES_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
-                ]
-              : []),
+            ...commandVolumes,
           ],
           // The kubelet starts them in this order in one sync: ffmpeg first, the one whose start is on the critical path.
           containers: [run, upload],
