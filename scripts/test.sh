@@ -23,7 +23,8 @@ npx --no-install tap "$@" | tee "$log" || status=$?
 failed="$(grep -E '^ *not ok ' "$log" | grep -v ' # TODO' || true)"
 if [[ -n "$failed" ]]; then
   echo "ffkube: failed (files, subtests and assertions):"
-  sed -E 's/ # time=.*//' <<<"$failed"
+  # One line each, cut short: an assertion's message can be kilobytes long.
+  sed -E 's/ # time=.*//' <<<"$failed" | cut -c1-300
 fi
 # tap's summary is `# { total: N, pass: P, fail: F, ... }`; say it as the plain
 # closing line CI tools read.
