@@ -76,6 +76,9 @@ export function refusalMessage(what: string, refused: Exclude<Reservation, { res
   )
 }
 
+/** Conditional writes a reservation tries while other writers keep changing the account's record. */
+const MAX_RESERVE_ATTEMPTS = 20
+
 export class StorageQuota {
   readonly #usage: Collection<StorageUsageDocument>
 
@@ -133,16 +136,23 @@ export class StorageQuota {
         )
       ).matchedCount === 1
     const read = () => this.#usage.findOne({ _id: accountId }, { projection: this.#fields(holds.map((hold) => hold.id)) })
-    if (await write()) return { reserved: true }
-    let doc = await read()
-    if (!doc) {
-      // The account's first file: its record, then the same conditional write.
-      await this.#ensureRecord(accountId)
+    // A write that matched nothing is explained by the record read after it; a record that would have
+    // admitted it changed in between (another reservation created or moved it), so the write is tried again.
+    for (let attempt = 1; attempt <= MAX_RESERVE_ATTEMPTS; attempt++) {
       if (await write()) return { reserved: true }
-      doc = await read()
+      const doc = await read()
+      if (!doc) {
+        // The account's first file: its record, then the same conditional write.
+        await this.#ensureRecord(accountId)
+        continue
+      }
+      if (holds.every((hold) => doc.held?.[hold.id] !== undefined)) return { reserved: true }
+      const unheld = holds.every((hold) => doc.held?.[hold.id] === undefined)
+      const fits = quotaBytes === null || doc.stored_bytes <= quotaBytes - total
+      if (!unheld || !fits) return { reserved: false, storedBytes: doc.stored_bytes, quotaBytes, requestedBytes: total }
     }
-    if (doc && holds.every((hold) => doc.held?.[hold.id] !== undefined)) return { reserved: true }
-    return { reserved: false, storedBytes: doc?.stored_bytes ?? 0, quotaBytes, requestedBytes: total }
+    // Never a refusal it cannot explain: the caller's work is retried instead (the projector's event is redelivered).
+    throw new Error(`the storage count of ${accountId} changed under ${MAX_RESERVE_ATTEMPTS} reservations in a row`)
   }
 
   /** Stops counting a file; returns the bytes freed (0 when it was not counted, or released already). */

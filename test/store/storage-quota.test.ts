@@ -26,6 +26,16 @@ t.test('storage reservations against a real store', async (t) => {
     t.same(await quota.standing('free-race'), { storedBytes: 1000, quotaBytes: 1000 })
   })
 
+  t.test('racing first reservations of an account with no record yet all land when they fit together', async (t) => {
+    // Each finds no record, one creates it: a reservation that then reads the new, empty record must write again, not refuse.
+    for (const round of [1, 2, 3]) {
+      const account = `free-first-${round}`
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => quota.reserve(account, [{ id: `file_${i}`, bytes: 10 }])))
+      t.equal(results.filter((result) => result.reserved).length, 30, `round ${round}: 30 of 10 bytes fit in 1,000`)
+      t.same(await quota.standing(account), { storedBytes: 300, quotaBytes: 1000 })
+    }
+  })
+
   t.test('a retried reservation or release counts once; several files reserve all or none', async (t) => {
     t.same(await quota.reserve('free-retry', [{ id: 'file_a', bytes: 300 }]), { reserved: true })
     t.same(await quota.reserve('free-retry', [{ id: 'file_a', bytes: 300 }]), { reserved: true }, 'a replayed reservation is reserved')
