@@ -147,9 +147,9 @@ export class StorageQuota {
         continue
       }
       if (holds.every((hold) => doc.held?.[hold.id] !== undefined)) return { reserved: true }
-      const unheld = holds.every((hold) => doc.held?.[hold.id] === undefined)
-      const fits = quotaBytes === null || doc.stored_bytes <= quotaBytes - total
-      if (!unheld || !fits) return { reserved: false, storedBytes: doc.stored_bytes, quotaBytes, requestedBytes: total }
+      const noneHeld = holds.every((hold) => doc.held?.[hold.id] === undefined)
+      const room = quotaBytes === null || doc.stored_bytes <= quotaBytes - total
+      if (!noneHeld || !room) return { reserved: false, storedBytes: doc.stored_bytes, quotaBytes, requestedBytes: total }
     }
     // Never a refusal it cannot explain: the caller's work is retried instead (the projector's event is redelivered).
     throw new Error(`the storage count of ${accountId} changed under ${MAX_RESERVE_ATTEMPTS} reservations in a row`)
