@@ -78,6 +78,36 @@ BUILD_PACKAGES=(
 # local mode's sandbox binds and the images install: DejaVu as "Sans".
 RUNTIME_PACKAGES=(libharfbuzz0b libdav1d6 fontconfig-config fonts-dejavu-core)
 
+# contracts/ffmpeg-filters.ts's ALLOWED_FILTERS, and the sources the tests and
+# the README make clips with (`-f lavfi -i testsrc2`; the policy refuses lavfi
+# in a command). test/smoke/ffmpeg-build.test.ts fails when the policy allows
+# a filter this list leaves out.
+FILTERS=(
+  acompressor acrossfade aecho afade aformat alimiter aloop alphaextract alphamerge amerge amix
+  amovie anull apad aresample areverse aselect asetpts asetrate ashowinfo asplit ass astats atempo
+  atrim blackdetect blend boxblur bwdif channelmap channelsplit chromakey colorbalance
+  colorchannelmixer colorkey concat copy crop cropdetect curves deband decimate drawbox drawgrid
+  drawtext dynaudnorm ebur128 eq equalizer fade fillborders format fps framerate framestep gblur
+  geq hflip highpass histogram hqdn3d hstack hue idet interlace join loop loudnorm lowpass lut
+  lut1d lut3d lutrgb lutyuv minterpolate movie mpdecimate negate nlmeans noise null overlay pad
+  palettegen paletteuse pan reverse rotate scale scale2ref select setdar setfield setparams setpts
+  setsar showinfo showspectrum showspectrumpic showwaves showwavespic silencedetect silenceremove
+  smartblur split subtitles thumbnail tile tinterlace tpad transpose trim unsharp vflip vignette
+  volume volumedetect vstack xfade xstack yadif zoompan
+  testsrc testsrc2 smptebars smptehdbars rgbtestsrc yuvtestsrc color nullsrc allrgb allyuv life
+  mandelbrot cellauto sine anullsrc anoisesrc aevalsrc
+)
+# contracts/ffmpeg-formats.ts's ALLOWED_DEMUXERS, with the concat, HLS and DASH
+# demuxers contracts/ffmpeg-inputs.ts runs on work-dir lists, by configure's
+# names (mpeg is mpegps, s16le is pcm_s16le, png_pipe is image_png_pipe...).
+# Every input and probe already runs under -format_whitelist of these.
+DEMUXERS=(
+  aac ac3 aiff amr apng asf ass avi caf concat dash dts dv eac3 flac flv gif h264 hevc hls image2
+  image_bmp_pipe image_gif_pipe image_jpeg_pipe image_png_pipe image_tiff_pipe image_webp_pipe ivf
+  m4v matroska mjpeg mov mp3 mpegps mpegts mpegvideo mxf nut ogg pcm_f32le pcm_s16le pcm_u8
+  rawvideo srt truehd w64 wav webvtt wv yuv4mpegpipe
+)
+
 CONFIGURE_FLAGS=(
   --enable-gpl --enable-version3
   --disable-doc --disable-ffplay --disable-debug
@@ -99,6 +129,12 @@ CONFIGURE_FLAGS=(
   --disable-network --disable-indevs --enable-indev=lavfi --disable-outdevs
   --disable-shared --enable-static
   --pkg-config-flags=--static
+  # Only the filters and demuxers a command can reach through the policy: what
+  # is not built cannot be reached whatever the policy misses, and the build
+  # compiles a quarter fewer files. Muxers all stay: an output's extension
+  # picks one, and the policy leaves that choice to the user.
+  --disable-filters "${FILTERS[@]/#/--enable-filter=}"
+  --disable-demuxers "${DEMUXERS[@]/#/--enable-demuxer=}"
 )
 
 case "${1:-}" in

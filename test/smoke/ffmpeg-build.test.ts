@@ -65,9 +65,31 @@ t.test('ffmpeg and ffprobe are the version scripts/ffmpeg/build-ffmpeg.sh pins, 
 
 t.test('every filter the policy allows is in the binary', async (t) => {
   const filters = names(await listing('-filters'), FILTER_LINE)
-  t.ok(filters.has('scale') && filters.size > 300, `the listing parsed (${filters.size} filters)`)
+  t.ok(filters.has('scale') && filters.has('testsrc2'), `the listing parsed (${filters.size} filters)`)
   const missing = [...ALLOWED_FILTERS.keys()].filter((name) => !filters.has(name))
   t.same(missing, [], 'contracts/ffmpeg-filters.ts names no filter the build lacks')
+})
+
+// ` ... testsrc2          |->V       Generate another test pattern.`: a source has no inputs.
+const FILTER_IO_LINE = /^ [T.][S.] (\S+) +(\S*)->(\S*) /gm
+// What ffmpeg wires into every graph by itself; no command names them.
+const GRAPH_ENDS = new Set(['buffer', 'abuffer', 'buffersink', 'abuffersink'])
+
+t.test('the binary holds no filter or demuxer the policy refuses: what is not built cannot be reached', async (t) => {
+  const filters = [...(await listing('-filters')).matchAll(FILTER_IO_LINE)].map(([, name, inputs]) => ({ name: name as string, source: inputs === '|' }))
+  t.ok(filters.some(({ name, source }) => name === 'testsrc2' && source), 'the listing parsed, sources told apart')
+  // Sources (test patterns, sine) read nothing: the tests make their clips with them through lavfi, which the policy refuses in a command.
+  const unreviewed = filters.filter(({ name, source }) => !source && !GRAPH_ENDS.has(name) && !ALLOWED_FILTERS.has(name)).map(({ name }) => name)
+  t.same(unreviewed, [], 'every filter with an input is one contracts/ffmpeg-filters.ts allows')
+  for (const refused of ['zmq', 'azmq', 'sendcmd', 'asendcmd', 'metadata', 'signature', 'psnr']) {
+    t.notOk(filters.some(({ name }) => name === refused), `${refused} is not built`)
+  }
+  // A demuxer entry is reachable when any of its names is on a -format_whitelist the runner passes (as ffmpeg matches it).
+  const reachable = new Set([...ALLOWED_DEMUXERS, ...HLS_DEMUXERS.split(','), ...DASH_DEMUXERS.split(','), 'concat'])
+  const entries = [...(await listing('-demuxers')).matchAll(FORMAT_LINE)].map(([, names]) => (names as string).split(','))
+  t.ok(entries.some((entry) => entry.includes('mov')), `the listing parsed (${entries.length} demuxers)`)
+  t.same(entries.filter((entry) => !entry.some((name) => reachable.has(name))).map((entry) => entry.join(',')), [], 'every demuxer is one a whitelist names')
+  for (const refused of ['sdp', 'rtsp', 'ffmetadata', 'tty', 'bin']) t.notOk(entries.some((entry) => entry.includes(refused)), `demuxer ${refused} is not built`)
 })
 
 t.test('every muxer and demuxer the policy allows is in the binary', async (t) => {
