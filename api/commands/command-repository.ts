@@ -8,6 +8,7 @@ import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
+import { AcceptedCommandsWriter } from './accepted-commands-writer.js'
 import type { CommandUsageRow } from '../usage/usage-report.js'
 
 /** Read and written here alone: every other part asks this repository. */
@@ -31,6 +32,7 @@ export class CommandRepository {
   readonly cancels: WorkList<CommandDocument>
   /** The local executor's runs, recorded on their commands (api/commands/command-runs.ts). */
   readonly runs: CommandRuns
+  readonly #accepted: AcceptedCommandsWriter
 
   constructor(db: Db) {
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
@@ -39,6 +41,7 @@ export class CommandRepository {
     this.due = new DueCommands(this)
     this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
     this.runs = new CommandRuns(this.#commands)
+    this.#accepted = new AcceptedCommandsWriter(this.#commands, this.schedule)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -56,15 +59,12 @@ export class CommandRepository {
 
   /**
    * Records accepted commands, each waiting for its hand-off in the same
-   * document. Ordered, so a failure leaves a prefix written: those are
-   * dispatched like any other (the client got an error and may resubmit).
+   * document, and announces their account to the dispatcher. Concurrent
+   * submissions are written together (accepted-commands-writer.ts); each
+   * caller learns its own outcome.
    */
   async insert(docs: readonly CommandDocument[]): Promise<void> {
-    if (docs.length === 1) await this.#commands.insertOne(docs[0]!)
-    else await this.#commands.insertMany([...docs], { ordered: true })
-    // After the records, so a dispatcher that sees the account's bump finds them. A crash in
-    // between leaves the account unannounced: a dispatcher that finds no account due finds it (unannouncedAccount).
-    for (const accountId of new Set(docs.map((doc) => doc.account_id))) await this.schedule.enqueue(accountId, docs[0]!.created_at)
+    await this.#accepted.write(docs)
   }
 
   /**
