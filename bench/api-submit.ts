@@ -3,6 +3,14 @@
  * same schemas, measured in one run on this host:
  *
  *   npm run -s bench -- api-submit [--seconds 5] [--rate 500] [--concurrency 32] [--stored 1000,100000]
+ *                                  [--baseline DIR] [--rounds N]
+ *
+ * --baseline DIR: another built checkout (its dist/), whose ffkube variants are
+ * measured beside this tree's as `base:<variant>`, alternated within each
+ * round (the order flips every round) so the machine's load hits both.
+ * Each ffkube variant also reports the store operations its submits and GETs
+ * send (counted by the driver's command monitoring in the server process).
+ * BENCH_SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the servers.
  *
  * Starts its own FerretDB and NATS (rate-limit counters) on loopback
  * (BENCH_MONGODB_URL uses a running server instead). Each ffkube variant is
@@ -35,6 +43,7 @@ import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
 import { buildValidator } from '../api/validation/validator-compiler.js'
+import { operationsPerRequest, requestOperationCounts } from './mongo-operation-count.js'
 
 const BODY = JSON.stringify({
   input_files: { in_video: 'https://media.example.com/clip.mp4' },
@@ -112,6 +121,8 @@ async function serve(variant: Variant, stored: number): Promise<void> {
     apiKey = (await app.accounts.createAccount('business')).api_key
     await seedCommands(app, db, apiKey, stored)
   }
+  // An orderly exit, so a server run under --cpu-prof (BENCH_SERVER_NODE_OPTIONS) writes its profile.
+  process.once('SIGTERM', () => process.exit(0))
   process.send!({ port, apiKey } satisfies Ready)
 }
 
@@ -296,8 +307,23 @@ async function databaseFloor(mongoUrl: string, database: string, commandId: stri
   }
 }
 
-async function startServer(variant: Variant, stored: number, mongoUrl: string, natsUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = fork(process.argv[1]!, ['--serve', variant, '--stored', String(stored)], { env: { ...process.env, BENCH_MONGODB_URL: mongoUrl, BENCH_NATS_URL: natsUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+/** Where a server variant's code comes from: this checkout's dist/, or the baseline's. */
+interface Tree {
+  /** The tree's dist/bench directory. */
+  bench: string
+}
+
+async function startServer(tree: Tree, variant: Variant, stored: number, mongoUrl: string, natsUrl: string, operationsFile: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const env = {
+    ...process.env,
+    BENCH_MONGODB_URL: mongoUrl,
+    BENCH_NATS_URL: natsUrl,
+    // The tree's own counter, so it patches the driver that tree's server loads.
+    // BENCH_SERVER_NODE_OPTIONS: e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the servers alone.
+    NODE_OPTIONS: `--import=${join(tree.bench, 'mongo-operation-count.js')} ${process.env.BENCH_SERVER_NODE_OPTIONS ?? ''}`,
+    FFKUBE_BENCH_MONGODB_OPERATIONS: operationsFile,
+  }
+  const child = fork(join(tree.bench, 'api-submit.js'), ['--serve', variant, '--stored', String(stored)], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Ready))
     child.once('exit', (code) => reject(new Error(`${variant} server exited with ${code}`)))
@@ -305,26 +331,45 @@ async function startServer(variant: Variant, stored: number, mongoUrl: string, n
   return { child, ready }
 }
 
-async function measure(variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number }, servers: CostedPids) {
-  const { child, ready } = await startServer(variant, stored, mongoUrl, natsUrl)
+async function measure(tree: Tree, variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number; dir: string }, servers: CostedPids) {
+  const operationsFile = join(options.dir, 'mongodb-operations.json')
+  const { child, ready } = await startServer(tree, variant, stored, mongoUrl, natsUrl, operationsFile)
+  const counted = async (phase: () => Promise<Phase>): Promise<{ phase: Phase; operations: number }> => {
+    if (variant === 'bare') return { phase: await phase(), operations: NaN }
+    const before = await requestOperationCounts(child, operationsFile)
+    const result = await phase()
+    return { phase: result, operations: operationsPerRequest(before, await requestOperationCounts(child, operationsFile), result.count) }
+  }
   const pids = { ...servers, service: child.pid }
   try {
     const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
     await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
     const submitAtRate = await fixedRate(options.rate, options.seconds, submit)
-    const submitCost = await cpuPerRequest(pids, () => saturate(options.concurrency, options.seconds, submit))
+    let submitOperations = NaN
+    const submitCost = await cpuPerRequest(pids, async () => {
+      const { phase, operations } = await counted(() => saturate(options.concurrency, options.seconds, submit))
+      submitOperations = operations
+      return phase
+    })
     const submitMax = submitCost.phase
     const { body } = await submit()
     const commandId = (JSON.parse(body) as { command_id: string }).command_id
     const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
     await saturate(8, 1, poll)
     const getAtRate = await fixedRate(options.rate, options.seconds, poll)
-    const getCost = await cpuPerRequest(pids, () => saturate(options.concurrency, options.seconds, poll))
+    let getOperations = NaN
+    const getCost = await cpuPerRequest(pids, async () => {
+      const { phase, operations } = await counted(() => saturate(options.concurrency, options.seconds, poll))
+      getOperations = operations
+      return phase
+    })
     const getMax = getCost.phase
     const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, databaseName(variant, stored), commandId)
-    return { submitAtRate, submitMax, submitCost, getAtRate, getMax, getCost, ...floor }
+    return { submitAtRate, submitMax, submitCost, submitOperations, getAtRate, getMax, getCost, getOperations, ...floor }
   } finally {
+    const exited = child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : Promise.resolve()
     child.kill('SIGTERM')
+    await exited
   }
 }
 
@@ -337,15 +382,21 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' },
       variants: { type: 'string', default: 'bare,ffkube,ffkube-nolimit,ffkube-dispatcher' },
       stored: { type: 'string', default: '1000,100000' },
+      baseline: { type: 'string' },
+      rounds: { type: 'string', default: '1' },
     },
   })
   if (values.serve) return serve(values.serve as Variant, Number(values.stored))
-  const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency) }
+  const rounds = Number(values.rounds)
+  if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error('--rounds is a whole number of at least 1')
+  const here: Tree = { bench: import.meta.dirname }
+  const baseline: Tree | null = values.baseline ? { bench: join(values.baseline, 'dist', 'bench') } : null
   const sizes = values.stored.split(',').map(Number)
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 0)) throw new Error('--stored is a comma-separated list of whole numbers')
   // The machine is shared: the figures mean little without the load they were taken under.
   const loadAtStart = loadavg()
   const dir = await mkdtemp(join(tmpdir(), 'ffkube-bench-'))
+  const options = { seconds: Number(values.seconds), rate: Number(values.rate), concurrency: Number(values.concurrency), dir }
   const stops: (() => Promise<void>)[] = []
   try {
     let mongoUrl = process.env.BENCH_MONGODB_URL
@@ -362,11 +413,18 @@ async function main(): Promise<void> {
     const nats = await startNatsServer(join(dir, 'nats'))
     stops.unshift(() => nats.server.stop())
     const results: Record<string, Awaited<ReturnType<typeof measure>>> = {}
-    for (const variant of values.variants.split(',') as Variant[]) {
-      for (const stored of variant === 'bare' ? [0] : sizes) {
-        const name = variant === 'bare' ? variant : `${variant}@${stored}`
-        process.stderr.write(`measuring ${name}…\n`)
-        results[name] = await measure(variant, stored, mongoUrl, nats.url, options, { store: storePid, nats: nats.server.pid })
+    for (let round = 1; round <= rounds; round++) {
+      for (const variant of values.variants.split(',') as Variant[]) {
+        for (const stored of variant === 'bare' ? [0] : sizes) {
+          // This tree and the baseline back to back, the first of the two flipping every round.
+          const trees: Array<[string, Tree]> = [['', here]]
+          if (baseline && variant !== 'bare') trees[round % 2 === 0 ? 'unshift' : 'push'](['base:', baseline])
+          for (const [prefix, tree] of trees) {
+            const name = `${prefix}${variant === 'bare' ? variant : `${variant}@${stored}`}${rounds > 1 ? ` r${round}` : ''}`
+            process.stderr.write(`measuring ${name}… (load ${loadavg()[0]!.toFixed(2)})\n`)
+            results[name] = await measure(tree, variant, stored, mongoUrl, nats.url, options, { store: storePid, nats: nats.server.pid })
+          }
+        }
       }
     }
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : '–')
@@ -386,6 +444,8 @@ async function main(): Promise<void> {
       ['submit CPU ms per request at saturation: service', (r) => r.submitCost.service],
       ['submit CPU ms per request at saturation: store', (r) => r.submitCost.store],
       ['submit CPU ms per request at saturation: NATS', (r) => r.submitCost.nats],
+      ['store operations per submit at saturation', (r) => r.submitOperations],
+      ['store operations per GET at saturation', (r) => r.getOperations],
       ['command records at the end', (r) => r.stored],
       ['driver findOne by _id, ms (at that size)', (r) => r.findMs],
       ['driver insertOne, ms', (r) => r.insertMs],
@@ -395,8 +455,8 @@ async function main(): Promise<void> {
     for (const [label, pick] of rows) lines.push(`| ${label} | ${names.map((name) => fmt(pick(results[name]!))).join(' | ')} |`)
     // How the API degrades with what it has stored: the same variant at the largest size over the smallest.
     const [fewest, most] = [Math.min(...sizes), Math.max(...sizes)]
-    const small = results[`ffkube@${fewest}`]
-    const large = results[`ffkube@${most}`]
+    const small = results[`ffkube@${fewest}${rounds > 1 ? ' r1' : ''}`]
+    const large = results[`ffkube@${most}${rounds > 1 ? ' r1' : ''}`]
     if (small && large && fewest !== most) {
       lines.push('', `ffkube with ${most} stored over ffkube with ${fewest} stored:`)
       lines.push(`- GET p50 ${fmt(large.getAtRate.p50 / small.getAtRate.p50)}×, GET p99 ${fmt(large.getAtRate.p99 / small.getAtRate.p99)}×, GET max rps ${fmt(large.getMax.rps / small.getMax.rps)}×`)

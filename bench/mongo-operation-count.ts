@@ -6,7 +6,9 @@
  * SIGUSR2, writes the counts so far to FFKUBE_BENCH_MONGODB_OPERATIONS as JSON.
  * Bench-only: nothing in the product imports it.
  */
-import { writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { rmSync, writeFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 
@@ -45,4 +47,32 @@ export function operationsPerCommand(before: OperationCounts, after: OperationCo
     .map(([key, n]): [string, number] => [key, Math.round(((n - (before[key] ?? 0)) / commands) * 100) / 100])
     .filter(([, n]) => n >= 0.05)
     .sort((a, b) => b[1] - a[1])
+}
+
+/**
+ * Asks a process started with operationCountingOptions for its counts so far
+ * (it writes them to `file` on SIGUSR2) and reads them once written.
+ */
+export async function requestOperationCounts(child: ChildProcess, file: string): Promise<OperationCounts> {
+  rmSync(file, { force: true })
+  child.kill('SIGUSR2')
+  for (let i = 0; i < 250; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The writer writes the whole file in one call; a partial read is retried.
+    const text = await readFile(file, 'utf8').catch(() => null)
+    if (text) {
+      try {
+        return JSON.parse(text) as OperationCounts
+      } catch {
+        continue
+      }
+    }
+  }
+  throw new Error('the process did not write its MongoDB operation counts')
+}
+
+/** All operations in `after` not in `before`, per request. */
+export function operationsPerRequest(before: OperationCounts, after: OperationCounts, requests: number): number {
+  const total = (counts: OperationCounts) => Object.values(counts).reduce((sum, n) => sum + n, 0)
+  return (total(after) - total(before)) / Math.max(1, requests)
 }

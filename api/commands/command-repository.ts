@@ -8,6 +8,7 @@ import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
+import { AcceptedCommandsWriter } from './accepted-commands-writer.js'
 import type { CommandUsageRow } from '../usage/usage-report.js'
 
 /** Read and written here alone: every other part asks this repository. */
@@ -31,6 +32,7 @@ export class CommandRepository {
   readonly cancels: WorkList<CommandDocument>
   /** The local executor's runs, recorded on their commands (api/commands/command-runs.ts). */
   readonly runs: CommandRuns
+  readonly #accepted: AcceptedCommandsWriter
 
   constructor(db: Db) {
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
@@ -39,6 +41,7 @@ export class CommandRepository {
     this.due = new DueCommands(this)
     this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
     this.runs = new CommandRuns(this.#commands)
+    this.#accepted = new AcceptedCommandsWriter(this.#commands, this.schedule)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -56,15 +59,12 @@ export class CommandRepository {
 
   /**
    * Records accepted commands, each waiting for its hand-off in the same
-   * document. Ordered, so a failure leaves a prefix written: those are
-   * dispatched like any other (the client got an error and may resubmit).
+   * document, and announces their account to the dispatcher. Concurrent
+   * submissions are written together (accepted-commands-writer.ts); each
+   * caller learns its own outcome.
    */
   async insert(docs: readonly CommandDocument[]): Promise<void> {
-    if (docs.length === 1) await this.#commands.insertOne(docs[0]!)
-    else await this.#commands.insertMany([...docs], { ordered: true })
-    // After the records, so a dispatcher that sees the account's bump finds them. A crash in
-    // between leaves the account unannounced: a dispatcher that finds no account due finds it (unannouncedAccount).
-    for (const accountId of new Set(docs.map((doc) => doc.account_id))) await this.schedule.enqueue(accountId, docs[0]!.created_at)
+    await this.#accepted.write(docs)
   }
 
   /**
@@ -211,8 +211,9 @@ export class CommandRepository {
     if (ended) set = { ...set, dispatch_slot: null }
     const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
-    // An ended command gives its account's slot back (a crash before this leaves it to AccountTurns' stale check).
-    if (result.matchedCount === 1 && ended && read.dispatch_slot) await this.schedule.freeSlots(read.account_id, [read.dispatch_slot])
+    // An ended command gives its account's slot back and wakes it (a crash before this leaves it to AccountTurns' stale check),
+    // as of the projector's clock at this write (its completed_at; never the runner's event time, which a replay makes old).
+    if (result.matchedCount === 1 && ended && read.dispatch_slot) await this.schedule.freeSlotOfEnded(read.account_id, read.dispatch_slot, set.completed_at ?? set.updated_at ?? new Date())
     return result.matchedCount === 1
   }
 }

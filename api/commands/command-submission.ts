@@ -14,6 +14,7 @@ import { newCommandDocument } from './command-document.js'
 import { DEFAULT_COMMAND_LIMITS, folderLimits, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
 import type { CommandDraft } from './drafts.js'
+import { StorageRoomReads } from './storage-room-reads.js'
 import type { ApiErrorClass } from './validation.js'
 
 /** The slice of the storage-destination repository submission needs. */
@@ -36,6 +37,8 @@ export interface ManagedInputGate {
  * in-process dispatcher so the hand-off need not wait for its next poll.
  */
 export class CommandSubmission {
+  readonly #storageRoom: StorageRoomReads
+
   constructor(
     private readonly commands: CommandRepository,
     private readonly destinations: () => DestinationGate,
@@ -45,7 +48,9 @@ export class CommandSubmission {
     private readonly allowPrivateNetworks = false,
     private readonly limits: CommandLimitsByPlan = DEFAULT_COMMAND_LIMITS,
     private readonly retentionDays: RetentionDaysByPlan = DEFAULT_RETENTION_DAYS,
-  ) {}
+  ) {
+    this.#storageRoom = new StorageRoomReads((account, what) => this.files().requireStorageRoom(account, what))
+  }
 
   /**
    * Records the drafts in order and returns their command ids in the same
@@ -72,7 +77,7 @@ export class CommandSubmission {
     }
     // Outputs' sizes are unknown until they exist (the status projector counts them then); an account at its quota is refused now.
     const managed = drafts.findIndex((draft) => draft.storage_destination_id === null)
-    if (managed >= 0) await this.files().requireStorageRoom(account, `${drafts.length > 1 ? `commands[${managed}].` : ''}output_files`)
+    if (managed >= 0) await this.#storageRoom.require(account, `${drafts.length > 1 ? `commands[${managed}].` : ''}output_files`)
     const now = this.now()
     const docs = drafts.map((draft, i) =>
       newCommandDocument(

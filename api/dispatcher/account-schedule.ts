@@ -140,7 +140,17 @@ export class AccountSchedule {
     await this.#accounts.updateOne({ _id: seen._id, state: 'waiting', due_at: seen.due_at, [`holders.${limit - 1}`]: { $exists: true } }, { $set: { due_at: until } })
   }
 
-  /** Gives back the slots these turns took (their commands ended or were put off, or their holders died). */
+  /**
+   * Gives back the slot an ended command held and wakes its account, in one
+   * write: an account put off (full) is due at `now` at the latest. An idle
+   * account's `due_at` (when it was last served) is already past, so `$min`
+   * leaves its place in line as it was.
+   */
+  async freeSlotOfEnded(accountId: string, token: string, now: Date): Promise<void> {
+    await this.#accounts.updateOne({ _id: accountId }, { $pullAll: { holders: [token] }, $min: { due_at: now } })
+  }
+
+  /** Gives back the slots these turns took (their commands were put off, or their holders died). */
   async freeSlots(accountId: string, tokens: readonly string[]): Promise<void> {
     await this.#accounts.updateOne({ _id: accountId }, { $pullAll: { holders: [...tokens] } })
   }

@@ -70,7 +70,7 @@ export class AccountTurns {
    * A full account: slots whose holders died (a turn that never claimed, a
    * command whose end or put-off did not give its slot back) are freed and
    * the account is looked at again; with every slot live it waits until a
-   * command of it ends (commandEnded wakes it) or `fullRecheckMs` passed.
+   * command of it ends (the terminal write wakes it: AccountSchedule#freeSlotOfEnded) or `fullRecheckMs` passed.
    */
   async #whenFull(account: AccountScheduleDocument, limit: number, now: Date): Promise<void> {
     const holders = account.holders ?? []

@@ -125,11 +125,11 @@ export class Dispatcher {
   }
 
   /**
-   * A command of the account ended (the status projector saw it): if the
-   * account was full, it is due again now rather than at its next look.
+   * A command of the account ended (the status projector saw it): its
+   * terminal write gave the slot back and made a full account due now
+   * (AccountSchedule#freeSlotOfEnded), so the next round may serve it.
    */
-  async commandEnded(accountId: string): Promise<void> {
-    await this.#schedule.wake(accountId, this.#now())
+  async commandEnded(_accountId: string): Promise<void> {
     this.nudge()
   }
 
