@@ -17,9 +17,10 @@
  * - Dates are compared and sorted in Go after every matching record is read:
  *   the dispatcher reads an account's due commands once per burst rather
  *   than once per claim (api/dispatcher/due-commands.ts).
- *   The retention sweep's query (FileRepository#expiredFiles) is found by
- *   its index's first key, so each round reads every live file's record;
- *   it runs every ten minutes (api/files/retention-sweep.ts).
+ *   The retention sweep names its due days (`expires_on`, a day string
+ *   written beside `expires_at`), so its query is found by equality through
+ *   an index and reads only the files of those days (FileRepository#expiredFiles,
+ *   api/files/retention.ts's expiryFields).
  * - findOneAndUpdate takes no projection ("not implemented"): the fields not
  *   to hand on are dropped from the returned document instead (the yt-dlp
  *   cookies' sealed text, api/ytdlp-cookies/ytdlp-cookie-repository.ts).

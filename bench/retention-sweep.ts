@@ -1,16 +1,21 @@
 /**
- * What the retention sweep's query costs on the embedded store as the live
- * files grow, beside what a client's GET /files costs in the same run.
+ * What the retention sweep's queries cost on the embedded store as the live
+ * files grow, beside what a client's GET /files costs in the same run, and
+ * beside the sweep's query before it named its due days (`expires_at ≤ now`
+ * on an index of is_deleted and expires_at, session 13's).
  *
  *   npm run -s bench -- retention-sweep [--sizes 1000,10000,100000] [--rounds 20]
  *
  * The provisioned FerretDB (ffkube's patches), the repository's own queries
- * (FileRepository#expiredFiles, the sweep's batch of 100; FileRepository#list,
- * an account's newest 50, the baseline), on a `files` collection filled with
- * upload-shaped records over 100 accounts, 1 in 100 of them expired and 1 in 10
- * deleted. The two queries alternate, one of each per round, so load on the
- * machine falls on both alike. The load average is printed with the figures.
- * Bounded: fixed sizes, a fixed number of rounds.
+ * (FileRepository#expiredFiles: a round of a worker that swept yesterday, its
+ * two due days, one batch of 100; a worker's first round, ten years of days
+ * in lists of DAYS_PER_QUERY, one batch each; FileRepository#list, an
+ * account's newest 50, the baseline), on a `files` collection filled with
+ * upload-shaped records over 100 accounts, 1 in 100 of them expired and 1 in
+ * 10 deleted. The old query runs on a second database of the same server,
+ * filled alike, with its own index. The queries alternate, one of each per
+ * round, so load on the machine falls on all alike. The load average is
+ * printed with the figures. Bounded: fixed sizes, a fixed number of rounds.
  */
 import { planReader } from '../api/accounts/account-repository.js'
 import { DEFAULT_STORAGE_QUOTAS, StorageQuota } from '../api/files/storage-quota.js'
@@ -25,7 +30,8 @@ import { CommandRepository } from '../api/commands/command-repository.js'
 import { newPendingFile, type FileDocument } from '../api/files/file-document.js'
 import { FileRepository } from '../api/files/file-repository.js'
 import { ManagedStorage } from '../api/files/managed-storage.js'
-import { RETENTION_BATCH } from '../api/files/retention-sweep.js'
+import { DAYS_PER_QUERY, RETENTION_BATCH } from '../api/files/retention-sweep.js'
+import { dayLists, dayOf, MAX_RETENTION_DAYS_CEILING } from '../api/files/retention.js'
 import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { percentile } from './table.js'
 
@@ -33,7 +39,7 @@ const NOW = new Date('2026-06-01T00:00:00Z')
 const DAY = 86_400_000
 
 /** Files `from` to `to`: live ones expiring after NOW but every 100th before it, every 10th deleted. */
-async function fill(files: Collection<FileDocument>, from: number, to: number): Promise<void> {
+async function fill(collections: Collection<FileDocument>[], from: number, to: number): Promise<void> {
   const mime = `application/${randomBytes(4).toString('hex')}`
   for (let i = from; i < to; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, to - i) }, (_, k): FileDocument => {
@@ -45,9 +51,23 @@ async function fill(files: Collection<FileDocument>, from: number, to: number): 
       )
       return { ...file, status: 'STORED', processing_state: 'done', is_deleted: n % 10 === 5, deleted_at: n % 10 === 5 ? stored : null }
     })
-    await files.insertMany(batch)
+    for (const collection of collections) await collection.insertMany(batch.map((doc) => ({ ...doc })))
   }
 }
+
+/** Session 13's sweep query, on its own index: live files by the index, the dates compared by the store. */
+function oldExpiredFiles(files: Collection<FileDocument>, now: Date, limit: number): Promise<FileDocument[]> {
+  return files.find({ is_deleted: false, expires_at: { $lte: now }, storage_location: 'INTERNAL' }).sort({ expires_at: 1, _id: 1 }).limit(limit).toArray()
+}
+
+/** Milliseconds `run` takes. */
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now()
+  await run()
+  return performance.now() - started
+}
+
+const cell = (ms: number[]) => `${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,100000' }, rounds: { type: 'string', default: '20' } } })
@@ -61,33 +81,37 @@ async function main(): Promise<void> {
   const client = await MongoClient.connect(mongo.url)
   const s3 = new S3Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'unused', secretAccessKey: 'unused' } })
   const lines = [
-    '| files (live / expired) | sweep batch of 100: p50 / p99 ms | GET /files (an account\'s newest 50), baseline: p50 / p99 ms | load average (1 min) at the end |',
-    '|---:|---:|---:|---:|',
+    '| files (live / expired) | sweep batch of 100, two due days: p50 / p99 ms | a worker\'s first round, 3,651 days: p50 / p99 ms | before: `expires_at ≤ now`, batch of 100: p50 / p99 ms | GET /files (an account\'s newest 50), baseline: p50 / p99 ms | load average (1 min) at the end |',
+    '|---:|---:|---:|---:|---:|---:|',
   ]
   try {
     const db = client.db('retention_bench')
+    const oldDb = client.db('retention_bench_before')
     // Nothing below reaches S3: the queries are the repository's reads of its collection.
     const files = new FileRepository(db, new ManagedStorage(s3, 'unused'), new CommandRepository(db), () => NOW, () => {}, new StorageQuota(db, DEFAULT_STORAGE_QUOTAS, planReader(db)))
     await files.ensureIndexes()
+    const oldFiles = oldDb.collection<FileDocument>('files')
+    await oldFiles.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
+    await oldFiles.createIndex({ is_deleted: 1, expires_at: 1 })
+    const dueDays = [dayOf(new Date(NOW.getTime() - DAY)), dayOf(NOW)]
+    const firstRound = dayLists(dayOf(new Date(NOW.getTime() - MAX_RETENTION_DAYS_CEILING * DAY)), dayOf(NOW), DAYS_PER_QUERY)
     let stored = 0
     for (const size of sizes) {
-      await fill(db.collection<FileDocument>('files'), stored, size)
+      await fill([db.collection<FileDocument>('files'), oldFiles], stored, size)
       stored = size
-      const sweep: number[] = []
-      const list: number[] = []
+      const [sweep, first, before, list]: [number[], number[], number[], number[]] = [[], [], [], []]
       let found = 0
+      let foundBefore = 0
       for (let round = 0; round < rounds; round++) {
-        let started = performance.now()
-        found = (await files.expiredFiles(NOW, RETENTION_BATCH)).length
-        sweep.push(performance.now() - started)
-        started = performance.now()
-        await files.list(`acc_${round % 100}`, { limit: 50, offset: 0 })
-        list.push(performance.now() - started)
+        sweep.push(await timed(async () => (found = (await files.expiredFiles(dueDays, NOW, RETENTION_BATCH)).length)))
+        first.push(await timed(async () => { for (const days of firstRound) await files.expiredFiles(days, NOW, RETENTION_BATCH) }))
+        before.push(await timed(async () => (foundBefore = (await oldExpiredFiles(oldFiles, NOW, RETENTION_BATCH)).length)))
+        list.push(await timed(() => files.list(`acc_${round % 100}`, { limit: 50, offset: 0 })))
       }
-      sweep.sort((a, b) => a - b)
-      list.sort((a, b) => a - b)
+      for (const ms of [sweep, first, before, list]) ms.sort((a, b) => a - b)
+      if (found !== foundBefore) throw new Error(`the sweep found ${found} files where the old query found ${foundBefore}`)
       const live = size - Math.floor((size + 4) / 10)
-      lines.push(`| ${size} (${live} / ${found} in a batch) | ${percentile(sweep, 50).toFixed(1)} / ${percentile(sweep, 99).toFixed(1)} | ${percentile(list, 50).toFixed(1)} / ${percentile(list, 99).toFixed(1)} | ${loadavg()[0]!.toFixed(2)} |`)
+      lines.push(`| ${size} (${live} / ${found} in a batch) | ${cell(sweep)} | ${cell(first)} | ${cell(before)} | ${cell(list)} | ${loadavg()[0]!.toFixed(2)} |`)
       process.stderr.write(`retention-sweep: ${size} done\n`)
     }
   } finally {

@@ -73,6 +73,16 @@ export interface CommandSpec {
   submittedAt: string
   /** The command's limits, resolved against its plan at acceptance; absent in specs of older records (the executor's defaults apply). */
   limits?: CommandLimits | undefined
+  /**
+   * Bytes of managed storage the account had left under its plan's storage
+   * quota when the command was handed off (contracts/storage-room.ts): the
+   * runner stores no managed output beyond it and ends FAILED /
+   * STORAGE_QUOTA_EXCEEDED instead. Absent: no quota applies (an unlimited
+   * plan, outputs to a storage destination, specs of older records). The
+   * API's reservation of the outputs at the end stays the authority, for
+   * commands of one account that end together.
+   */
+  storageRoomBytes?: number | undefined
 }
 
 /**

@@ -51,6 +51,8 @@ export interface MediaCommandSpec {
   memoryMib?: number | undefined
   /** Most files the command's outputs may hold (per plan); the runner stops ffmpeg past it. */
   maxOutputFiles?: number | undefined
+  /** Bytes of managed storage the account had left at hand-off (CommandSpec.storageRoomBytes); absent when no quota applies. */
+  storageRoomBytes?: number | undefined
   /**
    * Set to true (never back) by the worker when the client cancels the
    * command; the operator then deletes the Job and its pods and ends the
@@ -154,6 +156,7 @@ export function mediaCommandFromSpec(spec: CommandSpec, namespace: string, timeL
     mcSpec.memoryMib = spec.limits.memoryMib
     if (spec.limits.maxOutputFiles !== undefined) mcSpec.maxOutputFiles = spec.limits.maxOutputFiles
   }
+  if (spec.storageRoomBytes !== undefined) mcSpec.storageRoomBytes = spec.storageRoomBytes
   if (timeLimitSeconds !== undefined) mcSpec.timeLimitSeconds = timeLimitSeconds
   return {
     apiVersion: MEDIA_COMMAND_API_VERSION,
@@ -192,6 +195,7 @@ export function commandSpecFromMediaCommand(mc: MediaCommand): CommandSpec {
     storageDestinationId: mc.spec.storageDestinationId ?? null,
     storageDestination: mc.spec.storageDestination ? { ...mc.spec.storageDestination } : null,
     submittedAt: mc.spec.submittedAt ?? mc.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    ...(mc.spec.storageRoomBytes !== undefined ? { storageRoomBytes: mc.spec.storageRoomBytes } : {}),
     ...(mc.spec.timeLimitSeconds !== undefined && mc.spec.vcpuMillis !== undefined && mc.spec.memoryMib !== undefined
       ? {
           limits: {

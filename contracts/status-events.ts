@@ -182,6 +182,8 @@ export const RUNNER_ERROR_STATUSES = [
   'OUTPUT_NOT_REGULAR_FILE',
   /** Two outputs would be stored under the same name in the command's folder. */
   'OUTPUT_NAME_CONFLICT',
+  /** The managed outputs are larger than the storage the account had left when the command was handed off (CommandSpec.storageRoomBytes): nothing was stored. */
+  'STORAGE_QUOTA_EXCEEDED',
   'UPLOAD_FAILED',
   /** An output could not be written to the command's storage destination (the customer's bucket). */
   'DESTINATION_UPLOAD_FAILED',

@@ -2,6 +2,7 @@ import { systemClock, type Clock, type Sleep } from '../clock.js'
 import { toCommandSpec, type CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import type { Plan } from '../accounts/plans.js'
+import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { Executor } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
   accountPlan?: (accountId: string) => Promise<Plan | null>
   /** How long a full account waits before it is looked at again, unless a command of it ends first (see commandEnded). */
   fullRecheckMs?: number
+  /** The storage room a command's runner is told at hand-off (StorageQuota#roomFor); null or absent: none. */
+  storageRoom?: (command: CommandDocument) => Promise<number | null>
 }
 
 /**
@@ -62,6 +65,7 @@ export class Dispatcher {
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #schedule: AccountSchedule
+  readonly #storageRoom: DispatcherOptions['storageRoom']
 
   constructor(options: DispatcherOptions) {
     this.#commands = options.commands
@@ -82,6 +86,7 @@ export class Dispatcher {
     )
     this.#leaseMs = options.leaseMs ?? 60_000
     this.#backoffMs = options.backoffMs ?? dispatchBackoffMs
+    this.#storageRoom = options.storageRoom
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
     this.#schedule = this.#commands.schedule
@@ -184,12 +189,18 @@ export class Dispatcher {
     return handed
   }
 
+  /** What the executor is handed: the command's spec, with the storage room its account has left now. */
+  async #specOf(doc: CommandDocument): Promise<CommandSpec> {
+    const room = (await this.#storageRoom?.(doc)) ?? null
+    return { ...toCommandSpec(doc), ...(room === null ? {} : { storageRoomBytes: room }) }
+  }
+
   /** Hands one claimed command to the executor and records the outcome; true when it was handed off. */
   async #handOff(claim: Claim<CommandDocument>): Promise<boolean> {
     const { doc } = claim
     const attempt = doc.dispatch_attempts
     const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt })
-    const failed = await this.#executor.execute(toCommandSpec(doc)).then(
+    const failed = await this.#specOf(doc).then((spec) => this.#executor.execute(spec)).then(
       () => null,
       (err: unknown) => ({ err }),
     )

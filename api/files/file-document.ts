@@ -1,6 +1,7 @@
 import type { MediaMeta } from '../../contracts/output-file-meta.js'
 import { waitingFields, type WorkFields, type WorkState } from '../work-list.js'
 import { fileMembers } from './file-members.js'
+import { expiryFields } from './retention.js'
 import type { FileStatus, StoreType, StoredFileResponse } from './schemas.js'
 
 /** Media facts the runner's probe fills in (contracts' MediaMeta); all null until then. */
@@ -81,6 +82,8 @@ export interface FileDocument extends MediaFacts, FileProcessingWork {
    * null for a file kept until deleted, and always for an EXTERNAL output.
    */
   expires_at: Date | null
+  /** The UTC day of expires_at (retention.ts's expiryFields): what the retention sweep finds the file by. */
+  expires_on: string | null
   original_file_url: string | null
   error_status: string | null
   error_message: string | null
@@ -143,7 +146,7 @@ export function newPendingFile(
     external_object_key: null,
     is_deleted: false,
     deleted_at: null,
-    expires_at: fields.expiresAt,
+    ...expiryFields(fields.expiresAt),
     original_file_url: fields.originalFileUrl,
     ...NO_MEDIA_FACTS,
     mime_type: fields.mimeType,

@@ -45,7 +45,7 @@ export class FileRepository {
   async ensureIndexes(): Promise<void> {
     await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
     await this.#files.createIndex({ command_id: 1 })
-    await this.#files.createIndex({ is_deleted: 1, expires_at: 1 })
+    await this.#files.createIndex({ expires_on: 1, is_deleted: 1 })
     await this.#processing.ensureIndexes()
   }
 
@@ -186,14 +186,15 @@ export class FileRepository {
   }
 
   /**
-   * Managed files not yet deleted whose expiry has passed at `now`, earliest
-   * first, at most `limit`: the retention sweep's batch (retention-sweep.ts).
-   * On MongoDB the index answers it; the embedded store finds the live files
-   * by the index and compares their dates itself (api/store-compatibility.ts).
+   * Managed files not yet deleted that expire on one of `days` (UTC days,
+   * `YYYY-MM-DD`) and whose expiry has passed at `now`, earliest first, at
+   * most `limit`: the retention sweep's batch (retention-sweep.ts). The days
+   * are what the index finds them by on both stores, so a round reads the
+   * files of its due days, not every live file (api/store-compatibility.ts).
    */
-  async expiredFiles(now: Date, limit: number): Promise<FileDocument[]> {
+  async expiredFiles(days: readonly string[], now: Date, limit: number): Promise<FileDocument[]> {
     return this.#files
-      .find({ is_deleted: false, expires_at: { $lte: now }, storage_location: 'INTERNAL' })
+      .find({ expires_on: { $in: [...days] }, is_deleted: false, storage_location: 'INTERNAL', expires_at: { $lte: now } })
       .sort({ expires_at: 1, _id: 1 })
       .limit(limit)
       .toArray()

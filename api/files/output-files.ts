@@ -13,7 +13,7 @@ import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-doc
 import { fileMembers } from './file-members.js'
 import { mapLimited } from './map-limited.js'
 import type { PresignedGets } from './presigned-gets.js'
-import { expiryOf } from './retention.js'
+import { expiryFields, expiryOf } from './retention.js'
 import { presignGet } from './storage-url.js'
 
 /**
@@ -97,7 +97,7 @@ export function outputFileDocument(
     is_deleted: false,
     deleted_at: null,
     // Customer buckets are never touched: an external output never expires.
-    expires_at: internal ? expiryOf(now, command.retention_days ?? null) : null,
+    ...expiryFields(internal ? expiryOf(now, command.retention_days ?? null) : null),
     original_file_url: null,
     size_mbytes: result.size_mbytes,
     duration: result.duration,

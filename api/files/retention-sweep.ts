@@ -7,16 +7,27 @@
  * Deployment alike. Several workers may sweep at once: each removal is
  * DELETE's conditional write (is_deleted: false expected), so a file is
  * marked deleted once, and deleting an object twice is harmless.
+ *
+ * A round asks for the files of its due days by name (`expires_on`,
+ * retention.ts's expiryFields), from the first day that may still hold one to
+ * today, so it reads what is due rather than every live file. No file is
+ * stored with an expiry in the past, so once a round has deleted every file
+ * due before today, those days stay empty: the next round starts at today.
+ * A worker that starts looks back over the longest retention there is.
  */
 import { systemClock, type Clock, type Sleep } from '../clock.js'
 import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
 import type { FileRepository } from './file-repository.js'
+import { dayLists, dayOf, MAX_RETENTION_DAYS_CEILING } from './retention.js'
 
 /** Files read and deleted per query: one batch's records stay small, and a stop waits for one file at most. */
 export const RETENTION_BATCH = 100
 /** Retention is counted in days: a file deleted up to ten minutes after its expiry is on time. */
 export const RETENTION_POLL_MS = 10 * 60_000
+/** Days named in one query: a worker's first round covers ten years in ten queries, each an index lookup per day. */
+export const DAYS_PER_QUERY = 366
+const DAY_MS = 86_400_000
 
 export interface RetentionSweepOptions {
   files: Pick<FileRepository, 'expiredFiles' | 'deleteManaged'>
@@ -34,6 +45,8 @@ export class RetentionSweep {
   readonly #now: Clock
   readonly #batchSize: number
   readonly #log: Logger
+  /** The first day that may still hold a live file due for deletion (`YYYY-MM-DD`); null until the first round. */
+  #firstDueDay: string | null = null
 
   constructor(private readonly options: RetentionSweepOptions) {
     this.#now = options.now ?? systemClock
@@ -63,12 +76,29 @@ export class RetentionSweep {
    * keeps failing cannot hold the loop.
    */
   async sweep(): Promise<number> {
+    const startedAt = this.#now()
+    const today = dayOf(startedAt)
+    const firstDueDay = this.#firstDueDay ?? dayOf(new Date(startedAt.getTime() - MAX_RETENTION_DAYS_CEILING * DAY_MS))
+    let deleted = 0
+    for (const days of dayLists(firstDueDay, today, DAYS_PER_QUERY)) {
+      const swept = await this.#sweepDays(days)
+      deleted += swept.deleted
+      if (!swept.done) return deleted
+    }
+    // Every file due before today was due at startedAt, and all of them are gone.
+    this.#firstDueDay = today
+    this.options.onSwept?.(deleted)
+    return deleted
+  }
+
+  /** Deletes the expired files of `days`; done when none is left (no deletion failed, the round was not stopped). */
+  async #sweepDays(days: readonly string[]): Promise<{ deleted: number; done: boolean }> {
     let deleted = 0
     for (;;) {
-      const batch = await this.options.files.expiredFiles(this.#now(), this.#batchSize)
+      const batch = await this.options.files.expiredFiles(days, this.#now(), this.#batchSize)
       let failed = 0
       for (const file of batch) {
-        if (this.#loop.stopping) return deleted
+        if (this.#loop.stopping) return { deleted, done: false }
         try {
           if (await this.options.files.deleteManaged(file, this.#log)) {
             deleted += 1
@@ -79,11 +109,8 @@ export class RetentionSweep {
           this.#log.warn({ err, file_id: file._id, account_id: file.account_id }, 'could not delete an expired file; the next round retries it')
         }
       }
-      if (failed > 0) return deleted
-      if (batch.length < this.#batchSize) {
-        this.options.onSwept?.(deleted)
-        return deleted
-      }
+      if (failed > 0) return { deleted, done: false }
+      if (batch.length < this.#batchSize) return { deleted, done: true }
     }
   }
 }

@@ -58,6 +58,41 @@ export function expiryOf(storedAt: Date, days: number | null): Date | null {
   return days === null ? null : new Date(storedAt.getTime() + days * DAY_MS)
 }
 
+/**
+ * A file record's expiry: `expires_at`, and beside it `expires_on`, its UTC
+ * day (`YYYY-MM-DD`), the retention sweep's key. The embedded store finds
+ * records by equality on a top-level string through an index but compares
+ * dates only after reading every record (api/store-compatibility.ts), so the
+ * sweep asks for the due days by name. Both null for a file kept until deleted.
+ */
+export function expiryFields(expiresAt: Date | null): { expires_at: Date | null; expires_on: string | null } {
+  return { expires_at: expiresAt, expires_on: expiresAt === null ? null : dayOf(expiresAt) }
+}
+
+/** The UTC day of `at`, `YYYY-MM-DD`. */
+export function dayOf(at: Date): string {
+  return at.toISOString().slice(0, 10)
+}
+
+/**
+ * The days from `first` to `last` (both `YYYY-MM-DD`, inclusive), in order,
+ * in lists of at most `perList`: the sweep's queries, one list each. Empty
+ * when `first` is after `last`.
+ */
+export function dayLists(first: string, last: string, perList: number): string[][] {
+  const lists: string[][] = []
+  let list: string[] = []
+  for (let at = Date.parse(`${first}T00:00:00Z`), end = Date.parse(`${last}T00:00:00Z`); at <= end; at += DAY_MS) {
+    list.push(dayOf(new Date(at)))
+    if (list.length === perList) {
+      lists.push(list)
+      list = []
+    }
+  }
+  if (list.length > 0) lists.push(list)
+  return lists
+}
+
 /** The days `plan` keeps a file (uploads and store-file files, and commands that name no retention_days); null = until deleted. */
 export function planRetentionDays(plan: Plan, byPlan: RetentionDaysByPlan): number | null {
   return byPlan[plan] === 0 ? null : byPlan[plan]

@@ -18,6 +18,7 @@ import type { Collection, Db } from 'mongodb'
 import type { Plan } from '../accounts/plans.js'
 import { ApiError } from '../errors/api-errors.js'
 import { isDuplicateKey } from '../store-compatibility.js'
+import { describeBytes } from '../../contracts/storage-room.js'
 
 /** Bytes of managed storage per plan; 0 = unlimited. */
 export type StorageQuotas = Record<Plan, number>
@@ -58,13 +59,7 @@ interface StorageUsageDocument {
   held: Record<string, number>
 }
 
-const MIB = 1024 * 1024
-
-/** Bytes as people read them, with the exact count: `12.5 MiB (13107200 bytes)`. */
-export function describeBytes(bytes: number): string {
-  const unit = bytes >= GIB ? `${(bytes / GIB).toFixed(2)} GiB` : `${(bytes / MIB).toFixed(2)} MiB`
-  return `${unit} (${bytes} bytes)`
-}
+export { describeBytes }
 
 /** What a refused reservation tells the client: the size, the room left, the quota, and what to do. */
 export function refusalMessage(what: string, refused: Exclude<Reservation, { reserved: true }>): string {
@@ -100,6 +95,18 @@ export class StorageQuota {
   async standing(accountId: string, plan?: Plan): Promise<StorageStanding> {
     const [doc, quotaBytes] = await Promise.all([this.#usage.findOne({ _id: accountId }, { projection: { stored_bytes: 1 } }), this.quotaOf(accountId, plan)])
     return { storedBytes: doc?.stored_bytes ?? 0, quotaBytes }
+  }
+
+  /**
+   * The bytes a command's managed outputs may take, told to its runner at
+   * hand-off (CommandSpec.storageRoomBytes): the room its account has left,
+   * 0 when at or over the quota; null when no quota applies (an unlimited
+   * plan, or outputs bound for a storage destination, which are not counted).
+   */
+  async roomFor(command: { account_id: string; storage_destination_id: string | null }): Promise<number | null> {
+    if (command.storage_destination_id !== null) return null
+    const { storedBytes, quotaBytes } = await this.standing(command.account_id)
+    return quotaBytes === null ? null : Math.max(0, quotaBytes - storedBytes)
   }
 
   /**

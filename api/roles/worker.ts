@@ -129,6 +129,7 @@ export function workerRole({ config, connections, repositories, secretBox, logge
     metrics,
     concurrencyLimits: config.concurrencyLimits,
     accountPlan: cachedPlans(planOf),
+    storageRoom: (command) => repositories.files.quota.roomFor(command),
   })
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   // A command that ended frees its account's slot: the dispatcher may serve the account again now.

@@ -38,7 +38,7 @@ export async function runCommand(spec: CommandSpec, deps: RunDeps): Promise<'SUC
     // The storage SDK loads while inputs arrive (network-bound), not while ffmpeg is timed.
     preloadUploader()
     // A multi-file output's settled files are stored while ffmpeg writes the rest (upload/pre-uploads.ts).
-    const early = new PreUploads(async () => (await loadUploader()).openStore(deps.uploadTarget(), spec.commandId), deps.workDir, maxOutputFiles(spec))
+    const early = new PreUploads(async () => (await loadUploader()).openStore(deps.uploadTarget(), spec.commandId), deps.workDir, maxOutputFiles(spec), spec.storageRoomBytes ?? Infinity)
     try {
       const started = performance.now()
       const fetched = await fetchPhase(spec, context)

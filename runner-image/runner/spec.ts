@@ -103,7 +103,15 @@ export function parseCommandSpec(json: string): CommandSpec {
     submittedAt: typeof raw.submittedAt === 'string' ? raw.submittedAt : new Date(0).toISOString(),
     ...folderFields(raw),
     ...limits(raw.limits),
+    ...storageRoom(raw.storageRoomBytes),
   }
+}
+
+/** The room left under the storage quota, when the spec has one; a malformed value is refused rather than read as no quota. */
+function storageRoom(value: unknown): Pick<CommandSpec, 'storageRoomBytes'> {
+  if (value === null || value === undefined) return {}
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new SpecError('storageRoomBytes must be a whole number of bytes, 0 or more')
+  return { storageRoomBytes: value }
 }
 
 /**

@@ -129,6 +129,7 @@ function outputFile(fields: Partial<FileDocument> & Pick<FileDocument, '_id' | '
     is_deleted: false,
     deleted_at: null,
     expires_at: null,
+    expires_on: null,
     original_file_url: null,
     ...NO_MEDIA_FACTS,
     error_status: null,

@@ -205,7 +205,7 @@ t.test('retention', async (t) => {
     advance(DAY)
     const seen: number[] = []
     const files = world.api.app.files
-    const counting = { expiredFiles: async (now: Date, limit: number) => { const batch = await files.expiredFiles(now, limit); seen.push(batch.length); return batch }, deleteManaged: files.deleteManaged.bind(files) }
+    const counting = { expiredFiles: async (days: readonly string[], now: Date, limit: number) => { const batch = await files.expiredFiles(days, now, limit); seen.push(batch.length); return batch }, deleteManaged: files.deleteManaged.bind(files) }
     const one = new RetentionSweep({ files: counting, logger, now: world.time.clock, batchSize: 3 })
     const two = new RetentionSweep({ files: counting, logger, now: world.time.clock, batchSize: 3 })
     const [a, b] = await Promise.all([one.sweep(), two.sweep()])

@@ -19,6 +19,7 @@ import {
   type V1SecurityContext,
 } from '@kubernetes/client-node'
 import { PLANS } from '../../api/accounts/plans.js'
+import { DEFAULT_STORAGE_QUOTAS } from '../../api/files/storage-quota.js'
 import { loadConfig, requireExternalServices } from '../../api/config.js'
 import { loadOperatorConfig } from '../../operator/config.js'
 import { buildJob } from '../../operator/job-builder.js'
@@ -191,6 +192,7 @@ t.test('the API-side Deployments configure kubernetes mode from the chart Secret
     t.equal(config.encryptionKeys, 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=')
     t.same(config.rateLimits, { free: 10, trial: 20, growth: 30, business: 0 })
     t.same(config.retentionDays, { free: 2, trial: 14, growth: 60, business: 0 }, `${c}: the plans' retention`)
+    t.same(config.storageQuotas, { free: 1048576, trial: 0, growth: 3 * 1024 ** 3, business: 2 * 1024 ** 4 }, `${c}: the plans' storage quotas, 2 TiB written out whole`)
     t.equal(config.consoleSignInFailuresPerMinute, 5)
     t.same(config.trustProxy, c === 'api' ? ['10.244.0.0/16', 'fd00::/8'] : false, `${c}: TRUST_PROXY set on the API alone`)
     t.equal(config.allowPrivateNetworks, false)
@@ -202,6 +204,7 @@ t.test('the API-side Deployments configure kubernetes mode from the chart Secret
   t.equal(defaultApi.trustProxy, false, 'by default the API trusts no proxy\'s X-Forwarded-For')
   t.equal(defaultApi.consoleSignInFailuresPerMinute, 10)
   t.same(defaultApi.retentionDays, { free: 1, trial: 7, growth: 30, business: 90 }, 'the chart keeps files as long as the service does by default')
+  t.same(defaultApi.storageQuotas, DEFAULT_STORAGE_QUOTAS, 'the chart gives each plan the storage quota the service does by default')
   const keys = containerEnv(defaults!.objects, 'ffkube', deploymentContainer(defaults!.objects, 'ffkube-api').container).ENCRYPTION_KEYS
   t.match(keys, /^k1:[A-Za-z0-9+/]{43}=$/, 'a generated 32-byte encryption key when none is given')
 })

@@ -69,12 +69,13 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
     t.equal((await objects()).filter((key) => key.startsWith('uploads/')).length, 2)
   })
 
-  t.test('a command whose outputs would pass the quota ends FAILED with none of them kept', async (t) => {
+  t.test('a command whose outputs would pass the room left is refused by its runner, which stores none of them', async (t) => {
     // Raw video: 320 x 240 x 1.5 bytes a frame, 25 frames, far past the 200,000 bytes left.
     const { command_id, done } = await runOnClip({ out_raw: 'raw.nut', out_small: 'small.png' }, 'ffmpeg -i {{in_v}} -c:v rawvideo -an {{out_raw}} -frames:v 1 -vf scale=16:-2 {{out_small}}')
     t.equal(done.status, 'FAILED', JSON.stringify(done))
     t.equal(done.error_status, 'STORAGE_QUOTA_EXCEEDED')
-    t.match(done.error_message, /^the outputs hold .* more than the .*\(200000 bytes\) left of the plan's storage quota of .*\(1000000 bytes\).*none of the outputs was kept$/)
+    // The runner's words (contracts/storage-room.ts): it was told the room at hand-off and refused before storing.
+    t.match(done.error_message, /^the outputs hold .* more than the .*\(200000 bytes\) the account had left of its plan's storage quota when the command started.*none of the outputs was stored$/)
     t.notOk(done.output_files, 'no outputs in the result')
     t.equal(await stored(), 800_000, 'nothing counted')
     t.same((await objects()).filter((key) => key.includes(command_id)), [], 'none of its objects is left in the bucket')
@@ -87,6 +88,20 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
     t.match(done, { status: 'FAILED', error_status: 'STORAGE_QUOTA_EXCEEDED' }, JSON.stringify(done))
     t.equal(await stored(), 800_000)
     t.same((await objects()).filter((key) => key.includes(command_id)), [], 'no frame is left in the bucket')
+  })
+
+  t.test('two commands whose outputs each fit the room left but not together: exactly one keeps them', async (t) => {
+    // A 200 x 200 BMP is 120,054 bytes: one fits in the 200,000 left, two do not. Told the same room at
+    // hand-off, both runners may store theirs; the reservation at the end lets one land.
+    const command = 'ffmpeg -i {{in_v}} -frames:v 1 -vf scale=200:200 {{out_frame}}'
+    const [a, b] = await Promise.all([runOnClip({ out_frame: 'a.bmp' }, command), runOnClip({ out_frame: 'b.bmp' }, command)])
+    const ends = [a, b].map(({ done }) => `${done.status}${done.error_status ? ` ${done.error_status}` : ''}`).sort()
+    t.same(ends, ['FAILED STORAGE_QUOTA_EXCEEDED', 'SUCCESS'], JSON.stringify([a.done, b.done]))
+    const [kept, refused] = a.done.status === 'SUCCESS' ? [a, b] : [b, a]
+    t.equal(await stored(), 800_000 + 120_054, 'the one kept is counted')
+    t.same((await objects()).filter((key) => key.includes(refused.command_id)), [], "the other's objects are not in the bucket")
+    t.match(await api.request('DELETE', `/commands/${kept.command_id}/files`), { status: 200, body: { files_deleted: 1 } })
+    t.equal(await stored(), 800_000, 'freed again')
   })
 
   t.test('a command whose outputs fit is counted, and deleting its files frees them', async (t) => {
@@ -122,7 +137,7 @@ t.test('the storage quota: uploads, commands and store-file within it, refused p
     t.match(storeFile, { status: 403, body: { error: 'STORAGE_QUOTA_EXCEEDED', message: /^file_url: / } })
     const uploaded = await upload(1)
     t.match(uploaded, { status: 403, body: { error: 'STORAGE_QUOTA_EXCEEDED', message: /^file: the account stores/ } })
-    t.equal((await api.request('GET', '/commands')).body.commands.length, 3, 'no command was recorded')
+    t.equal((await api.request('GET', '/commands')).body.commands.length, 5, 'no command was recorded (the five above only)')
 
     t.equal((await api.request('DELETE', `/files/${winner}`)).status, 200)
     t.equal(await stored(), QUOTA - 400_000, 'a deleted upload frees its bytes')

@@ -81,7 +81,8 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
     // And an account's yt-dlp cookies into another (contracts/ytdlp-cookies.ts).
     ytdlpCookies: async (spec) => cookies.openForRunner(spec.accountId),
   })
-  const dispatcher = new Dispatcher({ commands: api.app.commands, executor, logger, pollIntervalMs: 200 })
+  // As the worker role composes it (api/roles/worker.ts): runners are told the room their account has left.
+  const dispatcher = new Dispatcher({ commands: api.app.commands, executor, logger, pollIntervalMs: 200, storageRoom: (command) => api.app.files.quota.roomFor(command) })
   nudge.dispatcher = dispatcher
   dispatcher.start()
   t.teardown(() => dispatcher.stop())

@@ -1,7 +1,9 @@
 /**
- * The storage quota with EXECUTOR=kubernetes: the runner's upload container
- * stores the outputs, and the status projector weighs them against the
- * account's quota as it does for local runners (test/e2e/storage-quota.test.ts).
+ * The storage quota with EXECUTOR=kubernetes: the MediaCommand carries the
+ * room its account had left at hand-off, the runner's upload container refuses
+ * outputs past it before storing any, and the CR's status says what the API
+ * says; outputs that fit are stored and weighed by the status projector as
+ * for local runners (test/e2e/storage-quota.test.ts).
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { join } from 'node:path'
@@ -9,13 +11,13 @@ import t from 'tap'
 import { startKube } from '../harness/kube.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
-import { installCrd } from './kube-setup.js'
+import { installCrd, mediaCommandIn } from './kube-setup.js'
 import { startKubernetesService } from './kubernetes-service.js'
 
 const QUOTA = 200_000
 const TIMEOUT = 120_000
 
-t.test('on Kubernetes, outputs past the quota end the command FAILED with nothing kept; outputs that fit are counted', async (t) => {
+t.test('on Kubernetes, outputs past the room left are refused by the runner and the CR and the API both say FAILED; outputs that fit are counted', async (t) => {
   const kube = await startKube(t)
   const kc = kube.kubeConfig()
   await installCrd(kc)
@@ -36,8 +38,10 @@ t.test('on Kubernetes, outputs past the quota end the command FAILED with nothin
     ffmpeg_command: 'ffmpeg -i {{in_v}} -c:v rawvideo -an {{out_raw}}',
   })
   const refused = await service.client.waitForCommand(over, TIMEOUT)
-  t.match(refused, { status: 'FAILED', error_status: 'STORAGE_QUOTA_EXCEEDED', error_message: /^the outputs hold .*\(200000 bytes\) left of the plan's storage quota/ }, JSON.stringify(refused))
-  t.same(await objects(over), [], 'what the upload container stored is deleted')
+  t.match(refused, { status: 'FAILED', error_status: 'STORAGE_QUOTA_EXCEEDED', error_message: /^the outputs hold .*\(200000 bytes\) the account had left of its plan's storage quota when the command started/ }, JSON.stringify(refused))
+  t.same(await objects(over), [], 'nothing of it is in the bucket')
+  const refusedCr = await mediaCommandIn(kc, service.namespace, over, 'FAILED', TIMEOUT)
+  t.match(refusedCr, { spec: { storageRoomBytes: QUOTA }, status: { phase: 'FAILED', errorStatus: 'STORAGE_QUOTA_EXCEEDED' } }, 'kubectl get mc says what the API says')
   t.same(await stored(), { stored_bytes: 0, quota_bytes: QUOTA })
 
   const { command_id: fits } = await service.client.post('/run-ffmpeg-command', {
@@ -49,4 +53,5 @@ t.test('on Kubernetes, outputs past the quota end the command FAILED with nothin
   t.equal(done.status, 'SUCCESS', JSON.stringify(done))
   t.equal((await stored()).stored_bytes, Math.round(done.output_files.out_thumb.size_mbytes * 1024 * 1024), 'the output counted with its size')
   t.equal((await objects(fits)).length, 1)
+  t.match(await mediaCommandIn(kc, service.namespace, fits, 'SUCCESS', TIMEOUT), { spec: { storageRoomBytes: QUOTA } })
 })

@@ -4,7 +4,8 @@
  * the way ffmpeg changes it: a file rewritten after it was sent (a playlist),
  * a file deleted (hls delete_segments), a new one. The final upload sends
  * only what is new or changed, deletes what is gone, and a failed command
- * deletes everything sent early.
+ * deletes everything sent early. Early sends stop at the file cap and the
+ * storage room.
  */
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { mkdir, rm, utimes, writeFile } from 'node:fs/promises'
@@ -131,6 +132,19 @@ t.test('files stored while ffmpeg runs, completed by the final upload', async (t
     for (let round = 0; round < 5; round++) await early.offer(folders)
     await early.settle([])
     t.equal((await keysOf(spec.commandId)).length, 3)
+    await early.discard()
+    await early.close()
+  })
+
+  t.test('early uploads stop before their bytes would pass the storage room the command was handed', async (t) => {
+    const spec = specOf({})
+    const target = uploadTargetFor(spec, readRunnerConfig(env), env)
+    // Ten files of 100 bytes and room for 350: three go early, the fourth would pass it.
+    const work = await workWith(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i}.ts`, 'x'.repeat(100)])))
+    const early = new PreUploads(() => openStore(target, spec.commandId), work, 100, 350)
+    for (let round = 0; round < 5; round++) await early.offer(folders)
+    await early.settle([])
+    t.equal((await keysOf(spec.commandId)).length, 3, 'three files, 300 bytes, are in the bucket')
     await early.discard()
     await early.close()
   })

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import type { CommandStartedEvent, Document } from 'mongodb'
 import t from 'tap'
 import { startApi } from '../harness/api.js'
-import { queryPlan, usesIndex } from './query-plans.js'
+import { expiryFields } from '../../api/files/retention.js'
+import { queryPlan, usesIndex, usesIndexOn } from './query-plans.js'
 
 /*
  * Every query a client's hottest calls make is served by an index: the
@@ -77,13 +78,17 @@ t.test("the retention sweep's query uses an index", async (t) => {
     if (event.commandName === 'find' && event.command.find === 'files') seen.push({ filter: event.command.filter ?? {}, sort: event.command.sort })
   })
   const files = api.db.collection('files')
-  // Live and deleted files, some with an expiry, so a scan and a search return different row counts.
+  // Live and deleted files, expiring on several days or never, so a scan and a search return different row counts.
   const at = new Date('2026-03-01T00:00:00Z')
-  for (let i = 0; i < 6; i++) {
-    await files.insertOne({ _id: `file_${i}` as never, account_id: 'a', is_deleted: i % 2 === 0, storage_location: 'INTERNAL', expires_at: i < 4 ? at : null, created_at: at })
+  for (let i = 0; i < 12; i++) {
+    const expiry = i < 8 ? expiryFields(new Date(at.getTime() + (i % 3) * 86_400_000)) : expiryFields(null)
+    await files.insertOne({ _id: `file_${i}` as never, account_id: 'a', is_deleted: i % 2 === 0, storage_location: 'INTERNAL', ...expiry, created_at: at })
   }
-  await api.app.files.expiredFiles(new Date('2026-03-02T00:00:00Z'), 100)
+  const due = await api.app.files.expiredFiles(['2026-02-28', '2026-03-01', '2026-03-02'], new Date('2026-03-02T00:00:00Z'), 100)
+  t.same(due.map((file) => file._id), ['file_3', 'file_1', 'file_7'], 'the live files due by then, earliest first, those expiring at that very moment among them')
   t.equal(seen.length, 1, 'the sweep sent one query')
   const plan = await queryPlan(files, seen[0]!.filter, seen[0]!.sort)
   t.ok(usesIndex(plan), `files ${JSON.stringify(seen[0]!.filter)} is served by an index`, { plan })
+  // Not the live files' index: found by its due days, a round reads only what they hold.
+  t.ok(usesIndexOn(plan, 'expires_on'), 'by the index of expires_on', { plan })
 })

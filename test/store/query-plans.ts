@@ -15,6 +15,7 @@ export async function queryPlan<T extends Document>(collection: Collection<T>, f
   const walk = (stage: Document | undefined) => {
     if (!stage) return
     stages.push(String(stage.stage))
+    if (typeof stage.indexName === 'string') stages.push(`INDEX ${stage.indexName}`)
     walk(stage.inputStage as Document | undefined)
     for (const input of (stage.inputStages as Document[] | undefined) ?? []) walk(input)
   }
@@ -27,4 +28,12 @@ export function usesIndex(plan: readonly string[]): boolean {
   const scans = plan.some((line) => / SCAN [^ ]+$/.test(line) || /detail=SCAN /.test(line) || line === 'COLLSCAN')
   const indexed = plan.some((line) => /USING (COVERING )?INDEX/.test(line) || line === 'IXSCAN' || line === 'IDHACK' || line === 'EXPRESS_IXSCAN' || line === 'EXPRESS_CLUSTERED_IXSCAN')
   return indexed && !scans
+}
+
+/** True when a step of the plan reads an index whose name has `key` in it (FerretDB and MongoDB name an index after its keys). */
+export function usesIndexOn(plan: readonly string[], key: string): boolean {
+  return plan.some((line) => {
+    const name = /USING (?:COVERING )?INDEX (\S+)/.exec(line)?.[1] ?? /^INDEX (\S+)$/.exec(line)?.[1]
+    return name !== undefined && name.includes(key)
+  })
 }

@@ -5,7 +5,7 @@ import type { FileDocument } from '../../api/files/file-document.js'
 const base: FileDocument = {
   _id: 'file_1', account_id: 'a', command_id: 'c', output_alias: 'out_hls', filename: 'prog.m3u8', status: 'STORED', service_store_type: 'OUTPUT',
   storage_location: 'INTERNAL', object_key: 'outputs/c/prog.m3u8', storage_url: 'https://s3/playback/c/out_hls/prog.m3u8?sig', external_uri: null, external_object_key: null,
-  is_deleted: false, deleted_at: null, expires_at: null, original_file_url: null, size_mbytes: 3, duration: 2, width: null, height: null, frame_rate: null, bitrate_video_kb: null,
+  is_deleted: false, deleted_at: null, expires_at: null, expires_on: null, original_file_url: null, size_mbytes: 3, duration: 2, width: null, height: null, frame_rate: null, bitrate_video_kb: null,
   bitrate_audio_kb: null, sample_rate: null, channels: null, file_type: 'video', file_format: 'hls', codec: 'h264', pixel_format: null, mime_type: 'application/vnd.apple.mpegurl',
   error_status: null, error_message: null, created_at: new Date(0), updated_at: new Date(0),
 }

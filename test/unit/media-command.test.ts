@@ -36,6 +36,8 @@ t.test('the runner gets back exactly the CommandSpec the API built', async (t) =
     }),
     commandSpec({ storageDestination: null, limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 512, maxOutputFiles: 100 } }),
     commandSpec({ storageDestination: null, limits: { maxRunSeconds: 60, vcpuMillis: 1000, memoryMib: 512 } }),
+    commandSpec({ storageDestination: null, storageRoomBytes: 123_456_789_012 }),
+    commandSpec({ storageDestination: null, storageRoomBytes: 0 }),
     commandSpec({ storageDestinationId: destination.id, storageDestination: { ...destination, publicBaseUrl: 'https://cdn.example.com/x' } }),
     commandSpec({ commandType: 'CHAINED_COMMAND', ffmpegCommands: ['ffmpeg -i a b', 'ffmpeg -i b c'], storageDestination: null }),
     commandSpec({ commandType: 'YTDLP_COMMAND', ffmpegCommands: [], inputFiles: {}, outputFiles: {}, ytdlp: { inputUrls: { in_a: 'https://v.example.com/1' }, formatSelector: 'audio_only' }, storageDestination: null }),

@@ -178,6 +178,14 @@ seccompProfile:
   value: {{ $v.config.retentionDays.growth | int64 | quote }}
 - name: RETENTION_DAYS_BUSINESS
   value: {{ $v.config.retentionDays.business | int64 | quote }}
+- name: STORAGE_QUOTA_FREE_BYTES
+  value: {{ $v.config.storageQuotaBytes.free | int64 | quote }}
+- name: STORAGE_QUOTA_TRIAL_BYTES
+  value: {{ $v.config.storageQuotaBytes.trial | int64 | quote }}
+- name: STORAGE_QUOTA_GROWTH_BYTES
+  value: {{ $v.config.storageQuotaBytes.growth | int64 | quote }}
+- name: STORAGE_QUOTA_BUSINESS_BYTES
+  value: {{ $v.config.storageQuotaBytes.business | int64 | quote }}
 - name: LOG_LEVEL
   value: {{ $v.config.logLevel | quote }}
 - name: FFKUBE_DATA_DIR

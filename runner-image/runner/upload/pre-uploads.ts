@@ -11,7 +11,9 @@
  * always, sends every file that is new or whose size, mtime or inode changed
  * since (a playlist is rewritten after each segment), and deletes the objects
  * of files gone since (hls `delete_segments`). A command that fails deletes
- * every key stored here too. Early uploads stop at the command's file cap.
+ * every key stored here too. Early uploads stop at the command's file cap,
+ * and before their bytes would pass the storage room the command was handed
+ * (CommandSpec.storageRoomBytes), so the bucket never holds more of it.
  */
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -46,12 +48,16 @@ export class PreUploads implements EarlierUploads {
   readonly #inFlight = new Map<string, Promise<void>>()
   /** Sends started, counted when they start, so the cap holds before any has reached the store. */
   #started = 0
+  /** Bytes of the sends started, counted likewise against maxBytes. */
+  #startedBytes = 0
   #stopped = false
 
   constructor(
     private readonly open: () => Promise<ObjectStore>,
     private readonly workDir: string,
     private readonly maxFiles: number,
+    /** The storage room left (managed storage with a quota); Infinity when none applies. */
+    private readonly maxBytes = Infinity,
   ) {}
 
   store(): Promise<ObjectStore> {
@@ -74,6 +80,9 @@ export class PreUploads implements EarlierUploads {
         if (this.#stored.get(entry.name)?.path === path) continue
         const stats = await lstat(join(this.workDir, path)).catch(() => null)
         if (!stats?.isFile() || stats.size > MAX_EARLY_BYTES || Date.now() - stats.mtimeMs < SETTLED_MS) continue
+        // Past the room the final upload refuses the outputs anyway (upload-phase.ts): nothing more goes early.
+        if (this.#startedBytes + stats.size > this.maxBytes) return this.stop()
+        this.#startedBytes += stats.size
         this.#send({ alias: folder.alias, filename: entry.name, path, contentType: mimeTypeForFilename(entry.name) }, signatureOf(stats))
       }
     }

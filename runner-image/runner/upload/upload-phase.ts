@@ -9,10 +9,13 @@
  * nothing else in the work dir is read. Outputs the spec asks zipped
  * (compressOutputs) are zipped here, after those checks (output-zips.ts).
  */
+import { lstat } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import type { CompressOutputs } from '../../../contracts/compressed-outputs.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../../contracts/status-events.js'
+import { storageRoomRefusal } from '../../../contracts/storage-room.js'
 import { planCommand } from '../command-plan.js'
 import { RunnerFailure } from '../failure.js'
 import type { PhaseContext } from '../phase-context.js'
@@ -34,6 +37,7 @@ export async function uploadPhase(spec: CommandSpec, fetched: Fetched, ran: RunO
     target: deps.uploadTarget(),
     compress: spec.compressOutputs,
     earlier,
+    roomBytes: spec.storageRoomBytes,
   })
   return { type: 'SUCCESS', output_files: outputFiles, ffmpeg_command_run_seconds: ran.runSeconds, failed_files: fetched.failedFiles }
 }
@@ -119,7 +123,7 @@ const NO_MEDIA: MediaMeta = {
 async function uploadOutputFiles(
   collected: readonly CollectedOutput[],
   metas: Promise<Record<string, MediaMeta>>,
-  context: { commandId: string; workDir: string; target: UploadTarget; compress: CompressOutputs | undefined; earlier: EarlierUploads | null },
+  context: { commandId: string; workDir: string; target: UploadTarget; compress: CompressOutputs | undefined; earlier: EarlierUploads | null; roomBytes: number | undefined },
 ): Promise<Record<string, OutputFileResult>> {
   // Names are checked across every output even when all are zipped: outputs.zip lays them out as the bucket would.
   const allFiles = objectsToStore(collected)
@@ -134,6 +138,7 @@ async function uploadOutputFiles(
   try {
     const zipSizes = new Map<string, number>()
     for (const zip of zips) zipSizes.set(zip.alias, await writeZip(context.workDir, zip))
+    if (context.target.location === 'INTERNAL') await requireStorageRoom(context.workDir, objects, context.roomBytes)
     const { uploadOutputs } = await loading
     const [probed, keys] = await Promise.all([metas, uploadOutputs(context.target, context.commandId, context.workDir, objects, context.earlier)])
     const results = new Map<string, OutputFileResult>(plain.map((output) => [output.file.alias, plainResult(output, probed, keys, context.target)]))
@@ -144,6 +149,18 @@ async function uploadOutputFiles(
   } finally {
     await removeZips(context.workDir)
   }
+}
+
+/**
+ * Refuses (STORAGE_QUOTA_EXCEEDED) managed outputs larger together than the
+ * room the account had left at hand-off, before any is stored by this phase;
+ * what was stored early is deleted with the failure (phases.ts).
+ */
+async function requireStorageRoom(workDir: string, objects: readonly FileToUpload[], roomBytes: number | undefined): Promise<void> {
+  if (roomBytes === undefined) return
+  const sizes = await Promise.all(objects.map(async (file) => (await lstat(join(workDir, file.path))).size))
+  const refusal = storageRoomRefusal(sizes.reduce((sum, size) => sum + size, 0), roomBytes)
+  if (refusal !== null) throw new RunnerFailure('STORAGE_QUOTA_EXCEEDED', refusal)
 }
 
 /** One output stored file by file, with its probe: a single file, or a folder output's main file and members. */
