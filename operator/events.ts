@@ -17,6 +17,8 @@ export interface Transition {
   note: string
   /** What the operator did (events.k8s.io's `action`). */
   action: string
+  /** When it happened, when not now: an Event recorded again later keeps its time. */
+  at?: Date | undefined
 }
 
 export class EventRecorder {
@@ -35,7 +37,7 @@ export class EventRecorder {
         namespace,
         body: {
           metadata: { name: `${mc.metadata.name}.${t.reason.toLowerCase()}`, namespace },
-          eventTime: new V1MicroTime(this.clock().getTime()),
+          eventTime: new V1MicroTime((t.at ?? this.clock()).getTime()),
           reportingController: REPORTING_CONTROLLER,
           reportingInstance: this.identity.slice(0, 128),
           action: t.action,

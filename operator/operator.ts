@@ -27,7 +27,9 @@ import {
 } from '../contracts/media-command.js'
 import type { OperatorConfig } from './config.js'
 import { EventRecorder } from './events.js'
+import { FinishedCommands } from './finished-commands.js'
 import { LABEL_MANAGED_BY, MANAGED_BY } from './job-builder.js'
+import type { Caches } from './caches.js'
 import { reuseConnections } from './kube-client.js'
 import { describeError } from './kube-errors.js'
 import { LeaderElector } from './leader-election.js'
@@ -121,24 +123,26 @@ export class Operator extends EventEmitter {
       this.pods.on(verb, enqueueOwner)
     }
 
+    const caches: Caches = {
+      mediaCommand: (namespace, name) => this.mediaCommands.get(namespace, name),
+      job: (namespace, name) => this.jobs.get(namespace, name),
+      podsOf: (namespace, id) => this.pods.list().filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[LABEL_COMMAND_ID] === id),
+    }
+    const events = new EventRecorder(kc.makeApiClient(EventsV1Api), config.identity, logger, o.clock)
+    const clock = o.clock ?? (() => new Date())
     this.reconciler = new Reconciler({
-      objects, batch, core,
-      caches: {
-        mediaCommand: (namespace, name) => this.mediaCommands.get(namespace, name),
-        job: (namespace, name) => this.jobs.get(namespace, name),
-        podsOf: (namespace, id) => this.pods.list().filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[LABEL_COMMAND_ID] === id),
-      },
+      objects, batch, core, caches,
       job: config.job,
       retentionSeconds: config.retentionSeconds,
       imagePullGraceSeconds: config.imagePullGraceSeconds,
       // Without NATS no runner event can come, so there is nothing to wait for.
       runnerReportGraceMs: o.nats ? RUNNER_REPORT_GRACE_MS : 0,
-      events: new EventRecorder(kc.makeApiClient(EventsV1Api), config.identity, logger, o.clock),
-      publisher: o.publisher ?? noPublisher,
+      events,
+      finished: new FinishedCommands({ batch, core, caches, events, publisher: o.publisher ?? noPublisher, clock }),
       reports: this.reports,
       metrics: this.metrics,
       logger,
-      clock: o.clock ?? (() => new Date()),
+      clock,
     })
 
     const timing = o.leaseTimingMs ?? {

@@ -2,12 +2,18 @@
  * Reconciles one MediaCommand, in numbered steps:
  *   1. load the MediaCommand and what its runner reported (gone or being deleted → done)
  *   2. fold the runner's reports into the status it starts from
- *   3. finished → record what the runner added late, then ensure cleanup (delete the CR after the retention)
- *   4. no Job → build one (pure) and create it (AlreadyExists is fine)
+ *   3. finished → record what the runner added late, settle it, delete it after the retention
+ *   4. no Job (and not cancelled) → build one (pure) and create it (AlreadyExists is fine)
  *   5. Job state and the runner's reports → CR status
+ *   6. write the status when it changed
+ *   7. just finished → count it, then settle it
  * The reconciler is the CR status's only writer: it writes once per reconcile,
  * only when the status changed, conditional on the resourceVersion it read,
- * and then acknowledges the runner events that write includes.
+ * and then acknowledges the runner events that write includes. What a finished
+ * command needs besides its status (its FAILED announced, a cancelled Job and
+ * pods deleted, its Event) comes after the write, from the written status, and
+ * again on every later reconcile until done (finished-commands.ts): an
+ * operator that dies in between leaves a finished CR that says what is due.
  * A thrown error sends the key back to the queue with per-key backoff.
  */
 import { isDeepStrictEqual } from 'node:util'
@@ -19,19 +25,19 @@ import {
   MEDIA_COMMAND_GROUP,
   MEDIA_COMMAND_PLURAL,
   MEDIA_COMMAND_VERSION,
-  OPERATOR_FAILURES,
   type MediaCommand,
   type MediaCommandStatus,
 } from '../contracts/media-command.js'
+import { findJob, ownedBy, type Caches } from './caches.js'
 import type { JobConfig } from './config.js'
-import type { EventRecorder, Transition } from './events.js'
+import type { EventRecorder } from './events.js'
+import type { FinishedCommands } from './finished-commands.js'
 import { buildJob, jobNameFor } from './job-builder.js'
 import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
 import type { RunnerReport, RunnerReports } from './runner-reports.js'
 import { withRunnerEvents } from './runner-status.js'
 import { deriveStatus, jobFailed } from './status.js'
-import type { TerminalPublisher } from './terminal-publisher.js'
 
 /**
  * After a status write lost to a newer version (a stale cache), look again this soon. The newer
@@ -39,13 +45,6 @@ import type { TerminalPublisher } from './terminal-publisher.js'
  * progress should that event be lost.
  */
 const STALE_RETRY_MS = 1000
-
-/** Read access to the informers' caches. */
-export interface Caches {
-  mediaCommand(namespace: string, name: string): MediaCommand | undefined
-  job(namespace: string, name: string): V1Job | undefined
-  podsOf(namespace: string, commandId: string): V1Pod[]
-}
 
 export interface ReconcilerDeps {
   objects: CustomObjectsApi
@@ -57,7 +56,8 @@ export interface ReconcilerDeps {
   imagePullGraceSeconds: number
   runnerReportGraceMs: number
   events: EventRecorder
-  publisher: TerminalPublisher
+  /** Settles finished commands: what they need besides their status. */
+  finished: FinishedCommands
   /** Runner events not yet in a written status (runner-events.ts adds them). */
   reports: RunnerReports
   metrics: Metrics
@@ -95,6 +95,7 @@ export class Reconciler {
     const reports = this.d.reports.pending(key)
     if (!mc || mc.metadata.deletionTimestamp) {
       this.d.reports.settle(key, reports)
+      this.d.finished.forget(key)
       return {}
     }
     const log = this.d.logger.child({ command_id: name, account_id: mc.spec.accountId })
@@ -102,22 +103,25 @@ export class Reconciler {
     // 2: fold the runner's reports (progress, outputs, its failure reason) into the status to start from.
     const c: Current = { key, mc, reports, status: withRunnerEvents(mc.status ?? {}, reports.map((r) => r.event)), log }
 
-    // 3: finished → record what the runner added late (its outputs may trail the Job), then ensure cleanup.
+    // 3: finished → record what the runner added late (its outputs may trail the Job), settle what
+    // the finished status calls for (again: the process that wrote it may have died before it
+    // had), then ensure cleanup.
     if (isTerminalStatus(mc.status?.phase)) {
       if (!(await this.write(c, c.status))) return { requeueAfterMs: STALE_RETRY_MS }
+      await this.d.finished.settle(key, mc, log)
       return this.ensureCleanup(mc, log)
     }
 
-    // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 5).
-    if (mc.spec.cancel) return this.updateStatus(c, await this.findJob(mc))
+    // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 7).
+    if (mc.spec.cancel) return this.updateStatus(c, await findJob(this.d.caches, this.d.batch, mc))
 
     // 4b: no Job → create one. Before any Job was recorded, a cache miss goes straight to
     // create (AlreadyExists covers a Job the cache has not seen yet), saving a round trip.
     const cached = this.d.caches.job(mc.metadata.namespace!, mc.status?.jobName ?? jobNameFor(mc.metadata.name))
     if (!cached && !mc.status?.jobName) return this.createJob(c)
-    const job = cached ?? (await this.findJob(mc))
+    const job = cached ?? (await findJob(this.d.caches, this.d.batch, mc))
 
-    // 5: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
+    // 5-7: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
     return this.updateStatus(c, job)
   }
 
@@ -131,29 +135,15 @@ export class Reconciler {
         ...crApi,
         namespace: mc.metadata.namespace!,
         name: mc.metadata.name,
-        propagationPolicy: 'Background',
-        // The uid precondition: never delete a newer object that reused the name.
-        body: { preconditions: { uid: mc.metadata.uid } },
+        // The uid precondition: never delete a newer object that reused the name. The policy goes in
+        // the body too: the apiserver reads DeleteOptions from the body when there is one.
+        body: { propagationPolicy: 'Background', preconditions: { uid: mc.metadata.uid } },
       })
       log.info('retention passed, deleted the finished MediaCommand')
     } catch (err) {
       if (!isNotFound(err) && !isConflict(err)) throw err
     }
     return {}
-  }
-
-  /** The Job from the cache; a cache miss is confirmed with a GET, as a Job just created may not be cached yet. */
-  private async findJob(mc: MediaCommand): Promise<V1Job | undefined> {
-    const namespace = mc.metadata.namespace!
-    const name = mc.status?.jobName ?? jobNameFor(mc.metadata.name)
-    const cached = this.d.caches.job(namespace, name)
-    if (cached) return cached
-    try {
-      return await this.d.batch.readNamespacedJob({ name, namespace })
-    } catch (err) {
-      if (isNotFound(err)) return undefined
-      throw err
-    }
   }
 
   /** Step 4: build and create the Job; AlreadyExists means an earlier attempt (or replica) made it. */
@@ -166,7 +156,7 @@ export class Reconciler {
     } catch (err) {
       if (!isConflict(err)) throw err
       log.debug('Job already exists')
-      return this.updateStatus(c, await this.findJob(mc))
+      return this.updateStatus(c, await findJob(this.d.caches, this.d.batch, mc))
     }
     log.info({ job: created.metadata?.name }, 'created Job')
     this.d.metrics.countJob('created')
@@ -174,7 +164,7 @@ export class Reconciler {
     return this.updateStatus(c, created)
   }
 
-  /** Step 5: derive the status from the Job, its pods and the runner's reports; write it (and announce a transition) only when it changed. */
+  /** Steps 5-7: derive the status from the Job, its pods and the runner's reports; write it when it changed; settle it once finished. */
   private async updateStatus(c: Current, job: V1Job | undefined): Promise<Result> {
     const { mc, log } = c
     if (job && !ownedBy(job, mc)) {
@@ -182,27 +172,19 @@ export class Reconciler {
       log.warn({ job: job.metadata?.name }, 'Job belongs to another MediaCommand uid; waiting for its removal')
       return { requeueAfterMs: 1000 }
     }
+    // 5: what the cluster and the runner show → the status.
     const pods = await this.podsOf(mc, job)
     const derived = deriveStatus({
       mc: { ...mc, status: c.status }, job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs,
     })
     const next = derived.status
-    const failed = next.phase === 'FAILED'
-    if (failed) {
-      // Before the status write: if the write then fails, the retry publishes again and
-      // JetStream drops the duplicate; the other order could lose the event for good.
-      await this.d.publisher.publish({
-        commandId: mc.metadata.name,
-        errorStatus: next.errorStatus ?? 'INTERNAL_ERROR',
-        errorMessage: next.errorMessage ?? '',
-        at: next.completionTime ? new Date(next.completionTime) : this.d.clock(),
-      })
-    }
-    if (derived.deleteJob && job) await this.deleteJob(job, log)
-    // A cancel stops the work now: the pods go too, not when the garbage collector gets to them.
-    if (mc.spec.cancel) await this.deletePods(mc, log)
+    // 6: write it; a write that lost to a newer version looks again (the newer one is on its way).
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
-    return { requeueAfterMs: derived.requeueAfterMs ?? (isTerminalStatus(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
+    if (!isTerminalStatus(next.phase)) return { requeueAfterMs: derived.requeueAfterMs }
+    // 7: it finished in this write (a finished command never comes here): count it, then settle it.
+    this.d.metrics.countJob(next.phase === 'SUCCESS' ? 'succeeded' : (next.errorStatus ?? 'failed'))
+    await this.d.finished.settle(c.key, { ...mc, status: next }, log)
+    return { requeueAfterMs: this.d.retentionSeconds * 1000 }
   }
 
   /**
@@ -214,30 +196,6 @@ export class Reconciler {
     if (!jobFailed(job)) return this.d.caches.podsOf(namespace, mc.metadata.name)
     const list = await this.d.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_COMMAND_ID}=${mc.metadata.name}` })
     return list.items
-  }
-
-  private async deletePods(mc: MediaCommand, log: Logger): Promise<void> {
-    const namespace = mc.metadata.namespace!
-    const labelSelector = `${LABEL_COMMAND_ID}=${mc.metadata.name}`
-    const pods = await this.d.core.listNamespacedPod({ namespace, labelSelector })
-    for (const pod of pods.items) {
-      if (pod.metadata?.deletionTimestamp) continue
-      try {
-        await this.d.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 })
-        log.info({ pod: pod.metadata?.name }, 'deleted the pod of a cancelled command')
-      } catch (err) {
-        if (!isNotFound(err)) throw err
-      }
-    }
-  }
-
-  private async deleteJob(job: V1Job, log: Logger): Promise<void> {
-    try {
-      await this.d.batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace: job.metadata!.namespace!, propagationPolicy: 'Background' })
-      log.info({ job: job.metadata?.name }, 'deleted the Job (its pod cannot start, or the command was cancelled)')
-    } catch (err) {
-      if (!isNotFound(err)) throw err
-    }
   }
 
   /**
@@ -266,29 +224,9 @@ export class Reconciler {
       log.debug('status write lost to a newer version of the MediaCommand')
       return false
     }
-    const from = mc.status?.phase
-    log.info({ from, to: next.phase, error_status: next.errorStatus }, 'status changed')
-    if (from !== next.phase && next.phase === 'SUCCESS') {
-      this.d.metrics.countJob('succeeded')
-      await this.d.events.record(mc, { reason: 'Succeeded', type: 'Normal', action: 'Complete', note: `the command succeeded in ${next.duration}` })
-    }
-    if (from !== next.phase && next.phase === 'FAILED') {
-      this.d.metrics.countJob(next.errorStatus ?? 'failed')
-      await this.d.events.record(mc, { ...failureEvent(next.errorStatus), type: 'Warning', note: `${next.errorStatus}: ${next.errorMessage}` })
-    }
+    log.info({ from: mc.status?.phase, to: next.phase, error_status: next.errorStatus }, 'status changed')
     return true
   }
-}
-
-/** A cancel and a time limit have their own Event reasons; every other failure is `Failed`. */
-function failureEvent(errorStatus: string | undefined): Pick<Transition, 'reason' | 'action'> {
-  if (errorStatus === OPERATOR_FAILURES.CANCELLED) return { reason: 'Cancelled', action: 'Cancel' }
-  if (errorStatus === OPERATOR_FAILURES.TIMEOUT) return { reason: 'TimedOut', action: 'Fail' }
-  return { reason: 'Failed', action: 'Fail' }
-}
-
-function ownedBy(job: V1Job, mc: MediaCommand): boolean {
-  return job.metadata?.ownerReferences?.some((r) => r.controller && r.uid === mc.metadata.uid) ?? false
 }
 
 /** `namespace/name` of the MediaCommand a Job or pod belongs to, from its command-id label. */

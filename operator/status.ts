@@ -38,8 +38,6 @@ export interface Observation {
 
 export interface Derived {
   status: MediaCommandStatus
-  /** A Job whose pod cannot start (image pull) is deleted so it does not linger until its deadline. */
-  deleteJob: boolean
   /** Look again after this long even if nothing changes (an image pull grace period running out). */
   requeueAfterMs: number | undefined
 }
@@ -159,14 +157,13 @@ function toIso(value: Date | string | undefined): string | undefined {
 interface Phase {
   phase: CommandStatus
   failure?: Failure
-  deleteJob?: boolean
   requeueAfterMs?: number
 }
 
 function phaseOf(o: Observation): Phase {
-  // Cancelled by the client (spec.cancel): FAILED whatever the Job shows, and the Job goes.
+  // Cancelled by the client (spec.cancel): FAILED whatever the Job shows (finished-commands.ts deletes the Job).
   if (o.mc.spec.cancel) {
-    return { phase: 'FAILED', failure: { errorStatus: OPERATOR_FAILURES.CANCELLED, errorMessage: 'the command was cancelled by the client' }, deleteJob: true }
+    return { phase: 'FAILED', failure: { errorStatus: OPERATOR_FAILURES.CANCELLED, errorMessage: 'the command was cancelled by the client' } }
   }
   const deleted = { phase: 'FAILED' as const, failure: { errorStatus: OPERATOR_FAILURES.JOB_DELETED, errorMessage: `Job ${o.mc.status?.jobName ?? '(unknown)'} was deleted before it finished` } }
   // Decided: a Job deleted by hand fails the command rather than being recreated; a
@@ -191,7 +188,7 @@ function phaseOf(o: Observation): Phase {
   // Being deleted (an orphan or foreground deletion waits on finalizers): as good as gone.
   if (o.job.metadata?.deletionTimestamp) return deleted
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
-  if (pull.failure) return { phase: 'FAILED', failure: pull.failure, deleteJob: true }
+  if (pull.failure) return { phase: 'FAILED', failure: pull.failure }
   const running = (o.job.status?.active ?? 0) > 0 || (o.job.status?.ready ?? 0) > 0 || o.pods.some((p) => p.status?.phase === 'Running')
   const phase: CommandStatus = running ? 'PROCESSING' : 'QUEUED'
   return pull.retryInMs === undefined ? { phase } : { phase, requeueAfterMs: pull.retryInMs }
@@ -237,5 +234,5 @@ export function deriveStatus(o: Observation): Derived {
     conditions = setCondition(conditions, { type: 'Failed', status: 'True', reason: p.failure.errorStatus, message: p.failure.errorMessage, observedGeneration: generation }, o.now)
   }
   status.conditions = conditions
-  return { status, deleteJob: p.deleteJob ?? false, requeueAfterMs: p.requeueAfterMs }
+  return { status, requeueAfterMs: p.requeueAfterMs }
 }

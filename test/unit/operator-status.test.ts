@@ -16,7 +16,7 @@ function pod(status: V1Pod['status'], created = '2026-11-21T20:09:00Z'): V1Pod {
 const terminated = (name: string, reason: string, exitCode: number) => ({ name, image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { reason, exitCode } } })
 const waiting = (name: string, reason: string) => ({ name, image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message: 'pull access denied' } } })
 
-const cases: Array<{ name: string; job: V1Job | undefined; pods?: V1Pod[]; phase: string; errorStatus?: string; deleteJob?: boolean; requeue?: boolean }> = [
+const cases: Array<{ name: string; job: V1Job | undefined; pods?: V1Pod[]; phase: string; errorStatus?: string; requeue?: boolean }> = [
   { name: 'a Job nobody started yet is QUEUED', job: job({}), phase: 'QUEUED' },
   { name: 'an active Job is PROCESSING', job: job({ active: 1, startTime: '2026-11-21T20:05:00Z' as unknown as Date }), phase: 'PROCESSING' },
   { name: 'a Complete Job is SUCCESS', job: job({ conditions: [cond('Complete')], startTime: '2026-11-21T20:05:00Z' as unknown as Date, completionTime: '2026-11-21T20:06:05Z' as unknown as Date }), phase: 'SUCCESS' },
@@ -64,14 +64,14 @@ const cases: Array<{ name: string; job: V1Job | undefined; pods?: V1Pod[]; phase
     phase: 'PROCESSING', requeue: true,
   },
   {
-    name: 'an image pull error past the grace period is IMAGE_PULL_ERROR and deletes the Job', job: job({ active: 1 }),
+    name: 'an image pull error past the grace period is IMAGE_PULL_ERROR', job: job({ active: 1 }),
     pods: [pod({ phase: 'Pending', initContainerStatuses: [waiting('fetch', 'ErrImagePull')] }, '2026-11-21T20:05:00Z')],
-    phase: 'FAILED', errorStatus: 'IMAGE_PULL_ERROR', deleteJob: true,
+    phase: 'FAILED', errorStatus: 'IMAGE_PULL_ERROR',
   },
   {
     name: 'an invalid image name fails at once', job: job({}),
     pods: [pod({ phase: 'Pending', initContainerStatuses: [waiting('fetch', 'InvalidImageName')] }, '2026-11-21T20:09:59Z')],
-    phase: 'FAILED', errorStatus: 'IMAGE_PULL_ERROR', deleteJob: true,
+    phase: 'FAILED', errorStatus: 'IMAGE_PULL_ERROR',
   },
 ]
 
@@ -82,7 +82,6 @@ for (const c of cases) {
     const d = deriveStatus({ mc, job: c.job, pods: c.pods ?? [], now, imagePullGraceSeconds: 120 })
     t.equal(d.status.phase, c.phase)
     t.equal(d.status.errorStatus, c.errorStatus)
-    t.equal(d.deleteJob, c.deleteJob ?? false)
     t.equal(d.requeueAfterMs !== undefined, c.requeue ?? false)
     t.equal(d.status.observedGeneration, 1)
     t.equal(d.status.jobName, 'ffkube-x')
@@ -94,14 +93,13 @@ for (const c of cases) {
   })
 }
 
-t.test('a cancelled command (spec.cancel) is FAILED / CANCELLED whatever its Job shows, and its Job is deleted', async (t) => {
+t.test('a cancelled command (spec.cancel) is FAILED / CANCELLED whatever its Job shows', async (t) => {
   for (const shown of [job({}), job({ active: 1 }), job({ conditions: [cond('Complete')] }), undefined]) {
     const mc = storedMediaCommand()
     mc.spec.cancel = true
     mc.status = { phase: 'PROCESSING', jobName: 'ffkube-x' }
     const d = deriveStatus({ mc, job: shown, pods: [], now, imagePullGraceSeconds: 120 })
     t.match(d.status, { phase: 'FAILED', errorStatus: 'CANCELLED', errorMessage: /cancelled/ })
-    t.equal(d.deleteJob, true)
     t.has(d.status.conditions!.find((x) => x.type === 'Failed'), { status: 'True', reason: 'CANCELLED' })
   }
 })
