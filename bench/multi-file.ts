@@ -123,6 +123,8 @@ async function overhead(job: OverheadJob): Promise<void> {
       samples.get(client)?.push(seen)
       const outside = Object.entries(seen.cpu).filter(([group]) => group !== 'tools').reduce((sum, [, seconds]) => sum + seconds, 0)
       rows.push([String(sample + 1), client, f(seen.total), f(seen.ffmpegInService), f(seen.bare), f(seen.total - seen.bare), f(seen.total - seen.ffmpegInService), `${seen.cpu.tools?.toFixed(1) ?? 'n/a'} / ${seen.bareCpu.toFixed(1)}`, outside.toFixed(2), loadavg()[0]?.toFixed(1) ?? ''])
+      // Each sample as it ends, so a long run that is stopped still leaves its figures.
+      process.stderr.write(`sample ${rows.at(-1)?.join(' | ') ?? ''}\n`)
     }
   }
   printTable(
