@@ -78,13 +78,18 @@ export async function bareFfmpeg(t: Teardown, job: OverheadJob): Promise<{ secon
   return { seconds, cpu: (await childrenCpuSeconds()) - cpuBefore, others }
 }
 
-/** One command through the service as `client` sees it, then the same argv bare. */
-export async function measureOverhead(t: Teardown, service: RunningService, api: Client, stages: RunnerStages, job: OverheadJob, client: ClientKind): Promise<OverheadSample> {
+/**
+ * One command through the service as `client` sees it, and the same argv
+ * bare: after it, or before it with `bareFirst` (alternated by the caller, so
+ * a drift of the machine's speed falls on both alike).
+ */
+export async function measureOverhead(t: Teardown, service: RunningService, api: Client, stages: RunnerStages, job: OverheadJob, client: ClientKind, bareFirst = false): Promise<OverheadSample> {
+  const before = bareFirst ? await bareFfmpeg(t, job) : null
   const cpuWatch = watchCpu(process.pid)
   const view = client === 'sse' ? await submitAndStream(service, api, job.body) : await submitAndPoll(api, job.body, 50)
   const cpu = await cpuWatch.stop()
   const success = stages.take(view.command.command_id).find((seen) => seen.step === 'SUCCESS')
-  const bare = await bareFfmpeg(t, job)
+  const bare = before ?? (await bareFfmpeg(t, job))
   return {
     client,
     total: view.ms / 1000,
@@ -135,6 +140,7 @@ export function overheadSplit(samples: readonly OverheadSample[]): Array<[string
     ['    SUCCESS on NATS → client', of((s) => (s.successAt === null ? null : s.total - s.successAt))],
     ['CPU s: ffmpeg and ffprobe in the service (jail included)', of((s) => s.cpu.tools)],
     ['CPU s: bare ffmpeg', of((s) => s.bareCpu)],
+    ['CPU s beside the encode (every process but ffmpeg and ffprobe)', of((s) => Object.entries(s.cpu).reduce((sum, [group, seconds]) => (group === 'tools' ? sum : sum + seconds), 0))],
     ...groups.map((group): [string, string] => [`CPU s during the command: ${group}`, of((s) => s.cpu[group] ?? 0)]),
     ...groups.map((group): [string, string] => [`CPU s during the bare ffmpeg (service idle): ${group}`, of((s) => s.idleCpu[group] ?? 0)]),
   ]

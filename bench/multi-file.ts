@@ -12,7 +12,7 @@
  *   (b) submit -> SUCCESS through the service as `npm start` runs it (HTTP,
  *       local executor), seen by the client over Server-Sent Events (GET
  *       /commands/:id/events), minus a bare ffmpeg of the same arguments on a
- *       local copy run right after it; and where the difference goes, in time
+ *       local copy run right after it (before it, every other sample); and where the difference goes, in time
  *       and in CPU by process (bench/multi-file-overhead.ts). Target: <= 1 s.
  * Knobs: BENCH_SAMPLES (default 2), BENCH_CLIP_SECONDS (default 60),
  * BENCH_CLIENTS (default `sse`; `sse,poll` alternates an SSE client and one
@@ -117,12 +117,14 @@ async function overhead(job: OverheadJob): Promise<void> {
   const samples = new Map<ClientKind, OverheadSample[]>(CLIENTS.map((client) => [client, []]))
   const rows: string[][] = []
   for (let sample = 0; sample < SAMPLES; sample++) {
-    // Alternated, so a change in the machine's load falls on every kind alike.
+    // Alternated, so a change in the machine's load falls on every kind alike, and on the bare run and the service's alike.
     for (const client of sample % 2 === 0 ? CLIENTS : [...CLIENTS].reverse()) {
-      const seen = await measureOverhead(t, service, api, stages, job, client)
+      const seen = await measureOverhead(t, service, api, stages, job, client, sample % 2 === 1)
       samples.get(client)?.push(seen)
       const outside = Object.entries(seen.cpu).filter(([group]) => group !== 'tools').reduce((sum, [, seconds]) => sum + seconds, 0)
       rows.push([String(sample + 1), client, f(seen.total), f(seen.ffmpegInService), f(seen.bare), f(seen.total - seen.bare), f(seen.total - seen.ffmpegInService), `${seen.cpu.tools?.toFixed(1) ?? 'n/a'} / ${seen.bareCpu.toFixed(1)}`, outside.toFixed(2), loadavg()[0]?.toFixed(1) ?? ''])
+      // Each sample as it ends, so a long run that is stopped still leaves its figures.
+      process.stderr.write(`sample ${rows.at(-1)?.join(' | ') ?? ''}\n`)
     }
   }
   printTable(

@@ -17,7 +17,11 @@
  *                      PUT with requestChecksumCalculation WHEN_REQUIRED);
  *   stream-crc32       streamed from disk with the SDK's default CRC32 trailer
  *                      (aws-chunked, STREAMING-UNSIGNED-PAYLOAD-TRAILER);
- *   runner             the runner's own openStore(...).putBytes (its early stores);
+ *   sdk-lean           the SDK's PutObject as the runner sent it until
+ *                      2026-11-27 evening: `UNSIGNED-PAYLOAD` and a CRC32, the
+ *                      logging middleware removed (upload/lean-requests.ts);
+ *   runner             the runner's own openStore(...).putBytes (its early
+ *                      stores; since 2026-11-27 evening upload/lean-put.ts);
  *   runner-put         the runner's own openStore(...).put (its final upload).
  */
 import { createReadStream, readFileSync } from 'node:fs'
@@ -25,6 +29,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { leanRequests } from '../runner-image/runner/upload/lean-requests.js'
 import { openStore } from '../runner-image/runner/upload/s3-upload.js'
 
 const UPLOAD_CONCURRENCY = 4
@@ -49,6 +54,9 @@ unsigned.middlewareStack.add(
   { step: 'build', priority: 'low' },
 )
 
+const sdkLean = client('WHEN_REQUIRED')
+leanRequests(sdkLean)
+
 async function inParallel(limit: number, work: (file: { name: string; size: number }) => Promise<void>): Promise<void> {
   let next = 0
   await Promise.all(Array.from({ length: limit }, async () => {
@@ -64,6 +72,8 @@ async function store(variant: string, prefix: string): Promise<void> {
       return inParallel(UPLOAD_CONCURRENCY, async (file) => void (await put(required, `${prefix}/${file.name}`, await readFile(join(dir, file.name)), file.size)))
     case 'buffer-unsigned':
       return inParallel(UPLOAD_CONCURRENCY, async (file) => void (await put(unsigned, `${prefix}/${file.name}`, await readFile(join(dir, file.name)), file.size, true)))
+    case 'sdk-lean':
+      return inParallel(UPLOAD_CONCURRENCY, async (file) => void (await put(sdkLean, `${prefix}/${file.name}`, await readFile(join(dir, file.name)), file.size, true)))
     case 'runner':
     case 'runner-put': {
       const runnerStore = await openStore(
@@ -94,4 +104,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   const used = process.cpuUsage(cpu)
   process.stdout.write(`${JSON.stringify({ cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - started })}\n`)
 }
-for (const s3Client of [required, supported, unsigned]) s3Client.destroy()
+for (const s3Client of [required, supported, unsigned, sdkLean]) s3Client.destroy()

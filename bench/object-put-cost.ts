@@ -25,7 +25,7 @@ import { benchRun } from './bench-run.js'
 
 const FILES = Number(process.env.BENCH_FILES ?? 190)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const VARIANTS = (process.env.BENCH_VARIANTS ?? 'buffer-signed,buffer-unsigned,runner,stream,stream-crc32,runner-put').split(',')
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'buffer-signed,buffer-unsigned,sdk-lean,runner,stream,stream-crc32,runner-put').split(',')
 
 const { t, run } = benchRun()
 

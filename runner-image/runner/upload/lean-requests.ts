@@ -4,7 +4,10 @@
  * millisecond the runner spends on one is taken from the encode
  * (docs/benchmarks/multi-file.md, bench/object-put-cost.ts). The runner runs
  * in lite mode (no optimising compiler), where the SDK's per-request
- * JavaScript is most of a small object's cost.
+ * JavaScript is most of a small object's cost. The PUTs of bytes in memory
+ * now go around the SDK's client altogether (lean-put.ts); this trims the
+ * requests it still sends (streamed PUTs, multipart, deletes) and those PUTs
+ * when a store has no lean PUT (no credentials in hand).
  */
 import type { S3Client } from '@aws-sdk/client-s3'
 

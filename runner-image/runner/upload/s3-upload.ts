@@ -15,6 +15,7 @@ import { DeleteObjectCommand, PutObjectCommand, S3Client, S3ServiceException } f
 import { Upload } from '@aws-sdk/lib-storage'
 import { pinnedLookup, systemResolver, UrlGuardError } from '../../../contracts/url-guard-fetch.js'
 import { RunnerFailure } from '../failure.js'
+import { addressOf, leanPut, S3RequestError, type LeanAgents, type LeanPut } from './lean-put.js'
 import { leanRequests } from './lean-requests.js'
 import type { UploadTarget } from './upload-target.js'
 
@@ -96,14 +97,19 @@ async function putBuffer(client: S3Client, object: { bucket: string; key: string
   await client.send(new PutObjectCommand({ Bucket: object.bucket, Key: object.key, Body: object.body, ContentLength: object.body.length, ChecksumAlgorithm: 'CRC32', ...contentType }))
 }
 
+/** Bytes in memory, one PUT: the lean PUT when the store has one, else the SDK's. */
+function putBytesWith(client: S3Client, lean: LeanPut | null, object: { bucket: string; key: string; body: Buffer; contentType: string | null }): Promise<void> {
+  return lean ? lean.put(object.key, object.body, object.contentType) : putBuffer(client, object)
+}
+
 /** Writes one file: read whole when small, a single PUT streamed from disk when it fits in a part, else putObject's multipart upload. */
-async function putFile(client: S3Client, file: { bucket: string; key: string; path: string; contentType: string | null }): Promise<void> {
+async function putFile(client: S3Client, lean: LeanPut | null, file: { bucket: string; key: string; path: string; contentType: string | null }): Promise<void> {
   const { size } = await stat(file.path)
   const contentType = file.contentType ? { ContentType: file.contentType } : {}
   if (size <= READ_WHOLE_MAX_BYTES) {
     // Read once and sent as read: the file's length cannot change between the stat and the PUT's Content-Length.
     const body = await readFile(file.path)
-    await putBuffer(client, { bucket: file.bucket, key: file.key, body, contentType: file.contentType })
+    await putBytesWith(client, lean, { bucket: file.bucket, key: file.key, body, contentType: file.contentType })
     return
   }
   if (size > PART_SIZE_BYTES) {
@@ -122,6 +128,7 @@ function destinationFailureReason(error: unknown): string {
     return error.code === 'FORBIDDEN_ADDRESS' ? 'the endpoint resolves to a private or reserved address' : 'the endpoint host name does not resolve'
   }
   if (error instanceof S3ServiceException) return error.name
+  if (error instanceof S3RequestError) return error.code
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'the endpoint did not answer in time'
   return 'the endpoint could not be reached'
 }
@@ -132,13 +139,13 @@ function failure(target: UploadTarget, what: string, error: unknown): RunnerFail
   return new RunnerFailure('UPLOAD_FAILED', `${what} failed: ${error instanceof Error ? error.message : String(error)}`)
 }
 
-function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadTarget['credentials']>>): { client: S3Client; close: () => void } {
-  const agents = target.guard
-    ? (() => {
-        const lookup = pinnedLookup(systemResolver, { allowPrivateNetworks: target.guard.allowPrivateNetworks })
-        return { httpAgent: new HttpAgent({ lookup, keepAlive: true }), httpsAgent: new HttpsAgent({ lookup, keepAlive: true }) }
-      })()
-    : null
+/** The SDK's own default for its kept-alive agents. */
+const SOCKETS_PER_AGENT = 50
+
+function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadTarget['credentials']>>): { client: S3Client; agents: LeanAgents; close: () => void } {
+  // One pair of kept-alive agents for the SDK's requests and the lean PUTs alike; a customer's endpoint goes through the guard.
+  const lookup = target.guard ? { lookup: pinnedLookup(systemResolver, { allowPrivateNetworks: target.guard.allowPrivateNetworks }) } : {}
+  const agents = { httpAgent: new HttpAgent({ ...lookup, keepAlive: true, maxSockets: SOCKETS_PER_AGENT }), httpsAgent: new HttpsAgent({ ...lookup, keepAlive: true, maxSockets: SOCKETS_PER_AGENT }) }
   const client = new S3Client({
     // No trailing CRC32 on streamed bodies (the SDK's default since 3.729): S3-compatible stores that predate
     // aws-chunked trailers refuse them, and TCP (TLS for https) already guards the bytes in flight.
@@ -147,17 +154,29 @@ function clientFor(target: UploadTarget, credentials: Awaited<ReturnType<UploadT
     forcePathStyle: target.forcePathStyle,
     ...(target.endpoint ? { endpoint: target.endpoint } : {}),
     ...(credentials ? { credentials } : {}),
-    ...(agents ? { requestHandler: agents } : {}),
+    requestHandler: agents,
   })
   leanRequests(client)
   return {
     client,
+    agents,
     close: () => {
       client.destroy()
-      agents?.httpAgent.destroy()
-      agents?.httpsAgent.destroy()
+      agents.httpAgent.destroy()
+      agents.httpsAgent.destroy()
     },
   }
+}
+
+/**
+ * The store's lean PUT (lean-put.ts), when it can have one: credentials in
+ * hand (not the SDK's default chain) and a bucket the SDK signs with plain
+ * SigV4. Otherwise null, and every PUT goes through the SDK.
+ */
+async function leanPutFor(client: S3Client, agents: LeanAgents, bucket: string, credentials: Awaited<ReturnType<UploadTarget['credentials']>>): Promise<LeanPut | null> {
+  if (!credentials) return null
+  const address = await addressOf(client, bucket)
+  return address ? leanPut(address, credentials, agents) : null
 }
 
 /** One S3 client for one command's objects: a put, a best-effort delete, and the key of a name. */
@@ -182,20 +201,22 @@ export async function openStore(target: UploadTarget, commandId: string): Promis
     const status = target.location === 'EXTERNAL' ? 'DESTINATION_UPLOAD_FAILED' : 'UPLOAD_FAILED'
     throw new RunnerFailure(status, `storage credentials are unreadable: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const { client, close } = clientFor(target, credentials)
+  const { client, agents, close } = clientFor(target, credentials)
+  // A target the SDK cannot address fails the same way on the SDK's own PUT, which then reports it.
+  const lean = await leanPutFor(client, agents, target.bucket, credentials).catch(() => null)
   const keyOf = (filename: string) => objectKey(target.prefix, commandId, filename)
   return {
     keyOf,
     put: async (workDir, file) => {
       try {
-        await putFile(client, { bucket: target.bucket, key: keyOf(file.filename), path: join(workDir, file.path), contentType: file.contentType })
+        await putFile(client, lean, { bucket: target.bucket, key: keyOf(file.filename), path: join(workDir, file.path), contentType: file.contentType })
       } catch (error) {
         throw failure(target, `upload of ${file.filename}`, error)
       }
     },
     putBytes: async (file, body) => {
       try {
-        await putBuffer(client, { bucket: target.bucket, key: keyOf(file.filename), body, contentType: file.contentType })
+        await putBytesWith(client, lean, { bucket: target.bucket, key: keyOf(file.filename), body, contentType: file.contentType })
       } catch (error) {
         throw failure(target, `upload of ${file.filename}`, error)
       }
