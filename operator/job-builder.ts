@@ -39,6 +39,7 @@ import {
 import { DESTINATION_CREDENTIALS_FILE_ENV, DESTINATION_SECRET_KEY, destinationSecretName } from '../contracts/destination-credentials.js'
 import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_SECRET_KEY, YTDLP_COOKIES_SOURCE_ENV, ytdlpCookiesSecretName } from '../contracts/ytdlp-cookies.js'
 import type { JobConfig } from './config.js'
+import { podFailurePolicy, RUN_CONTAINER } from './run-container-start.js'
 
 export const WORK_DIR = '/work'
 export const WORK_VOLUME = 'work'
@@ -231,7 +232,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     [LABEL_MANAGED_BY]: MANAGED_BY,
   }
   if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
-  const run = container('ffmpeg', 'fetch-run', mc, config)
+  const run = container(RUN_CONTAINER, 'fetch-run', mc, config)
   withCommandLimits(run, mc)
   const upload = uploadContainer(mc, config)
   const commandVolumes = withCommandSecrets(mc, run, upload)
@@ -255,8 +256,10 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
       ],
     },
     spec: {
-      // A rerun could upload twice or half-overwrite outputs; the command fails instead.
+      // A rerun could upload twice or half-overwrite outputs; the command fails instead,
+      // except for a pod whose run container never started (run-container-start.ts).
       backoffLimit: 0,
+      podFailurePolicy: podFailurePolicy(),
       activeDeadlineSeconds: deadlineSecondsFor(mc, config),
       ttlSecondsAfterFinished: config.ttlSecondsAfterFinished,
       template: {

@@ -199,6 +199,7 @@ export class Reconciler {
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)
+    for (const pod of derived.endPods) await this.endNeverStartedPod(pod, log)
     // A cancel stops the work now: the pods go too, not when the garbage collector gets to them.
     if (mc.spec.cancel) await this.deletePods(mc, log)
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
@@ -228,6 +229,20 @@ export class Reconciler {
       } catch (err) {
         if (!isNotFound(err)) throw err
       }
+    }
+  }
+
+  /**
+   * Its run container never started: the pod goes now, not when its upload container gives up
+   * waiting, and the Job's podFailurePolicy makes the next one (run-container-start.ts). The uid
+   * precondition keeps a newer pod of the same name safe.
+   */
+  private async endNeverStartedPod(pod: V1Pod, log: Logger): Promise<void> {
+    try {
+      await this.d.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { preconditions: { uid: pod.metadata!.uid } } })
+      log.warn({ pod: pod.metadata?.name }, 'the run container never started; deleted its pod so the Job makes another')
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err
     }
   }
 
