@@ -30,6 +30,7 @@ import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
 import type { RunnerReport, RunnerReports } from './runner-reports.js'
 import { withRunnerEvents } from './runner-status.js'
+import { neverStartedReason } from './run-container-start.js'
 import { deriveStatus, jobFailed } from './status.js'
 import type { TerminalPublisher } from './terminal-publisher.js'
 
@@ -199,7 +200,7 @@ export class Reconciler {
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)
-    for (const pod of derived.endPods) await this.endNeverStartedPod(pod, log)
+    for (const pod of derived.endPods) await this.endNeverStartedPod(mc, pod, log)
     // A cancel stops the work now: the pods go too, not when the garbage collector gets to them.
     if (mc.spec.cancel) await this.deletePods(mc, log)
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
@@ -237,13 +238,16 @@ export class Reconciler {
    * waiting, and the Job's podFailurePolicy makes the next one (run-container-start.ts). The uid
    * precondition keeps a newer pod of the same name safe.
    */
-  private async endNeverStartedPod(pod: V1Pod, log: Logger): Promise<void> {
+  private async endNeverStartedPod(mc: MediaCommand, pod: V1Pod, log: Logger): Promise<void> {
     try {
       await this.d.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { preconditions: { uid: pod.metadata!.uid } } })
-      log.warn({ pod: pod.metadata?.name }, 'the run container never started; deleted its pod so the Job makes another')
     } catch (err) {
       if (!isNotFound(err) && !isConflict(err)) throw err
+      return
     }
+    const why = neverStartedReason(pod)
+    log.warn({ pod: pod.metadata?.name, why }, 'the run container never started; deleted its pod so the Job makes another')
+    await this.d.events.record(mc, { reason: 'PodRetried', type: 'Warning', action: 'Retry', note: `the ffmpeg container of pod ${pod.metadata?.name} never started (${why}); the Job makes another pod` })
   }
 
   private async deleteJob(job: V1Job, log: Logger): Promise<void> {

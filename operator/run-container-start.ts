@@ -64,14 +64,18 @@ export function podsToEnd(pods: readonly V1Pod[]): V1Pod[] {
     runContainerNeverStarted(pod) && !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Failed' && pod.status?.phase !== 'Succeeded')
 }
 
+/** What the kubelet said of the run container that never started: reason and the runtime's message, cut short. */
+export function neverStartedReason(pod: V1Pod): string {
+  const terminated = runContainerStatus(pod)?.state?.terminated
+  return [terminated?.reason, terminated?.message].filter(Boolean).join(': ').slice(0, MAX_RUNTIME_MESSAGE) || `exit code ${NEVER_STARTED_EXIT_CODE}`
+}
+
 /** The command's failure once START_ATTEMPTS of its pods never started their run container; undefined before. */
 export function startFailure(pods: readonly V1Pod[]): { errorStatus: typeof OPERATOR_FAILURES.RUNNER_FAILED; errorMessage: string } | undefined {
   const neverStarted = pods.filter(runContainerNeverStarted)
   if (neverStarted.length < START_ATTEMPTS) return undefined
-  const last = runContainerStatus(neverStarted[neverStarted.length - 1]!)?.state?.terminated
-  const why = [last?.reason, last?.message].filter(Boolean).join(': ').slice(0, MAX_RUNTIME_MESSAGE)
   return {
     errorStatus: OPERATOR_FAILURES.RUNNER_FAILED,
-    errorMessage: `the ${RUN_CONTAINER} container could not be started in ${neverStarted.length} pods${why ? ` (${why})` : ''}`,
+    errorMessage: `the ${RUN_CONTAINER} container could not be started in ${neverStarted.length} pods (${neverStartedReason(neverStarted[neverStarted.length - 1]!)})`,
   }
 }
