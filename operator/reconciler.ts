@@ -200,10 +200,11 @@ export class Reconciler {
       })
     }
     if (derived.deleteJob && job) await this.deleteJob(job, log)
-    for (const pod of derived.endPods) await this.endNeverStartedPod(mc, pod, log)
     // A cancel stops the work now: the pods go too, not when the garbage collector gets to them.
     if (mc.spec.cancel) await this.deletePods(mc, log)
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
+    // After the write: the status records these pods (neverStartedPods) before they vanish.
+    for (const pod of derived.endPods) await this.endNeverStartedPod(mc, pod, log)
     return { requeueAfterMs: derived.requeueAfterMs ?? (isTerminalStatus(next.phase) ? this.d.retentionSeconds * 1000 : undefined) }
   }
 

@@ -24,7 +24,8 @@
  *   - a run container that cannot start again and again (a broken runtime or
  *     image) would be retried until the command's deadline: after
  *     START_ATTEMPTS pods the operator fails the command with the runtime's
- *     own message (startFailure).
+ *     own message (startFailure). The pods it counts are recorded in the
+ *     MediaCommand's status (neverStartedPods), as the deleted ones vanish.
  */
 import type { V1ContainerStatus, V1Pod, V1PodFailurePolicy } from '@kubernetes/client-node'
 import { OPERATOR_FAILURES } from '../contracts/media-command.js'
@@ -33,7 +34,7 @@ import { OPERATOR_FAILURES } from '../contracts/media-command.js'
 export const RUN_CONTAINER = 'ffmpeg'
 /** What the kubelet records for a container the runtime created and could not start. */
 export const NEVER_STARTED_EXIT_CODE = 128
-/** Pods whose run container never started before the command fails instead of trying another. */
+/** Pods whose run container never started before the command fails instead of trying another (at most the CRD's 10). */
 export const START_ATTEMPTS = 3
 /** The runtime's message can be long (an OCI error chain); the CR and the command keep this much. */
 const MAX_RUNTIME_MESSAGE = 300
@@ -70,12 +71,22 @@ export function neverStartedReason(pod: V1Pod): string {
   return [terminated?.reason, terminated?.message].filter(Boolean).join(': ').slice(0, MAX_RUNTIME_MESSAGE) || `exit code ${NEVER_STARTED_EXIT_CODE}`
 }
 
+/**
+ * The uids of every pod of the command whose run container never started: those recorded
+ * before (`recorded`, the MediaCommand's status) and those seen now. Recorded because the
+ * pods do not stay: the operator deletes them, and the Job lets them go.
+ */
+export function neverStartedPods(recorded: readonly string[], pods: readonly V1Pod[]): string[] {
+  const seen = pods.filter(runContainerNeverStarted).map((pod) => pod.metadata?.uid).filter((uid): uid is string => uid !== undefined)
+  return [...new Set([...recorded, ...seen])].slice(0, START_ATTEMPTS)
+}
+
 /** The command's failure once START_ATTEMPTS of its pods never started their run container; undefined before. */
-export function startFailure(pods: readonly V1Pod[]): { errorStatus: typeof OPERATOR_FAILURES.RUNNER_FAILED; errorMessage: string } | undefined {
-  const neverStarted = pods.filter(runContainerNeverStarted)
+export function startFailure(neverStarted: readonly string[], pods: readonly V1Pod[]): { errorStatus: typeof OPERATOR_FAILURES.RUNNER_FAILED; errorMessage: string } | undefined {
   if (neverStarted.length < START_ATTEMPTS) return undefined
+  const last = pods.filter(runContainerNeverStarted).at(-1)
   return {
     errorStatus: OPERATOR_FAILURES.RUNNER_FAILED,
-    errorMessage: `the ${RUN_CONTAINER} container could not be started in ${neverStarted.length} pods (${neverStartedReason(neverStarted[neverStarted.length - 1]!)})`,
+    errorMessage: `the ${RUN_CONTAINER} container could not be started in ${neverStarted.length} pods${last ? ` (${neverStartedReason(last)})` : ''}`,
   }
 }

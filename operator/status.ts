@@ -13,7 +13,7 @@ import {
   type MediaCommandStatus,
   type OperatorFailure,
 } from '../contracts/media-command.js'
-import { podsToEnd, runContainerNeverStarted, startFailure } from './run-container-start.js'
+import { neverStartedPods, podsToEnd, runContainerNeverStarted, startFailure } from './run-container-start.js'
 
 /** Waiting reasons that mean the image will not run; the kubelet retries pulls, so only a grace period ends them. */
 const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull', 'InvalidImageName', 'RegistryUnavailable'])
@@ -198,7 +198,7 @@ function phaseOf(o: Observation): Phase {
   if (o.job.metadata?.deletionTimestamp) return deleted
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
   if (pull.failure) return { phase: 'FAILED', failure: pull.failure, deleteJob: true }
-  const neverStarted = startFailure(o.pods)
+  const neverStarted = startFailure(neverStartedPods(o.mc.status?.neverStartedPods ?? [], o.pods), o.pods)
   if (neverStarted) return { phase: 'FAILED', failure: neverStarted, deleteJob: true }
   const running = (o.job.status?.active ?? 0) > 0 || (o.job.status?.ready ?? 0) > 0 || o.pods.some((p) => p.status?.phase === 'Running')
   // Between a pod that ended (a retried one, or one done before its Job says Complete) and what
@@ -247,6 +247,8 @@ export function deriveStatus(o: Observation): Derived {
     conditions = setCondition(conditions, { type: 'Failed', status: 'True', reason: p.failure.errorStatus, message: p.failure.errorMessage, observedGeneration: generation }, o.now)
   }
   status.conditions = conditions
+  const neverStarted = neverStartedPods(prev.neverStartedPods ?? [], o.pods)
+  if (neverStarted.length > 0) status.neverStartedPods = neverStarted
   const endPods = p.phase === 'FAILED' ? [] : podsToEnd(o.pods)
   return { status, deleteJob: p.deleteJob ?? false, endPods, requeueAfterMs: p.requeueAfterMs }
 }

@@ -23,9 +23,9 @@ function job(status: V1Job['status']): V1Job {
 }
 const failedJob = job({ conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] })
 
-function derive(pods: V1Pod[], j: V1Job = job({ active: 1 }), phase: 'QUEUED' | 'PROCESSING' = 'QUEUED') {
+function derive(pods: V1Pod[], j: V1Job = job({ active: 1 }), phase: 'QUEUED' | 'PROCESSING' = 'QUEUED', neverStartedPods?: string[]) {
   const mc = storedMediaCommand()
-  mc.status = { phase, jobName: 'ffkube-x' }
+  mc.status = { phase, jobName: 'ffkube-x', ...(neverStartedPods ? { neverStartedPods } : {}) }
   return deriveStatus({ mc, job: j, pods, now, imagePullGraceSeconds: 120 })
 }
 
@@ -85,4 +85,15 @@ t.test("a Job that failed in the pod after an ignored one names that pod's cause
   t.match(derive([ignored, oom], failedJob).status, { phase: 'FAILED', errorStatus: 'OUT_OF_MEMORY' })
   const exited = pod('b', 'Failed', [terminated('ffmpeg', 0, 'Completed'), terminated('upload', 3, 'Error')])
   t.match(derive([ignored, exited], failedJob).status, { phase: 'FAILED', errorStatus: 'RUNNER_FAILED', errorMessage: /upload step exited with code 3/ })
+})
+
+t.test('pods whose run container never started are recorded in the status, so the ones already gone still count towards the three', async (t) => {
+  const first = derive([pod('a', 'Running', [startError(), running('upload')])])
+  t.same(first.status.neverStartedPods, ['uid-a'])
+  t.same(derive([pod('b', 'Failed', [terminated('ffmpeg', 0, 'Completed'), terminated('upload', 0, 'Completed')])]).status.neverStartedPods, undefined, 'none recorded for a pod that ran')
+  const again = derive([pod('a', 'Running', [startError(), running('upload')], true)], job({ active: 1 }), 'PROCESSING', ['uid-a'])
+  t.same(again.status.neverStartedPods, ['uid-a'], 'a pod seen twice counts once')
+  const third = derive([pod('c', 'Running', [startError(), running('upload')])], job({ active: 1 }), 'PROCESSING', ['uid-a', 'uid-b'])
+  t.match(third.status, { phase: 'FAILED', errorStatus: 'RUNNER_FAILED', errorMessage: /could not be started in 3 pods \(StartError/ })
+  t.equal(third.deleteJob, true)
 })
