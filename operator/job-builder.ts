@@ -53,9 +53,12 @@ export const UPLOAD_SCRATCH_DIR = '/var/run/ffkube/upload'
 /**
  * What the upload container requests, each lowered to the operator's own
  * request if that is less: it mostly waits beside ffmpeg, and the two
- * containers' requests add up for the scheduler. Its limits are the operator's.
+ * containers' requests add up for the scheduler, so its CPU request is the
+ * least that still gives it a share (docs/benchmarks/throughput.md: at 50m a
+ * pod of 100m + 50m let 8 runner pods fit where 12 bare ones did). Its
+ * limits are the operator's.
  */
-const UPLOAD_REQUESTS = { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
+const UPLOAD_REQUESTS = { cpu: '10m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
 /** Where the upload container finds a storage destination's credentials. */
 export const DESTINATION_CREDENTIALS_DIR = '/var/run/secrets/ffkube/destination'
 /** A yt-dlp command's cookies Secret (optional: only accounts with cookies have one), in the upload container only. */
