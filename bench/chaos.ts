@@ -59,6 +59,8 @@ interface Row {
   failed: number
   /** The FAILED commands' error_status, counted. */
   errors: Map<string, number>
+  /** Commands with a pod whose run container never started, retried by their Job (the operator's PodRetried Event). */
+  retried: number
   /** From the fault to the release serving again, ms (0 for the baseline). */
   recoveryMs: number
   /** ms, by submit order; NaN for a command that did not end. */
@@ -94,6 +96,13 @@ async function listOnce(release: Release, burst: Burst): Promise<void> {
       if (TERMINAL_STATUSES.has(command.status) && !burst.endedAt.has(command.command_id)) burst.endedAt.set(command.command_id, Date.now())
     }
   }
+}
+
+/** How many of `ids` the operator recorded a PodRetried Event for (operator/run-container-start.ts). */
+async function retriedCommands(release: Release, ids: readonly string[]): Promise<number> {
+  const events = await release.kubectlJson<{ items: Array<{ reason?: string; regarding?: { name?: string } }> }>(['get', 'events.events.k8s.io', '-A'])
+  const burst = new Set(ids)
+  return events.items.filter((event) => event.reason === 'PodRetried' && burst.has(event.regarding?.name ?? '')).length
 }
 
 async function submitAll(world: World, burst: Burst, gate: string): Promise<void> {
@@ -172,6 +181,7 @@ async function runBurst(world: World, label: string, fault: Fault | null): Promi
       burst.streams.reduce((sum, s) => sum + backwardSteps(s.streamed).length, 0),
     failed: ended.filter((id) => final(id) === 'FAILED').length,
     errors: [...burst.errors.values()].reduce((counts, e) => counts.set(e, (counts.get(e) ?? 0) + 1), new Map<string, number>()),
+    retried: await retriedCommands(release, burst.ids),
     recoveryMs,
     latencies: burst.ids.map((id) => (burst.endedAt.get(id) ?? NaN) - burst.submittedAt.get(id)!),
     load: [loadAtStart, loadavg()[0]!],
@@ -191,6 +201,7 @@ function printRows(rows: Row[]): void {
   console.log(format(header))
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'))
   for (const line of lines) console.log(format(line))
+  for (const row of rows.filter((r) => r.retried > 0)) console.log(`retried under "${row.fault}": ${row.retried} command(s) had a pod whose run container never started`)
   for (const row of rows.filter((r) => r.errors.size > 0)) {
     console.log(`FAILED under "${row.fault}": ${[...row.errors].map(([error, n]) => `${error} ×${n}`).join(', ')}`)
   }

@@ -103,6 +103,8 @@ export interface MediaCommandStatus {
   /** The runner's own FAILED reason from its status event; preferred over a generic RUNNER_FAILED. */
   runnerErrorStatus?: string | undefined
   runnerErrorMessage?: string | undefined
+  /** uids of pods whose ffmpeg container never started: the Job retried them (operator/run-container-start.ts), and their pods are gone. */
+  neverStartedPods?: string[] | undefined
   outputs?: MediaCommandOutput[] | undefined
 }
 

@@ -12,7 +12,7 @@ import { describeError, isConflict } from './kube-errors.js'
 export const REPORTING_CONTROLLER = 'ffkube.io/operator'
 
 export interface Transition {
-  reason: 'JobCreated' | 'Succeeded' | 'Failed' | 'Cancelled' | 'TimedOut'
+  reason: 'JobCreated' | 'Succeeded' | 'Failed' | 'Cancelled' | 'TimedOut' | 'PodRetried'
   type: 'Normal' | 'Warning'
   note: string
   /** What the operator did (events.k8s.io's `action`). */

@@ -21,6 +21,7 @@ import type { FailureOnRunnersBehalf } from '../contracts/status-events.js'
 import { findJob, ownedBy, type Caches } from './caches.js'
 import type { EventRecorder, Transition } from './events.js'
 import { isConflict, isNotFound } from './kube-errors.js'
+import { START_ATTEMPTS } from './run-container-start.js'
 import type { TerminalPublisher } from './terminal-publisher.js'
 
 /** What settling one finished MediaCommand does. */
@@ -45,9 +46,12 @@ export function finishedEffects(mc: MediaCommand, now: Date): FinishedEffects {
   const errorStatus = status.errorStatus ?? 'INTERNAL_ERROR'
   const errorMessage = status.errorMessage ?? ''
   const cancelled = errorStatus === OPERATOR_FAILURES.CANCELLED
+  // A Job whose pods cannot start would otherwise linger: an image that cannot be pulled until
+  // its deadline, a run container that never starts for ever (its podFailurePolicy retries those).
+  const cannotStart = errorStatus === OPERATOR_FAILURES.IMAGE_PULL_ERROR || (status.neverStartedPods?.length ?? 0) >= START_ATTEMPTS
   return {
     failure: { commandId: mc.metadata.name, errorStatus, errorMessage, at },
-    deleteJob: cancelled || errorStatus === OPERATOR_FAILURES.IMAGE_PULL_ERROR,
+    deleteJob: cancelled || cannotStart,
     deletePods: cancelled,
     event: { ...failureEvent(errorStatus), type: 'Warning', note: `${errorStatus}: ${errorMessage}`, at },
   }

@@ -39,6 +39,7 @@ import {
 import { DESTINATION_CREDENTIALS_FILE_ENV, DESTINATION_SECRET_KEY, destinationSecretName } from '../contracts/destination-credentials.js'
 import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_SECRET_KEY, YTDLP_COOKIES_SOURCE_ENV, ytdlpCookiesSecretName } from '../contracts/ytdlp-cookies.js'
 import type { JobConfig } from './config.js'
+import { podFailurePolicy, RUN_CONTAINER } from './run-container-start.js'
 
 export const WORK_DIR = '/work'
 export const WORK_VOLUME = 'work'
@@ -52,9 +53,12 @@ export const UPLOAD_SCRATCH_DIR = '/var/run/ffkube/upload'
 /**
  * What the upload container requests, each lowered to the operator's own
  * request if that is less: it mostly waits beside ffmpeg, and the two
- * containers' requests add up for the scheduler. Its limits are the operator's.
+ * containers' requests add up for the scheduler, so its CPU request is the
+ * least that still gives it a share (docs/benchmarks/throughput.md: at 50m a
+ * pod of 100m + 50m let 8 runner pods fit where 12 bare ones did). Its
+ * limits are the operator's.
  */
-const UPLOAD_REQUESTS = { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
+const UPLOAD_REQUESTS = { cpu: '10m', memory: '128Mi', 'ephemeral-storage': '64Mi' } as const
 /** Where the upload container finds a storage destination's credentials. */
 export const DESTINATION_CREDENTIALS_DIR = '/var/run/secrets/ffkube/destination'
 /** A yt-dlp command's cookies Secret (optional: only accounts with cookies have one), in the upload container only. */
@@ -231,7 +235,7 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     [LABEL_MANAGED_BY]: MANAGED_BY,
   }
   if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
-  const run = container('ffmpeg', 'fetch-run', mc, config)
+  const run = container(RUN_CONTAINER, 'fetch-run', mc, config)
   withCommandLimits(run, mc)
   const upload = uploadContainer(mc, config)
   const commandVolumes = withCommandSecrets(mc, run, upload)
@@ -255,8 +259,10 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
       ],
     },
     spec: {
-      // A rerun could upload twice or half-overwrite outputs; the command fails instead.
+      // A rerun could upload twice or half-overwrite outputs; the command fails instead,
+      // except for a pod whose run container never started (run-container-start.ts).
       backoffLimit: 0,
+      podFailurePolicy: podFailurePolicy(),
       activeDeadlineSeconds: deadlineSecondsFor(mc, config),
       ttlSecondsAfterFinished: config.ttlSecondsAfterFinished,
       template: {

@@ -37,6 +37,7 @@ import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
 import type { RunnerReport, RunnerReports } from './runner-reports.js'
 import { withRunnerEvents } from './runner-status.js'
+import { neverStartedReason } from './run-container-start.js'
 import { deriveStatus, jobFailed } from './status.js'
 
 /**
@@ -180,8 +181,11 @@ export class Reconciler {
     const next = derived.status
     // 6: write it; a write that lost to a newer version looks again (the newer one is on its way).
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
+    // 7: pods whose run container never started go now; the status just written counts them
+    // (neverStartedPods) before they vanish, and the Job's podFailurePolicy makes the next one.
+    for (const pod of derived.endPods) await this.endNeverStartedPod(mc, pod, log)
     if (!isTerminalStatus(next.phase)) return { requeueAfterMs: derived.requeueAfterMs }
-    // 7: it finished in this write (a finished command never comes here): count it, then settle it.
+    // 8: it finished in this write (a finished command never comes here): count it, then settle it.
     this.d.metrics.countJob(next.phase === 'SUCCESS' ? 'succeeded' : (next.errorStatus ?? 'failed'))
     await this.d.finished.settle(c.key, { ...mc, status: next }, log)
     return { requeueAfterMs: this.d.retentionSeconds * 1000 }
@@ -196,6 +200,23 @@ export class Reconciler {
     if (!jobFailed(job)) return this.d.caches.podsOf(namespace, mc.metadata.name)
     const list = await this.d.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_COMMAND_ID}=${mc.metadata.name}` })
     return list.items
+  }
+
+  /**
+   * Its run container never started: the pod goes now, not when its upload container gives up
+   * waiting, and the Job's podFailurePolicy makes the next one (run-container-start.ts). The uid
+   * precondition keeps a newer pod of the same name safe.
+   */
+  private async endNeverStartedPod(mc: MediaCommand, pod: V1Pod, log: Logger): Promise<void> {
+    try {
+      await this.d.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { preconditions: { uid: pod.metadata!.uid } } })
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err
+      return
+    }
+    const why = neverStartedReason(pod)
+    log.warn({ pod: pod.metadata?.name, why }, 'the run container never started; deleted its pod so the Job makes another')
+    await this.d.events.record(mc, { reason: 'PodRetried', type: 'Warning', action: 'Retry', note: `the ffmpeg container of pod ${pod.metadata?.name} never started (${why}); the Job makes another pod` })
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type MediaCommandStatus,
   type OperatorFailure,
 } from '../contracts/media-command.js'
+import { neverStartedPods, podsToEnd, runContainerNeverStarted, startFailure } from './run-container-start.js'
 
 /** Waiting reasons that mean the image will not run; the kubelet retries pulls, so only a grace period ends them. */
 const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull', 'InvalidImageName', 'RegistryUnavailable'])
@@ -38,6 +39,8 @@ export interface Observation {
 
 export interface Derived {
   status: MediaCommandStatus
+  /** Pods whose run container never started, to delete so their Job retries now (run-container-start.ts). */
+  endPods: V1Pod[]
   /** Look again after this long even if nothing changes (an image pull grace period running out). */
   requeueAfterMs: number | undefined
 }
@@ -56,8 +59,11 @@ function allContainerStatuses(pod: V1Pod): V1ContainerStatus[] {
 }
 
 /** Why a failed Job failed, most specific cause first: the Job's own reason, then what its pod shows. */
-export function failureOf(job: V1Job, pods: V1Pod[], deadlineSeconds: number | undefined): Failure {
+export function failureOf(job: V1Job, allPods: V1Pod[], deadlineSeconds: number | undefined): Failure {
   const failed = jobCondition(job, 'Failed', 'FailureTarget')
+  // A pod whose run container never started was ignored by the Job (and deleted by us): its
+  // exit code and deletion say nothing about why the command failed in the pod after it.
+  const pods = allPods.filter((pod) => !runContainerNeverStarted(pod))
   if (failed?.reason === 'DeadlineExceeded') {
     return { errorStatus: OPERATOR_FAILURES.TIMEOUT, errorMessage: `the command ran longer than its time limit of ${deadlineSeconds ?? '?'} seconds` }
   }
@@ -189,8 +195,12 @@ function phaseOf(o: Observation): Phase {
   if (o.job.metadata?.deletionTimestamp) return deleted
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
   if (pull.failure) return { phase: 'FAILED', failure: pull.failure }
+  const neverStarted = startFailure(neverStartedPods(o.mc.status?.neverStartedPods ?? [], o.pods), o.pods)
+  if (neverStarted) return { phase: 'FAILED', failure: neverStarted }
   const running = (o.job.status?.active ?? 0) > 0 || (o.job.status?.ready ?? 0) > 0 || o.pods.some((p) => p.status?.phase === 'Running')
-  const phase: CommandStatus = running ? 'PROCESSING' : 'QUEUED'
+  // Between a pod that ended (a retried one, or one done before its Job says Complete) and what
+  // comes next, nothing runs: the status stays PROCESSING, never back to QUEUED.
+  const phase: CommandStatus = running || o.mc.status?.phase === 'PROCESSING' ? 'PROCESSING' : 'QUEUED'
   return pull.retryInMs === undefined ? { phase } : { phase, requeueAfterMs: pull.retryInMs }
 }
 
@@ -234,5 +244,8 @@ export function deriveStatus(o: Observation): Derived {
     conditions = setCondition(conditions, { type: 'Failed', status: 'True', reason: p.failure.errorStatus, message: p.failure.errorMessage, observedGeneration: generation }, o.now)
   }
   status.conditions = conditions
-  return { status, requeueAfterMs: p.requeueAfterMs }
+  const neverStarted = neverStartedPods(prev.neverStartedPods ?? [], o.pods)
+  if (neverStarted.length > 0) status.neverStartedPods = neverStarted
+  const endPods = p.phase === 'FAILED' ? [] : podsToEnd(o.pods)
+  return { status, endPods, requeueAfterMs: p.requeueAfterMs }
 }

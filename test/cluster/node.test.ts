@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import { startCluster, type TestCluster } from '../harness/cluster.js'
 import { eventually } from '../harness/eventually.js'
 import { run } from '../harness/cluster/run.js'
+import { podFailurePolicy, RUN_CONTAINER } from '../../operator/run-container-start.js'
 
 // A cold node (image import, CoreDNS) plus three pods: more than tap's 300 s default under load.
 t.setTimeout(600_000)
@@ -95,6 +96,45 @@ t.test('a single-node cluster', async (t) => {
       }, 120_000)
       t.comment(`Job applied to Complete: ${Date.now() - applied} ms`)
       t.equal((await cluster.kubectl(['logs', '-n', ns, 'job/hello'])).trim(), 'hello from uid 65534')
+    })
+
+    await t.test("with the runner Job's podFailurePolicy, a pod whose run container cannot start is replaced, not counted as the Job's failure", async (t) => {
+      const ns = 'never-started'
+      await createNamespace(cluster, ns, { 'pod-security.kubernetes.io/enforce': 'restricted' })
+      // A command that is not in the image: the runtime creates the container and fails to start
+      // it, the same StartError a containerd restart gives a container it was creating.
+      const container = (name: string, command: string[]) => ({ ...restrictedContainer, name, image: cluster.busyboxImage, imagePullPolicy: 'IfNotPresent', command })
+      await apply(cluster, {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'never-started', namespace: ns },
+        spec: {
+          backoffLimit: 0,
+          podFailurePolicy: podFailurePolicy(),
+          template: {
+            spec: {
+              ...restrictedPod,
+              restartPolicy: 'Never',
+              terminationGracePeriodSeconds: 0,
+              containers: [container(RUN_CONTAINER, ['/no-such-program']), container('upload', ['true'])],
+            },
+          },
+        },
+      })
+      interface PodList { items: { metadata: { name: string; creationTimestamp: string }; status: { phase?: string; containerStatuses?: { name: string; state?: { terminated?: { exitCode: number; reason?: string } } }[] } }[] }
+      // With backoffLimit 0, a second pod exists only if the Job ignored the first one's failure.
+      const pods = await eventually('the Job to make a second pod', async () => {
+        const list = JSON.parse(await cluster.kubectl(['get', 'pods', '-n', ns, '-l', 'job-name=never-started', '-o', 'json'])) as PodList
+        return list.items.length >= 2 ? list.items : undefined
+      }, 180_000)
+      const first = [...pods].sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp))[0]!
+      t.equal(first.status.phase, 'Failed')
+      t.match(first.status.containerStatuses?.find((c) => c.name === RUN_CONTAINER)?.state?.terminated, { exitCode: 128, reason: 'StartError' },
+        'the run container never started: exit code 128, reason StartError (what the policy and the operator match)')
+      const job = JSON.parse(await cluster.kubectl(['get', 'job', 'never-started', '-n', ns, '-o', 'json'])) as { status: { failed?: number; conditions?: Condition[] } }
+      t.notOk(job.status.conditions?.some((c) => (c.type === 'Failed' || c.type === 'FailureTarget') && c.status === 'True'), 'the Job has not failed')
+      t.equal(job.status.failed ?? 0, 0, 'and counted no failed pod')
+      await cluster.kubectl(['delete', 'job', 'never-started', '-n', ns, '--wait=false'])
     })
 
     await t.test('refuses a pod that breaks the restricted level in a namespace that enforces it', async (t) => {

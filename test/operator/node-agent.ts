@@ -28,16 +28,16 @@ import {
 import type { ContainerRun, PodRunner } from './pod-runner.js'
 
 /** What happens to a command's pod. `hold`: it runs until the test calls act(). */
-export type Outcome = 'complete' | 'deadline' | 'oom' | 'evicted' | 'pod-lost' | 'image-pull' | 'exit-1' | 'running' | 'hold' | 'runner'
+export type Outcome = 'complete' | 'deadline' | 'oom' | 'evicted' | 'pod-lost' | 'image-pull' | 'exit-1' | 'start-error' | 'running' | 'hold' | 'runner'
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 const COMMAND_ID = 'ffkube.io/command-id'
 
-function terminated(c: V1Container, exitCode: number, reason: string): V1ContainerStatus {
+function terminated(c: V1Container, exitCode: number, reason: string, message?: string): V1ContainerStatus {
   const at = new Date().toISOString()
   return {
     name: c.name, image: c.image!, imageID: 'sha256:0', ready: false, restartCount: 0,
-    state: { terminated: { exitCode, reason, startedAt: at as unknown as Date, finishedAt: at as unknown as Date } },
+    state: { terminated: { exitCode, reason, ...(message ? { message } : {}), startedAt: at as unknown as Date, finishedAt: at as unknown as Date } },
   }
 }
 
@@ -163,6 +163,13 @@ export class NodeAgent {
       case 'exit-1':
         await this.podStatus(pod, { phase: 'Failed', containerStatuses: [terminated(containers[0]!, 1, 'Error'), terminated(containers[1]!, 0, 'Completed')] })
         return this.failJob(job, started, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit')
+      case 'start-error':
+        // The runtime could not start the ffmpeg container (a containerd restart); the upload container waits beside it.
+        await this.podStatus(pod, {
+          phase: 'Running',
+          containerStatuses: [terminated(containers[0]!, 128, 'StartError', 'failed to create containerd task: ttrpc: closed'), running(containers[1]!)],
+        })
+        return this.jobStatus(job, { startTime: started, active: 1, ready: 0 })
       case 'evicted':
         await this.podStatus(pod, {
           phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: ephemeral-storage.',

@@ -162,6 +162,36 @@ t.test('every failure mode ends FAILED with its reason, one Failed event, and on
   t.same(agent.errors, [])
 })
 
+t.test('a pod whose ffmpeg container never started is deleted at once, the command stays PROCESSING, and the next pod takes it to SUCCESS', async (t) => {
+  const ns = await newNamespace(kc, 'never-started')
+  const agent = new NodeAgent(kc, ns, 'hold')
+  await agent.start()
+  t.teardown(() => agent.stop())
+  const operator = await startOperator(t, kc, settings(ns))
+  await eventually('leadership', () => operator.isLeader)
+  const core = kc.makeApiClient(CoreV1Api)
+
+  const spec = commandSpec()
+  agent.expect(spec.commandId, 'start-error')
+  await new KubernetesExecutor({ kubeConfig: kc, namespace: ns }).execute(spec)
+  // The harness has no kubelet and no Job controller: the operator's delete removes the pod at once.
+  const reasons = await eventually('the operator to delete the pod and say so', async () => {
+    const pods = await core.listNamespacedPod({ namespace: ns })
+    const recorded = await eventsOf(ns, spec.commandId)
+    return pods.items.length === 0 && recorded.includes('PodRetried') ? recorded : undefined
+  })
+  t.same(reasons, ['JobCreated', 'PodRetried'])
+  const events = await kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns })
+  t.match(events.items.find((e) => e.reason === 'PodRetried')?.note, /ffmpeg container of pod .* never started \(StartError: failed to create containerd task: ttrpc: closed\)/)
+  t.equal((await getMediaCommand(kc, ns, spec.commandId)).status!.phase, 'PROCESSING', 'the command is still running: the Job makes another pod')
+
+  // The Job controller's next pod, which runs.
+  await agent.act(spec.commandId, 'complete')
+  const mc = await phaseOf(kc, ns, spec.commandId, 'SUCCESS')
+  t.notOk(mc.status!.errorStatus)
+  t.same(agent.errors, [])
+})
+
 t.test('the Kubernetes executor creates the MediaCommand once, however often it is called', async (t) => {
   const ns = await newNamespace(kc, 'executor')
   const executor = new KubernetesExecutor({ kubeConfig: kc, namespace: ns })

@@ -40,6 +40,12 @@ t.test('a pod whose image cannot be pulled has its Job deleted, not its pods one
   t.equal(effects.event.reason, 'Failed')
 })
 
+t.test('a run container that never started in three pods has its Job deleted: its podFailurePolicy would retry for ever', async (t) => {
+  const { effects } = finished({ phase: 'FAILED', errorStatus: 'RUNNER_FAILED', errorMessage: 'the ffmpeg container could not be started in 3 pods', neverStartedPods: ['uid-a', 'uid-b', 'uid-c'] })
+  t.same([effects.deleteJob, effects.deletePods], [true, false])
+  t.same(finished({ phase: 'FAILED', errorStatus: 'RUNNER_FAILED', errorMessage: 'the upload step exited with code 3', neverStartedPods: ['uid-a'] }).effects.deleteJob, false, 'a Job that failed after one retried pod is left to its TTL')
+})
+
 t.test('a time limit records TimedOut', async (t) => {
   const { effects } = finished({ phase: 'FAILED', errorStatus: 'TIMEOUT', errorMessage: 'the command ran longer than its time limit of 60 seconds' })
   t.match(effects.event, { reason: 'TimedOut', action: 'Fail' })

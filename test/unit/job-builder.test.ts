@@ -102,7 +102,7 @@ t.test('runs ffmpeg (fetch and run) and upload as two containers started togethe
     t.equal(c.imagePullPolicy, 'IfNotPresent')
     t.same(c.securityContext, lockedDown, `${c.name}: security context`)
     t.same(c.resources, {
-      requests: c.name === 'upload' ? { cpu: '50m', memory: '128Mi', 'ephemeral-storage': '64Mi' } : { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
+      requests: c.name === 'upload' ? { cpu: '10m', memory: '128Mi', 'ephemeral-storage': '64Mi' } : { cpu: '250m', memory: '256Mi', 'ephemeral-storage': '1Gi' },
       limits: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '5Gi' },
     }, `${c.name}: resources (the upload container requests little: it mostly waits beside ffmpeg)`)
     t.same(c.volumeMounts![0], { name: 'work', mountPath: '/work' }, `${c.name}: the work directory`)
@@ -240,7 +240,7 @@ t.test('operator config refuses credentials in RUNNER_ENV, which every container
 })
 
 t.test("the upload container's requests never exceed the operator's own", async (t) => {
-  const small = { ...jobConfig, resources: { ...jobConfig.resources, cpuRequest: '20m', memoryRequest: '64Mi', ephemeralStorageRequest: '32Mi' } }
+  const small = { ...jobConfig, resources: { ...jobConfig.resources, cpuRequest: '5m', memoryRequest: '64Mi', ephemeralStorageRequest: '32Mi' } }
   const upload = buildJob(storedMediaCommand(), small).spec!.template.spec!.containers.find((c) => c.name === 'upload')!
-  t.same(upload.resources!.requests, { cpu: '20m', memory: '64Mi', 'ephemeral-storage': '32Mi' }, 'lowered to the operator\'s request')
+  t.same(upload.resources!.requests, { cpu: '5m', memory: '64Mi', 'ephemeral-storage': '32Mi' }, 'lowered to the operator\'s request')
 })
