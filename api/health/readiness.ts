@@ -45,7 +45,7 @@ export interface Readiness {
 
 /**
  * Whether this replica should take traffic, decided by what is true of this
- * replica alone (docs/adr/0008-readiness.md): it is ready once every
+ * replica alone (docs/adr/0009-readiness.md): it is ready once every
  * dependency has answered it at least once, and stays ready when a shared
  * dependency (MongoDB, NATS, storage) later stops answering. That outage is
  * every replica's at once: failing readiness for it would take every replica

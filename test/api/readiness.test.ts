@@ -8,7 +8,7 @@ import { startNats } from '../harness/nats.js'
 import { startS3 } from '../harness/s3.js'
 
 /**
- * /readyz decides by what is true of this replica alone (docs/adr/0008-readiness.md): a shared
+ * /readyz decides by what is true of this replica alone (docs/adr/0009-readiness.md): a shared
  * dependency's outage, which every replica sees at once, must not take them all out of the Service.
  * Real MongoDB-wire server, NATS and S3 server; NATS is the one stopped (the harness can stop and
  * restart it on the same port).
