@@ -182,6 +182,8 @@ export const RUNNER_ERROR_STATUSES = [
   'OUTPUT_NOT_REGULAR_FILE',
   /** Two outputs would be stored under the same name in the command's folder. */
   'OUTPUT_NAME_CONFLICT',
+  /** An output's object key, `{prefix}/{command_id}/{filename}`, would be over S3's 1,024 bytes. */
+  'OUTPUT_KEY_TOO_LONG',
   'UPLOAD_FAILED',
   /** An output could not be written to the command's storage destination (the customer's bucket). */
   'DESTINATION_UPLOAD_FAILED',
