@@ -22,8 +22,8 @@ function wide(bytes: number): string {
   return [...segments, 'a'.repeat(left)].join('/')
 }
 
-/** `{prefix}/{command_id}/` with an 800-byte prefix: 838 bytes, leaving 186 for a filename. */
-const PREFIX_BYTES = 800
+/** `{prefix}/{command_id}/` with a 900-byte prefix (500 characters): 938 bytes, leaving 86 for a filename. */
+const PREFIX_BYTES = 900
 const ROOM = 1024 - PREFIX_BYTES - 38
 
 t.test('object keys over S3’s 1,024 bytes are refused before anything is stored', async (t) => {
@@ -82,8 +82,9 @@ t.test('object keys over S3’s 1,024 bytes are refused before anything is store
     t.ok((await stored()).includes(key), 'the customer finds it in its bucket')
   })
 
-  // Segment names of 197 bytes: a key of 1,035 bytes under the destination, 242 under managed storage's `outputs/`.
-  const segments = `${'s'.repeat(190)}_%03d.ts`
+  // Segment names of 107 bytes (the policy allows 128): a key of 1,045 bytes under the destination, 152 under
+  // managed storage's `outputs/`; the playlist's own key, 944 bytes, fits.
+  const segments = `${'s'.repeat(100)}_%03d.ts`
   const hls = (extra: Record<string, unknown>) => ({
     input_files: { in_video: media.url(clip) },
     output_files: { out_hls: 'p.m3u8' },
@@ -99,7 +100,7 @@ t.test('object keys over S3’s 1,024 bytes are refused before anything is store
     t.match(done, {
       status: 'FAILED',
       error_status: 'OUTPUT_KEY_TOO_LONG',
-      error_message: /^out_hls: s{190}_\d{3}\.ts cannot be stored: its object key would be 1035 bytes long and S3 allows at most 1024; give it a shorter name$/,
+      error_message: /^out_hls: s{100}_\d{3}\.ts cannot be stored: its object key would be 1045 bytes long and S3 allows at most 1024; give it a shorter name$/,
     })
     t.same(await stored(), before, 'not one of its files reached the bucket, the playlist included')
   })
