@@ -184,6 +184,8 @@ export const RUNNER_ERROR_STATUSES = [
   'OUTPUT_NAME_CONFLICT',
   /** The managed outputs are larger than the storage the account had left when the command was handed off (CommandSpec.storageRoomBytes): nothing was stored. */
   'STORAGE_QUOTA_EXCEEDED',
+  /** An output's object key, `{prefix}/{command_id}/{filename}`, would be over S3's 1,024 bytes. */
+  'OUTPUT_KEY_TOO_LONG',
   'UPLOAD_FAILED',
   /** An output could not be written to the command's storage destination (the customer's bucket). */
   'DESTINATION_UPLOAD_FAILED',

@@ -1,34 +1,44 @@
 /**
- * Connection reuse for @kubernetes/client-node 1.4.0, whose KubeConfig builds a
- * new https.Agent for every request (config.js createAgent): every API call
- * then pays a fresh TCP and TLS handshake, which on the harness costs more than
- * the call itself. This gives the KubeConfig one keep-alive agent per distinct
- * TLS identity (CA, client certificate and key), so rotated client
- * certificates still get a new agent. Tokens travel in headers, untouched.
+ * Connection reuse for @kubernetes/client-node 2.0.1, whose KubeConfig builds a
+ * new undici Agent for every request it authenticates (config.js
+ * applySecurityAuthentication → createDispatcher, also for each watch): every
+ * API call then pays a fresh TCP and TLS handshake, which on the harness costs
+ * more than the call itself, and leaves a pool behind. This gives the
+ * KubeConfig one dispatcher per distinct server and TLS identity (CA, client
+ * certificate and key), so rotated client certificates still get a new one.
+ * Tokens travel in headers, untouched. 1.4.0 had the same flaw with https
+ * Agents (createAgent); test/operator/kube-connections.test.ts counts the
+ * connections, so an upgrade that breaks this or makes it needless shows there.
  */
-import { Agent, type AgentOptions } from 'node:https'
-import type { KubeConfig } from '@kubernetes/client-node'
+import type { AgentOptions } from 'node:https'
+import type { Cluster, KubeConfig } from '@kubernetes/client-node'
+
+type CreateDispatcher = (cluster: Cluster | null, agentOptions: AgentOptions) => unknown
 
 const patched = new WeakSet<KubeConfig>()
 
 /** Makes `kc` reuse connections; idempotent. Returns kc. */
 export function reuseConnections(kc: KubeConfig): KubeConfig {
   if (patched.has(kc)) return kc
-  // createAgent is private in the typings; this is the one seam the library offers.
-  const target = kc as unknown as { createAgent: (cluster: { proxyUrl?: string } | null, options: AgentOptions) => unknown }
-  const original = target.createAgent.bind(kc)
-  const agents = new Map<string, unknown>()
-  target.createAgent = (cluster, options) => {
-    if (cluster?.proxyUrl) return original(cluster, options)
-    const key = JSON.stringify([options.ca, options.cert, options.key, options.pfx, options.rejectUnauthorized, options.servername].map((v) => v?.toString()))
-    let agent = agents.get(key)
-    if (!agent) {
-      const built = original(cluster, options)
-      // Only plain https agents are replaced; anything else (http, proxies) stays as the library made it.
-      agent = built instanceof Agent ? new Agent({ ...options, keepAlive: true }) : built
-      agents.set(key, agent)
+  // createDispatcher is private in the typings; it is the one seam the library offers.
+  const target = kc as unknown as { createDispatcher: CreateDispatcher }
+  if (typeof target.createDispatcher !== 'function') {
+    throw new Error('@kubernetes/client-node has no KubeConfig.createDispatcher any more: operator/kube-client.ts needs another seam')
+  }
+  const original = target.createDispatcher.bind(kc)
+  const dispatchers = new Map<string, unknown>()
+  target.createDispatcher = (cluster, agentOptions) => {
+    const options = kc.createDispatcherOptions(cluster, agentOptions)
+    // Only plain agents are shared; proxies and the global dispatcher stay as the library makes them.
+    if (options.type !== 'agent') return original(cluster, agentOptions)
+    const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = options.connect
+    const identity = JSON.stringify([cluster?.server, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername].map((v) => v?.toString()))
+    let dispatcher = dispatchers.get(identity)
+    if (dispatcher === undefined) {
+      dispatcher = original(cluster, agentOptions)
+      dispatchers.set(identity, dispatcher)
     }
-    return agent
+    return dispatcher
   }
   patched.add(kc)
   return kc

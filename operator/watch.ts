@@ -2,7 +2,7 @@
  * A list+watch informer: lists, then watches from the list's resourceVersion,
  * keeps a cache, and never gives up quietly.
  *
- * Why not client-node's makeInformer/ListWatch (dist/cache.js in 1.4.0): it
+ * Why not client-node's makeInformer/ListWatch (dist/cache.js in 1.4.0 and 2.0.1): it
  * relists on 410 Gone, but on any other watch or list error it only calls the
  * ERROR callbacks and stops for good — no retry, no backoff, no jitter, no
  * give-up signal — and its autostart runs an unawaited promise. The fix is a
@@ -54,6 +54,10 @@ function statusCode(err: unknown): number | undefined {
   if (typeof e?.statusCode === 'number') return e.statusCode
   if (typeof e?.code === 'number') return e.code
   return undefined
+}
+
+function isQuietTimeout(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'TimeoutError'
 }
 
 /** What the informer reads of an object: its identity and version. */
@@ -218,16 +222,20 @@ export class Informer<T extends Versioned> extends EventEmitter {
           this.current?.abort()
         }
       }
+      let opened = false
       const done = (err: unknown): void => {
         this.current = undefined
         const cause = failed ?? err
-        if (cause) reject(cause)
+        // client-node 2.x ends an open watch that has been quiet for 30 s (watch.js requestTimeoutMs) with a
+        // TimeoutError: a renewal like the server's own close, not a failure to back off from.
+        if (cause && !(opened && failed === undefined && isQuietTimeout(err))) reject(cause)
         else resolve()
       }
       new Watch(this.options.kubeConfig)
         .watch(this.options.path, query, onEvent, done)
         .then((controller) => {
           if (this.stopped || controller.signal.aborted) return controller.abort()
+          opened = true
           this.current = controller
           this.emit('connect')
         }, reject)

@@ -5,7 +5,10 @@
 # (`ctr -n k8s.io images import`). scripts/provision.sh test runs it; it also
 # runs on its own. Idempotent: an unchanged tree is a hash and a stamp check.
 #
-#   scripts/build-images.sh
+#   scripts/build-images.sh [--base]
+#     --base  only the first half, which needs no FFmpeg: BuildKit, the Debian
+#             rootfs and the Node base image (scripts/provision.sh runs it beside
+#             FFmpeg's build, then this script whole once FFmpeg is built)
 #
 # No registry is reachable here, so the Dockerfiles' base image
 # (ARG NODE_IMAGE=node:<version>-bookworm-slim) is assembled locally: a Debian
@@ -20,6 +23,13 @@
 # "runner": {…}}), for this exact tree.
 set -euo pipefail
 
+only_base=""
+for arg in "$@"; do
+  case "$arg" in
+    --base) only_base=1 ;;
+    *) printf 'build-images: unknown argument %s (usage: build-images.sh [--base])\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
 bin="$cache/bin"
@@ -281,6 +291,10 @@ rootfs=""
 provision_rootfs
 base=""
 provision_base
+if [[ -n "$only_base" ]]; then
+  stop_buildkitd
+  exit 0
+fi
 context="$(context_hash)"
 build_image ffkube "$service_ref" "$root"
 service_archive="$archive"

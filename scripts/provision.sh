@@ -14,7 +14,9 @@
 #            ffmpeg 5.1 as a bench baseline and the tests' network-capable player (default)
 #
 # Everything lands in $FFKUBE_CACHE (default ~/.cache/ffkube); bin/ holds one
-# entry per tool, whether built here or linked from the system.
+# entry per tool, whether built here or linked from the system. Independent steps
+# run side by side, each line prefixed with its lane's name (the end of this file,
+# scripts/lib/lanes.sh, docs/development/provisioning.md).
 set -euo pipefail
 
 profile=test
@@ -93,12 +95,16 @@ provision_debian() {
 # ffmpeg and ffprobe: ffkube's own build (scripts/ffmpeg/build-ffmpeg.sh, docs/adr/0004-ffmpeg-build.md),
 # the one the runner image builds too. Keyed on the script (version, hash, flags) and on the
 # versions of the Debian packages it links, so a security update of one of them rebuilds.
+provision_ffmpeg_packages() {
+  local script="$root/scripts/ffmpeg/build-ffmpeg.sh" packages
+  mapfile -t packages < <(bash "$script" --build-packages; bash "$script" --runtime-packages)
+  apt_install "${packages[@]}"
+}
 provision_ffmpeg() {
-  local script="$root/scripts/ffmpeg/build-ffmpeg.sh" version build_packages runtime_packages
+  local script="$root/scripts/ffmpeg/build-ffmpeg.sh" version build_packages
   version="$(bash "$script" --version)"
   mapfile -t build_packages < <(bash "$script" --build-packages)
-  mapfile -t runtime_packages < <(bash "$script" --runtime-packages)
-  apt_install "${build_packages[@]}" "${runtime_packages[@]}"
+  provision_ffmpeg_packages
   local dir key
   dir="$(ffmpeg_build_dir)"
   key="$(dpkg-query -W -f='${Package}=${Version} ' "${build_packages[@]}" | sha256sum | cut -c1-16) $(cc -dumpfullversion -dumpversion)"
@@ -115,6 +121,12 @@ provision_ffmpeg() {
   ln -sfn "$dir/bin/ffprobe" "$bin/ffprobe"
 }
 
+# The test profile's Debian packages in one apt-get: Debian's ffmpeg, the node's
+# packages and what scripts/build-images.sh runs (each step still checks its own).
+provision_test_packages() {
+  apt_install ffmpeg "${NODE_PACKAGES[@]}" "${CHROMIUM_PACKAGES[@]}" "${IMAGE_BUILD_PACKAGES[@]}"
+}
+
 # Debian's ffmpeg 5.1, test profile only: not what ffkube runs (provision_ffmpeg), never in
 # bin/. It is /usr/bin/ffmpeg and /usr/bin/ffprobe: the old baseline of bench/local-mode.ts,
 # and the tests' "standard player" with network protocols (test/harness/outputs.ts
@@ -128,8 +140,9 @@ provision_debian_ffmpeg() {
 # binary itself, not Debian's /usr/bin/chromium launcher script, which reads
 # /etc/chromium.d and adds flags of its own. Run as root, Chromium needs --no-sandbox
 # (its setuid/namespace sandbox refuses root); the test passes it only then.
+CHROMIUM_PACKAGES=(chromium fonts-dejavu-core)
 provision_chromium() {
-  apt_install chromium fonts-dejavu-core
+  apt_install "${CHROMIUM_PACKAGES[@]}"
   link_system chromium /usr/lib/chromium/chromium
 }
 
@@ -244,8 +257,9 @@ provision_kube() {
 # The single-node cluster's host packages (test/harness/cluster.ts): runc and the
 # CNI plugins containerd runs, the tools kube-proxy and kube-router call, and a
 # static busybox for the test images.
+NODE_PACKAGES=(runc containernetworking-plugins iptables ipset nftables conntrack socat ethtool openssl "$BUSYBOX_PACKAGE")
 provision_node_packages() {
-  apt_install runc containernetworking-plugins iptables ipset nftables conntrack socat ethtool openssl "$BUSYBOX_PACKAGE"
+  apt_install "${NODE_PACKAGES[@]}"
 }
 
 # containerd 2.x: Debian's 1.6 lacks the RuntimeConfig call the kubelet makes.
@@ -372,33 +386,41 @@ provision_dockerfile_lint() {
 # The service and runner images, built by BuildKit from ./Dockerfile and
 # runner-image/Dockerfile into archives a test cluster imports (dist/images.json
 # names them). The script keeps its own pins and stamps; it runs under our lock.
+# What scripts/build-images.sh runs: BuildKit's runc worker and mmdebstrap.
+IMAGE_BUILD_PACKAGES=(runc mmdebstrap)
 provision_images() {
   FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
+}
+# Its first half (BuildKit, the Debian rootfs, the Node base image), which needs no FFmpeg: beside FFmpeg's build.
+provision_image_base() {
+  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh" --base
 }
 
 if [[ "$profile" == ytdlp ]]; then
   provision_ytdlp
   exit 0
 fi
-provision_debian
-provision_ffmpeg
-provision_ytdlp
-provision_nats
-provision_ferretdb
-provision_versitygw
-if [[ "$profile" == test ]]; then
-  provision_minio
-  provision_debian_ffmpeg
-  provision_kube
-  provision_node_packages
-  provision_containerd
-  provision_coredns
-  provision_kube_router
-  provision_node_images
-  provision_helm
-  provision_helm_docs
-  provision_dockerfile_lint
-  provision_schemathesis
-  provision_chromium
-  provision_images
+
+# Independent steps run side by side (scripts/lib/lanes.sh): downloads beside
+# compiles, the Go builds beside FFmpeg's C build (niced). Debian packages go in
+# first and one apt-get at a time (dpkg has one lock): FFmpeg's build packages,
+# then the rest while FFmpeg compiles. The images wait for the FFmpeg build they
+# copy; the node images for busybox and the kube module.
+source "$root/scripts/lib/lanes.sh"
+lanes_start
+lane apt-build provision_ffmpeg_packages
+lane ffmpeg after apt-build -- provision_ffmpeg
+if [[ "$profile" == start ]]; then
+  lane apt after apt-build -- provision_debian
+  lane python provision_ytdlp
+  lane go provision_nats provision_ferretdb provision_versitygw
+else
+  lane apt after apt-build -- provision_debian provision_test_packages provision_debian_ffmpeg provision_node_packages provision_chromium
+  lane python provision_ytdlp provision_schemathesis
+  lane go provision_nats provision_ferretdb provision_versitygw provision_minio provision_helm provision_helm_docs provision_dockerfile_lint
+  lane kube provision_kube provision_containerd provision_coredns provision_kube_router
+  lane node-images after apt kube -- provision_node_images
+  lane image-base after apt -- provision_image_base
+  lane images after image-base ffmpeg -- provision_images
 fi
+lanes_wait

@@ -13,6 +13,7 @@ import { validateWebhookUrl } from '../webhooks/webhook-url.js'
 import { newCommandDocument } from './command-document.js'
 import { DEFAULT_COMMAND_LIMITS, folderLimits, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
+import { checkOutputKeys } from './output-keys.js'
 import type { CommandDraft } from './drafts.js'
 import { StorageRoomReads } from './storage-room-reads.js'
 import type { ApiErrorClass } from './validation.js'
@@ -72,6 +73,7 @@ export class CommandSubmission {
       limits.push(draft.input_compressed_folder ? { ...resolved, folder: folderLimits(account.plan, this.limits) } : resolved)
       retention.push(resolveRetentionDays(draft.requested_limits?.retention_days, account.plan, this.retentionDays, `${prefix}retention_days`, Fault))
       destinations.push(await this.#checkPlan(account, draft, prefix))
+      checkOutputKeys(draft.output_files, destinations[i] ?? null, `${prefix}output_files`, Fault)
       managedInputs.push(await this.#managedInputs(account, draft, prefix))
       managedFolders.push(await this.#managedFolder(account, draft, prefix))
     }

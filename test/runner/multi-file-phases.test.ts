@@ -4,7 +4,7 @@
  * upload phase walks each output folder again and trusts nothing the run
  * phase left, and a failed upload keeps nothing partial.
  */
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
@@ -17,9 +17,8 @@ import { runPhaseAsContainer as phase, specOf, storageEnv } from './harness.js'
 
 t.test('multi-file outputs with each phase its own run', async (t) => {
   const dir = await scratchDir(t, 'ffkube-multi-phases-')
-  // MinIO: the midway-failure case below needs a store that refuses a key over S3's 1,024 bytes,
-  // and versitygw's posix backend stores one (ADR 0007, finding 4).
-  const s3 = await startS3(t, { server: 'minio' })
+  // versitygw, whose posix backend would store a key over S3's 1,024 bytes: the runner refuses it first (ADR 0007, finding 4).
+  const s3 = await startS3(t)
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 3 })
   const server = await serveFiles(t, [clip])
   const credentials = join(dir, 'credentials.json')
@@ -120,11 +119,11 @@ t.test('multi-file outputs with each phase its own run', async (t) => {
     t.same(await keysOf(spec), [])
   })
 
-  t.test('an upload that fails midway deletes what it stored, so nothing partial is kept', async (t) => {
+  t.test('a file whose key would be over S3’s 1,024 bytes fails the command before anything is stored', async (t) => {
     const spec = hls()
     const { work, run } = await fetchAndRun(spec)
     t.equal(run.exitCode, 0)
-    // A file whose key is longer than S3's 1,024 bytes: the store refuses it, after the others (it sorts last) went up.
+    // Five nested folders of 221 bytes: each name fits the file system, the key (over 1,100 bytes) does not fit S3.
     let deep = join(work, 'outputs', 'out_hls')
     for (let level = 0; level < 5; level++) {
       deep = join(deep, `z${'z'.repeat(220)}`)
@@ -133,7 +132,20 @@ t.test('multi-file outputs with each phase its own run', async (t) => {
     await writeFile(join(deep, 'last.ts'), 'x')
     const upload = await phase('upload', spec, work, uploadEnv)
     t.equal(upload.exitCode, 1)
-    t.match(upload.events.at(-1), { type: 'FAILED', error_status: 'UPLOAD_FAILED', error_message: /upload of z+\// })
-    t.same(await keysOf(spec), [], 'the files stored before the failure were deleted')
+    t.match(upload.events.at(-1), { type: 'FAILED', error_status: 'OUTPUT_KEY_TOO_LONG', error_message: /^out_hls: (z{221}\/){5}last\.ts cannot be stored: its object key would be \d+ bytes long and S3 allows at most 1024/ })
+    t.same(await keysOf(spec), [], 'not even the files whose keys fit were stored')
+  })
+
+  t.test('an upload that fails midway deletes what it stored, so nothing partial is kept', async (t) => {
+    const spec = hls()
+    const { work, run } = await fetchAndRun(spec)
+    t.equal(run.exitCode, 0)
+    // versitygw keeps an object as a file, so an object below seg_001.ts makes it a folder: that one PUT fails, the others land.
+    const obstacle = `outputs/${spec.commandId}/seg_001.ts/obstacle`
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: obstacle, Body: 'x' }))
+    const upload = await phase('upload', spec, work, uploadEnv)
+    t.equal(upload.exitCode, 1)
+    t.match(upload.events.at(-1), { type: 'FAILED', error_status: 'UPLOAD_FAILED', error_message: /^upload of seg_001\.ts failed/ })
+    t.same(await keysOf(spec), [obstacle], 'the files stored before the failure were deleted')
   })
 })

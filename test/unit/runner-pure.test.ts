@@ -1,7 +1,7 @@
 import t from 'tap'
 import { commandPercent, parseDurationLine, ProgressReader } from '../../runner-image/runner/run/ffmpeg-progress.js'
 import { isManagedStorageUrl } from '../../runner-image/runner/fetch/inputs.js'
-import { objectKey } from '../../runner-image/runner/upload/s3-upload.js'
+import { objectKey } from '../../contracts/object-keys.js'
 import { FORMAT_BY_SELECTOR, ytdlpArgs } from '../../runner-image/runner/fetch/ytdlp-args.js'
 import { statusEventId } from '../../contracts/status-events.js'
 

@@ -17,6 +17,7 @@
  */
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { objectKeyProblem } from '../../../contracts/object-keys.js'
 import { mimeTypeForFilename } from '../../../contracts/output-file-meta.js'
 import type { EarlierUploads, FileToUpload, ObjectStore } from './s3-upload.js'
 
@@ -96,6 +97,8 @@ export class PreUploads implements EarlierUploads {
       // Read as it was when judged settled, else it is left for the final upload.
       const after = await lstat(join(this.workDir, file.path)).catch(() => null)
       if (!after?.isFile() || signatureOf(after) !== signature || body.length !== after.size) return
+      // Over S3's limit: the final upload refuses the command before storing anything more (upload-phase.ts keysWithinLimit).
+      if (objectKeyProblem(store.keyOf(file.filename)) !== null) throw new Error('object key too long')
       this.#tried.add(store.keyOf(file.filename))
       await store.putBytes(file, body)
       this.#stored.set(file.filename, { path: file.path, signature })

@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { DeleteObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
+import { objectKey } from '../../../contracts/object-keys.js'
 import { pinnedLookup, systemResolver, UrlGuardError } from '../../../contracts/url-guard-fetch.js'
 import { RunnerFailure } from '../failure.js'
 import { addressOf, leanPut, S3RequestError, type LeanAgents, type LeanPut } from './lean-put.js'
@@ -62,11 +63,6 @@ export const READ_WHOLE_MAX_BYTES = 1024 * 1024
  */
 export const UPLOADS_IN_FLIGHT = 12
 
-/** `{prefix}/{command_id}/{filename}`, the spec's layout; no leading slash when the prefix is empty. */
-export function objectKey(prefix: string, commandId: string, filename: string): string {
-  const trimmed = prefix.replace(/^\/+|\/+$/g, '')
-  return trimmed === '' ? `${commandId}/${filename}` : `${trimmed}/${commandId}/${filename}`
-}
 
 /**
  * Writes one object, multipart when it is larger than a part. On failure

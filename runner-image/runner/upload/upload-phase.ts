@@ -13,6 +13,7 @@ import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CommandSpec } from '../../../contracts/command-spec.js'
 import type { CompressOutputs } from '../../../contracts/compressed-outputs.js'
+import { objectKey, objectKeyProblem } from '../../../contracts/object-keys.js'
 import { mimeTypeForFilename, type MediaMeta } from '../../../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../../../contracts/status-events.js'
 import { storageRoomRefusal } from '../../../contracts/storage-room.js'
@@ -90,6 +91,19 @@ function distinctNames(files: FileToUpload[]): FileToUpload[] {
   return files
 }
 
+/**
+ * `files`, unless one would be stored under a key over S3's 1,024 bytes
+ * (OUTPUT_KEY_TOO_LONG), checked before anything is stored: some stores
+ * refuse such a key midway through the upload, others keep it (ADR 0007).
+ */
+export function keysWithinLimit(files: FileToUpload[], prefix: string, commandId: string): FileToUpload[] {
+  for (const { alias, filename } of files) {
+    const problem = objectKeyProblem(objectKey(prefix, commandId, filename))
+    if (problem !== null) throw new RunnerFailure('OUTPUT_KEY_TOO_LONG', `${alias}: ${filename} cannot be stored: ${problem}; give it a shorter name`)
+  }
+  return files
+}
+
 const BYTES_PER_MB = 1024 * 1024
 const ZIP_MIME = 'application/zip'
 
@@ -129,10 +143,14 @@ async function uploadOutputFiles(
   const allFiles = objectsToStore(collected)
   const { zips, plain } = planZips(collected, context.compress, allFiles)
   const storedAsIs = new Set(plain.map(({ file }) => file.alias))
-  const objects = distinctNames([
-    ...allFiles.filter((file) => storedAsIs.has(file.alias)),
-    ...zips.map((zip) => ({ alias: zip.alias, filename: zip.filename, path: zip.path, contentType: ZIP_MIME })),
-  ])
+  const objects = keysWithinLimit(
+    distinctNames([
+      ...allFiles.filter((file) => storedAsIs.has(file.alias)),
+      ...zips.map((zip) => ({ alias: zip.alias, filename: zip.filename, path: zip.path, contentType: ZIP_MIME })),
+    ]),
+    context.target.prefix,
+    context.commandId,
+  )
   const loading = loadUploader()
   await removeZips(context.workDir)
   try {
