@@ -13,7 +13,7 @@ interface Submission {
  * Writes accepted commands as a group commit: the submissions that arrive
  * while one write is at the store go out together in the next, as one
  * unordered `insertMany` and one schedule bump per account. A submit's store
- * cost is mostly per statement, not per document (FerretDB's ~1.8 ms of CPU
+ * cost is mostly per statement, not per document (the embedded store's ~1.8 ms of CPU
  * per insertOne capped submits near 550/s on one core), so a batch of twenty
  * costs little more than one; when requests are rare, each goes out alone
  * on the next turn of the event loop.
