@@ -35,32 +35,3 @@ export async function runProbes(
   )
   return Object.fromEntries(results)
 }
-
-export interface Readiness {
-  /** Whether this replica should take traffic. */
-  ready: boolean
-  /** Each dependency as it answered this time. */
-  checks: Record<string, ProbeResult>
-}
-
-/**
- * Whether this replica should take traffic, decided by what is true of this
- * replica alone (docs/adr/0009-readiness.md): it is ready once every
- * dependency has answered it at least once, and stays ready when a shared
- * dependency (MongoDB, NATS, storage) later stops answering. That outage is
- * every replica's at once: failing readiness for it would take every replica
- * out of the Service together, and clients would get the load balancer's
- * connection errors instead of the API's answers, then all replicas back at
- * once. The checks still report each dependency, so the outage shows.
- */
-export class ReadinessLatch {
-  readonly #answeredOnce = new Set<string>()
-
-  constructor(private readonly probes: readonly ReadinessProbe[]) {}
-
-  async evaluate(timeoutMs: number, onFailure: (name: string, err: unknown) => void): Promise<Readiness> {
-    const checks = await runProbes(this.probes, timeoutMs, onFailure)
-    for (const [name, result] of Object.entries(checks)) if (result === 'ok') this.#answeredOnce.add(name)
-    return { ready: this.probes.every((probe) => this.#answeredOnce.has(probe.name)), checks }
-  }
-}

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { ReadinessLatch, type ReadinessProbe } from './readiness.js'
+import { runProbes, type ReadinessProbe } from './readiness.js'
 
 const PROBE_TIMEOUT_MS = 2_000
 
@@ -8,14 +8,11 @@ const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('ok'), Type.L
 
 /**
  * Health endpoints outside /api/v1 and without auth, for kubelet probes:
- * /healthz says the process is alive; /readyz reports each dependency and
- * answers 503 until every one has answered this process once, then 200
- * (`degraded` while one does not answer: ReadinessLatch says why).
+ * /healthz says the process is alive, /readyz that its dependencies answer.
  * Failures are logged with their cause but answered without it, since the
  * endpoint is unauthenticated.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ probes: readonly ReadinessProbe[] }> = async (app, { probes }) => {
-  const latch = new ReadinessLatch(probes)
   app.get(
     '/healthz',
     { schema: { hide: true, response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
@@ -28,18 +25,17 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ probes: readonly Readines
       schema: {
         hide: true,
         response: {
-          200: Type.Object({ status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]), checks: Checks }),
+          200: Type.Object({ status: Type.Literal('ready'), checks: Checks }),
           503: Type.Object({ status: Type.Literal('unavailable'), checks: Checks }),
         },
       },
     },
     async (request, reply) => {
-      const { ready, checks } = await latch.evaluate(PROBE_TIMEOUT_MS, (name, err) =>
+      const checks = await runProbes(probes, PROBE_TIMEOUT_MS, (name, err) =>
         request.log.warn({ probe: name, err }, 'readiness probe failed'),
       )
-      if (!ready) return reply.code(503).send({ status: 'unavailable' as const, checks })
-      const degraded = Object.values(checks).some((result) => result !== 'ok')
-      return { status: degraded ? ('degraded' as const) : ('ready' as const), checks }
+      const ready = Object.values(checks).every((result) => result === 'ok')
+      return ready ? { status: 'ready' as const, checks } : reply.code(503).send({ status: 'unavailable' as const, checks })
     },
   )
 }
