@@ -193,6 +193,12 @@ function phaseOf(o: Observation): Phase {
   }
   // Being deleted (an orphan or foreground deletion waits on finalizers): as good as gone.
   if (o.job.metadata?.deletionTimestamp) return deleted
+  // A pod deleted while it ran (kubectl delete pod, an eviction, a drain). With a podFailurePolicy
+  // the Job counts it only once it is terminal, after its grace period, by when the runner may
+  // have failed for the deletion's sake (a fetch cut off): say what happened now. The pods we
+  // delete ourselves, whose run container never started, are retried instead.
+  const lost = o.pods.find((pod) => pod.metadata?.deletionTimestamp && !runContainerNeverStarted(pod))
+  if (lost) return { phase: 'FAILED', failure: failureOf(o.job, [lost], o.job.spec?.activeDeadlineSeconds) }
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
   if (pull.failure) return { phase: 'FAILED', failure: pull.failure }
   const neverStarted = startFailure(neverStartedPods(o.mc.status?.neverStartedPods ?? [], o.pods), o.pods)

@@ -98,3 +98,12 @@ t.test('pods whose run container never started are recorded in the status, so th
   t.match(third.status, { phase: 'FAILED', errorStatus: 'RUNNER_FAILED', errorMessage: /could not be started in 3 pods \(StartError/ })
   t.equal(finishedEffects({ ...storedMediaCommand(), status: third.status }, new Date()).deleteJob, true)
 })
+
+t.test('a runner pod deleted while it runs fails the command POD_LOST at once: with the rule, the Job counts it only after its grace period', async (t) => {
+  const deleting = pod('a', 'Running', [running('ffmpeg'), running('upload')], true)
+  const d = derive([deleting], job({ active: 1 }), 'PROCESSING')
+  t.match(d.status, { phase: 'FAILED', errorStatus: 'POD_LOST', errorMessage: 'the runner pod a was deleted before the command finished' })
+  const evicted = { ...deleting, status: { ...deleting.status, conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' }] } }
+  t.match(derive([evicted], job({ active: 1 }), 'PROCESSING').status, { phase: 'FAILED', errorStatus: 'POD_EVICTED' }, 'an eviction keeps its own name')
+  t.equal(derive([pod('a', 'Running', [running('ffmpeg'), running('upload')])], job({ active: 1 }), 'PROCESSING').status.phase, 'PROCESSING', 'the same pod not being deleted runs on')
+})
