@@ -166,6 +166,15 @@ interface Phase {
   requeueAfterMs?: number
 }
 
+/** Slack for the API server's clock against ours when telling the Job's deadline from a deletion. */
+const DEADLINE_SLACK_MS = 5_000
+
+function nearDeadline(job: V1Job, now: Date): boolean {
+  const started = toMs(job.status?.startTime)
+  const deadline = job.spec?.activeDeadlineSeconds
+  return started !== undefined && deadline !== undefined && now.getTime() >= started + deadline * 1000 - DEADLINE_SLACK_MS
+}
+
 function phaseOf(o: Observation): Phase {
   // Cancelled by the client (spec.cancel): FAILED whatever the Job shows (finished-commands.ts deletes the Job).
   if (o.mc.spec.cancel) {
@@ -197,8 +206,10 @@ function phaseOf(o: Observation): Phase {
   // the Job counts it only once it is terminal, after its grace period, by when the runner may
   // have failed for the deletion's sake (a fetch cut off): say what happened now. The pods we
   // delete ourselves, whose run container never started, are retried instead.
+  // The Job controller deletes the pods itself at the deadline, and its watch may show that before
+  // the Job's own DeadlineExceeded: from a few seconds before the deadline on, that is what comes.
   const lost = o.pods.find((pod) => pod.metadata?.deletionTimestamp && !runContainerNeverStarted(pod))
-  if (lost) return { phase: 'FAILED', failure: failureOf(o.job, [lost], o.job.spec?.activeDeadlineSeconds) }
+  if (lost && !nearDeadline(o.job, o.now)) return { phase: 'FAILED', failure: failureOf(o.job, [lost], o.job.spec?.activeDeadlineSeconds) }
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
   if (pull.failure) return { phase: 'FAILED', failure: pull.failure }
   const neverStarted = startFailure(neverStartedPods(o.mc.status?.neverStartedPods ?? [], o.pods), o.pods)

@@ -107,3 +107,14 @@ t.test('a runner pod deleted while it runs fails the command POD_LOST at once: w
   t.match(derive([evicted], job({ active: 1 }), 'PROCESSING').status, { phase: 'FAILED', errorStatus: 'POD_EVICTED' }, 'an eviction keeps its own name')
   t.equal(derive([pod('a', 'Running', [running('ffmpeg'), running('upload')])], job({ active: 1 }), 'PROCESSING').status.phase, 'PROCESSING', 'the same pod not being deleted runs on')
 })
+
+t.test("pods the Job controller deletes at the command's deadline are its TIMEOUT, not a lost pod, even seen before the Job's own condition", async (t) => {
+  const deleting = pod('a', 'Running', [running('ffmpeg'), running('upload')], true)
+  const started = new Date(now.getTime() - 60_000)
+  const atDeadline = job({ active: 1, startTime: started })
+  atDeadline.spec!.activeDeadlineSeconds = 60
+  t.equal(derive([deleting], atDeadline, 'PROCESSING').status.phase, 'PROCESSING', 'it waits for the Job to say DeadlineExceeded')
+  const early = job({ active: 1, startTime: started })
+  early.spec!.activeDeadlineSeconds = 600
+  t.match(derive([deleting], early, 'PROCESSING').status, { phase: 'FAILED', errorStatus: 'POD_LOST' }, 'long before the deadline it is a lost pod')
+})
