@@ -4,7 +4,8 @@
  * command here:
  *   1. a FAILED is announced on the runner's behalf (terminal-publisher.ts);
  *   2. a cancelled command's Job and pods are deleted, and so is the Job of a
- *      pod whose image cannot be pulled;
+ *      pod whose image cannot be pulled or whose run container never started
+ *      in three pods (its podFailurePolicy would make pods for ever);
  *   3. its Event is recorded.
  * The status is the record of what is due: every reconcile of a finished
  * command settles it again until this process has seen the three through, so
