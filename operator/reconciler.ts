@@ -6,7 +6,8 @@
  *   4. no Job (and not cancelled) → build one (pure) and create it (AlreadyExists is fine)
  *   5. Job state and the runner's reports → CR status
  *   6. write the status when it changed
- *   7. just finished → count it, then settle it
+ *   7. pods whose run container never started → delete them (the Job makes the next)
+ *   8. just finished → count it, then settle it
  * The reconciler is the CR status's only writer: it writes once per reconcile,
  * only when the status changed, conditional on the resourceVersion it read,
  * and then acknowledges the runner events that write includes. What a finished
@@ -113,7 +114,7 @@ export class Reconciler {
       return this.ensureCleanup(mc, log)
     }
 
-    // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 7).
+    // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 8).
     if (mc.spec.cancel) return this.updateStatus(c, await findJob(this.d.caches, this.d.batch, mc))
 
     // 4b: no Job → create one. Before any Job was recorded, a cache miss goes straight to
@@ -122,7 +123,7 @@ export class Reconciler {
     if (!cached && !mc.status?.jobName) return this.createJob(c)
     const job = cached ?? (await findJob(this.d.caches, this.d.batch, mc))
 
-    // 5-7: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
+    // 5-8: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
     return this.updateStatus(c, job)
   }
 
@@ -165,7 +166,7 @@ export class Reconciler {
     return this.updateStatus(c, created)
   }
 
-  /** Steps 5-7: derive the status from the Job, its pods and the runner's reports; write it when it changed; settle it once finished. */
+  /** Steps 5-8: derive the status from the Job, its pods and the runner's reports; write it when it changed; end never-started pods; settle it once finished. */
   private async updateStatus(c: Current, job: V1Job | undefined): Promise<Result> {
     const { mc, log } = c
     if (job && !ownedBy(job, mc)) {
