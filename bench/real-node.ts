@@ -4,7 +4,7 @@
  * the same remux on the host, and where the time goes. Needs what the cluster
  * lane needs (root, provisioning, dist/images.json):
  *
- *   npm run -s bench -- real-node        (BENCH_SAMPLES=20, BENCH_WARMUP=2)
+ *   npm run -s bench -- real-node        (BENCH_SAMPLES=20, BENCH_WARMUP=2, BENCH_WARM_PODS=1)
  *
  * Commands run one at a time on a warm node, so each measures the path, not a
  * queue. The client learns the end as a demanding client would: it opens the
@@ -15,6 +15,13 @@
  * events on NATS (each stage's first event, stamped by the runner with
  * `emitted_at` on the same clock), and SUCCESS through SSE. Bare ffmpeg does
  * the same remux on the host after each command, in the same run.
+ *
+ * With BENCH_WARM_PODS > 0 (the default, 1) the operator keeps that many
+ * runner pods created ahead (ADR 0009) and the samples alternate: `warm`, a
+ * remux of the pool's shape (the account's defaults: 2 vCPUs), submitted once
+ * a warm pod waits, and `own`, the same remux with vcpu_count 1, which no
+ * warm pod fits, so it gets its own Job as every command did before. Each
+ * variant gets BENCH_SAMPLES samples; BENCH_WARM_PODS=0 runs `own` alone.
  */
 import { execFile } from 'node:child_process'
 import { loadavg } from 'node:os'
@@ -36,6 +43,9 @@ import { benchRun } from './bench-run.js'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 20)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
+const WARM_PODS = Number(process.env.BENCH_WARM_PODS ?? 1)
+type Variant = 'warm' | 'own'
+const VARIANTS: Variant[] = WARM_PODS > 0 ? ['warm', 'own'] : ['own']
 const run = promisify(execFile)
 
 const { t, run: runBench } = benchRun()
@@ -57,6 +67,8 @@ interface Moments {
   successArrived?: number
   /** SUCCESS as the client saw it, through SSE. */
   visible?: number
+  /** The Job its MediaCommand's status named. */
+  jobName?: string
   ffmpegSeconds?: number
 }
 
@@ -67,12 +79,13 @@ const SEGMENTS: Array<[string, (m: Moments) => number | undefined]> = [
   // containers (ffmpeg: fetch and run; upload) start together (operator/job-builder.ts).
   ['API: POST → 200 (command stored, accepted)', (m) => diff(m.submitted, m.accepted)],
   ['dispatch: accepted → MediaCommand created', (m) => diff(m.accepted, m.mediaCommand)],
-  ['operator: MediaCommand → Job created', (m) => diff(m.mediaCommand, m.job)],
-  ['job controller: Job → Pod created', (m) => diff(m.job, m.pod)],
-  ['scheduler: Pod created → scheduled', (m) => diff(m.pod, m.scheduled)],
+  // A warm pod's Job and pod exist before the command: their moments are when they were seen with its label (the claim).
+  ['operator: MediaCommand → Job created (warm: claimed)', (m) => diff(m.mediaCommand, m.job)],
+  ['job controller: Job → Pod created (warm: the pod labelled)', (m) => diff(m.job, m.pod)],
+  ['scheduler: Pod created → scheduled (warm: 0)', (m) => diff(m.pod, m.scheduled)],
   // The runner's progress throttle merges what comes within its first 250 ms into one event with the
   // newest stage, so a fast fetch sends no FETCHING: the first event, whatever its stage, ends this one.
-  ['kubelet and runner start: scheduled → the ffmpeg container\'s first event (sandbox, CNI, container start, node, NATS)', (m) => diff(m.scheduled, firstOf(m, 'FETCHING', 'DOWNLOADING', 'RUNNING', 'PROBING'))],
+  ['kubelet and runner start: scheduled → the ffmpeg container\'s first event (sandbox, CNI, container start, node, NATS; warm: the kubelet writes the claim file)', (m) => diff(m.scheduled, firstOf(m, 'FETCHING', 'DOWNLOADING', 'RUNNING', 'PROBING'))],
   ['fetch phase (when its FETCHING event was sent)', (m) => diff(m.emitted.get('FETCHING'), firstOf(m, 'PROBING', 'RUNNING'))],
   ['run phase (ffmpeg, probe), hand-over to the upload container, upload', (m) => diff(firstOf(m, 'PROBING', 'RUNNING'), m.emitted.get('SUCCESS'))],
   ['projector and SSE: runner SUCCESS → SUCCESS seen by the client', (m) => diff(m.emitted.get('SUCCESS'), m.visible)],
@@ -93,7 +106,11 @@ async function watch<T>(kc: import('@kubernetes/client-node').KubeConfig, path: 
 }
 
 async function main(): Promise<void> {
-  const release = await installRelease(t, (line) => console.error(`real-node: ${line}`))
+  const release = await installRelease(t, (line) => console.error(`real-node: ${line}`), {
+    values: (values) => {
+      (values.runners as Record<string, unknown>).warmPods = { count: WARM_PODS, vcpuMillis: 2000, memoryMib: 8192, idleSeconds: 3600 }
+    },
+  })
   const { client, kc } = release
   const dir = await scratchDir(t, 'ffkube-bench-real-')
   const clip = await makeClip(join(dir, 'clip.mp4'), { seconds: 2, width: 320, height: 240 })
@@ -104,12 +121,20 @@ async function main(): Promise<void> {
   await watch<MediaCommand>(kc, `/apis/ffkube.io/v1alpha1/namespaces/${RUNNER_NAMESPACE}/mediacommands`, {}, (mc, type) => {
     const m = of(mc.metadata.name)
     if (m && type === 'ADDED') m.mediaCommand ??= now()
+    if (m && mc.status?.jobName) m.jobName ??= mc.status.jobName
   })
-  await watch<V1Job>(kc, `/apis/batch/v1/namespaces/${RUNNER_NAMESPACE}/jobs`, {}, (job, type) => {
+  await watch<V1Job>(kc, `/apis/batch/v1/namespaces/${RUNNER_NAMESPACE}/jobs`, {}, (job) => {
     const m = of(job.metadata?.labels?.[LABEL_COMMAND_ID])
-    if (m && type === 'ADDED') m.job ??= now()
+    if (m) m.job ??= now()
   })
-  await watch<V1Pod>(kc, `/api/v1/namespaces/${RUNNER_NAMESPACE}/pods`, {}, (pod) => {
+  // Warm pods waiting for a command: unclaimed, both containers running.
+  const waiting = new Set<string>()
+  await watch<V1Pod>(kc, `/api/v1/namespaces/${RUNNER_NAMESPACE}/pods`, {}, (pod, type) => {
+    const name = pod.metadata?.name ?? ''
+    const ready = type !== 'DELETED' && pod.metadata?.labels?.['ffkube.io/warm-pod'] === 'true' && !pod.metadata?.labels?.[LABEL_COMMAND_ID] &&
+      !pod.metadata?.deletionTimestamp && (pod.status?.containerStatuses ?? []).filter((s) => s.state?.running).length === 2
+    if (ready) waiting.add(name)
+    else waiting.delete(name)
     const m = of(pod.metadata?.labels?.[LABEL_COMMAND_ID])
     if (!m) return
     m.pod ??= now()
@@ -130,18 +155,25 @@ async function main(): Promise<void> {
     },
   })
 
-  const body = {
+  const remux = {
     input_files: { in_video: inputs.url(PUBLIC_IP, clip) },
     output_files: { out_video: 'remux.mkv' },
     ffmpeg_command: 'ffmpeg -i {{in_video}} -c copy {{out_video}}',
   }
-  const e2e: number[] = []
-  const bare: number[] = []
-  const all: Moments[] = []
-  const loads: number[] = []
-  for (let i = 0; i < WARMUP + SAMPLES; i++) {
+  const bodies: Record<Variant, object> = { warm: remux, own: { ...remux, vcpu_count: 1 } }
+  const samples = new Map<Variant, { e2e: number[]; bare: number[]; all: Moments[]; loads: number[]; claimed: number }>(
+    VARIANTS.map((v) => [v, { e2e: [], bare: [], all: [], loads: [], claimed: 0 }]),
+  )
+  const rounds = VARIANTS.length * (WARMUP + SAMPLES)
+  for (let i = 0; i < rounds; i++) {
+    const variant = VARIANTS[i % VARIANTS.length]!
+    if (variant === 'warm') {
+      // The pool's steady state: a warm pod waits when the command comes (the refill after the last claim is not timed).
+      const since = now()
+      while (waiting.size === 0 && now() - since < 120_000) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     const m: Moments = { submitted: now(), emitted: new Map() }
-    const answer = await client.request('POST', '/run-ffmpeg-command', body)
+    const answer = await client.request('POST', '/run-ffmpeg-command', bodies[variant])
     if (answer.status !== 200) throw new Error(`submit answered ${answer.status}: ${JSON.stringify(answer.body)}`)
     m.accepted = now()
     const id = answer.body.command_id as string
@@ -159,14 +191,23 @@ async function main(): Promise<void> {
     const start = now()
     await run(toolPath('ffmpeg'), ['-hide_banner', '-loglevel', 'error', '-y', '-i', clip, '-c', 'copy', join(dir, 'bare.mkv')])
     const bareMs = now() - start
-    if (i < WARMUP) continue
-    e2e.push(m.visible - m.submitted)
-    bare.push(bareMs)
-    all.push(m)
-    loads.push(loadavg()[0]!)
-    console.error(`real-node: ${i - WARMUP + 1}/${SAMPLES} ${id} ${(m.visible - m.submitted).toFixed(0)} ms (load ${loadavg()[0]!.toFixed(1)})`)
+    if (i < VARIANTS.length * WARMUP) continue
+    const s = samples.get(variant)!
+    s.e2e.push(m.visible - m.submitted)
+    s.bare.push(bareMs)
+    s.all.push(m)
+    s.loads.push(loadavg()[0]!)
+    if (m.jobName?.startsWith('ffkube-warm-')) s.claimed++
+    console.error(`real-node: ${variant} ${s.e2e.length}/${SAMPLES} ${id} ${(m.visible - m.submitted).toFixed(0)} ms, Job ${m.jobName ?? '?'} (load ${loadavg()[0]!.toFixed(1)})`)
   }
+  for (const [variant, s] of samples) {
+    console.log('')
+    console.log(`== ${variant === 'warm' ? 'warm: a runner pod created ahead, claimed' : 'own: a Job and pod made for the command (as before)'} — ${s.claimed}/${s.all.length} ran in a claimed warm pod`)
+    report(s.e2e, s.bare, s.all, s.loads)
+  }
+}
 
+function report(e2e: number[], bare: number[], all: Moments[], loads: number[]): void {
   const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
   const overhead = sorted(e2e.map((ms, i) => ms - bare[i]!))
   const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`

@@ -6,6 +6,7 @@
 import { hostname } from 'node:os'
 import type { V1Toleration } from '@kubernetes/client-node'
 import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
+import type { WarmPodsConfig } from './warm-pods.js'
 
 /** Requests and limits of the Job pod's containers, as Kubernetes quantities. */
 export interface JobResources {
@@ -48,6 +49,8 @@ export interface OperatorConfig {
   /** Leader-election identity; the pod name in a cluster. */
   identity: string
   job: JobConfig
+  /** Runner pods created ahead of their commands (docs/adr/0009-pods-created-ahead.md); count 0 = none. */
+  warmPods: WarmPodsConfig
   /** Finished MediaCommands are deleted this long after completion; MongoDB keeps the record. */
   retentionSeconds: number
   /** How long an image pull may fail before the command is FAILED (pulls are retried by the kubelet). */
@@ -162,6 +165,12 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       tolerations: json<V1Toleration[]>(env, 'JOB_TOLERATIONS', isObjectArray, 'an array of tolerations'),
       natsUrl,
       serviceAccountName: optional(env, 'JOB_SERVICE_ACCOUNT_NAME'),
+    },
+    warmPods: {
+      count: int(env, 'WARM_PODS', 0, 0, 32),
+      vcpuMillis: int(env, 'WARM_POD_VCPU_MILLIS', 2000, 1, 256_000),
+      memoryMib: int(env, 'WARM_POD_MEMORY_MIB', 8192, 1, 4_194_304),
+      idleSeconds: int(env, 'WARM_POD_IDLE_SECONDS', 3600, 300, 7 * 86400),
     },
     retentionSeconds: int(env, 'RETENTION_SECONDS', 86400, 0, 365 * 86400),
     imagePullGraceSeconds: int(env, 'IMAGE_PULL_GRACE_SECONDS', 120, 0, 3600),

@@ -24,9 +24,11 @@
  * command's overhead (docs/adr/0006-two-container-runner-pod.md). The
  * containers share no process namespace, so ffmpeg can never see the upload
  * process or its files. The pod's service-account token is not mounted at all.
- * The spec comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`).
+ * The spec comes in FFKUBE_COMMAND_SPEC (pods have no stdin for `--spec -`);
+ * a pod made ahead of its command (warm-pods.ts) is the same pod, waiting for
+ * it in a file instead.
  */
-import type { V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume } from '@kubernetes/client-node'
+import type { V1Container, V1EnvVar, V1Job, V1JobSpec, V1OwnerReference, V1SecurityContext, V1Volume } from '@kubernetes/client-node'
 import {
   commandSpecFromMediaCommand,
   LABEL_ACCOUNT_ID,
@@ -39,6 +41,7 @@ import {
 import { DESTINATION_CREDENTIALS_FILE_ENV, DESTINATION_SECRET_KEY, destinationSecretName } from '../contracts/destination-credentials.js'
 import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_SECRET_KEY, YTDLP_COOKIES_SOURCE_ENV, ytdlpCookiesSecretName } from '../contracts/ytdlp-cookies.js'
 import type { JobConfig } from './config.js'
+import { atMost, mebibytes, millicores } from './quantities.js'
 import { podFailurePolicy, RUN_CONTAINER } from './run-container-start.js'
 
 export const WORK_DIR = '/work'
@@ -90,10 +93,14 @@ function containerSecurityContext(runAsUser: number): V1SecurityContext {
   }
 }
 
-function baseEnv(mc: MediaCommand, config: JobConfig): V1EnvVar[] {
+/** A command's id and spec, as the containers of its own Job get them. */
+function commandEnv(mc: MediaCommand): V1EnvVar[] {
+  return [{ name: 'FFKUBE_COMMAND_ID', value: mc.metadata.name }, { name: 'FFKUBE_COMMAND_SPEC', value: JSON.stringify(commandSpecFromMediaCommand(mc)) }]
+}
+
+function baseEnv(ownEnv: readonly V1EnvVar[], config: JobConfig): V1EnvVar[] {
   const env: V1EnvVar[] = [
-    { name: 'FFKUBE_COMMAND_ID', value: mc.metadata.name },
-    { name: 'FFKUBE_COMMAND_SPEC', value: JSON.stringify(commandSpecFromMediaCommand(mc)) },
+    ...ownEnv,
     { name: 'FFKUBE_WORK_DIR', value: WORK_DIR },
     // The runner reports to NATS in a pod; stdout would reach only the pod log.
     { name: 'FFKUBE_STATUS_REPORTER', value: config.natsUrl ? 'nats' : 'stdout' },
@@ -107,15 +114,15 @@ function baseEnv(mc: MediaCommand, config: JobConfig): V1EnvVar[] {
   return env
 }
 
-function container(name: string, phase: string, mc: MediaCommand, config: JobConfig): V1Container {
+function container(name: string, phase: string, own: CommandSource, config: JobConfig): V1Container {
   const r = config.resources
   return {
     name,
     image: config.runnerImage,
     imagePullPolicy: config.imagePullPolicy,
-    command: [...config.runnerCommand, '--phase', phase, '--work-dir', WORK_DIR],
+    command: [...config.runnerCommand, '--phase', phase, '--work-dir', WORK_DIR, ...own.args],
     workingDir: WORK_DIR,
-    env: baseEnv(mc, config),
+    env: baseEnv(own.env, config),
     volumeMounts: [{ name: WORK_VOLUME, mountPath: WORK_DIR }],
     resources: {
       requests: { cpu: r.cpuRequest, memory: r.memoryRequest, 'ephemeral-storage': r.ephemeralStorageRequest },
@@ -124,21 +131,6 @@ function container(name: string, phase: string, mc: MediaCommand, config: JobCon
     securityContext: containerSecurityContext(config.runAsUser),
     terminationMessagePolicy: 'FallbackToLogsOnError',
   }
-}
-
-/** A quantity of memory in MiB, for comparing a request with a limit; null when it is not one we read. */
-function mebibytes(quantity: string): number | null {
-  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(quantity)
-  if (!match) return null
-  const scale: Record<string, number> = { '': 1 / 1024 ** 2, Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 ** 2, k: 1000 / 1024 ** 2, M: 1e6 / 1024 ** 2, G: 1e9 / 1024 ** 2, T: 1e12 / 1024 ** 2 }
-  return Number(match[1]) * scale[match[2] ?? '']!
-}
-
-/** A CPU quantity ("500m", "2", "1.5") in millicores; null when it is not one. */
-function millicores(quantity: string): number | null {
-  const match = /^(\d+(?:\.\d+)?)(m)?$/.exec(quantity)
-  if (!match) return null
-  return match[2] === 'm' ? Number(match[1]) : Number(match[1]) * 1000
 }
 
 /**
@@ -150,8 +142,7 @@ function millicores(quantity: string): number | null {
  * pods request some), and left Pending it never ends: found on the real node.
  * Memory limit from the plan, the request kept at most that.
  */
-function withCommandLimits(run: V1Container, mc: MediaCommand): void {
-  const { vcpuMillis, memoryMib } = mc.spec
+function withCommandLimits(run: V1Container, { vcpuMillis, memoryMib }: RunLimits): void {
   const resources = run.resources!
   if (vcpuMillis !== undefined) {
     resources.limits!.cpu = `${vcpuMillis}m`
@@ -165,16 +156,9 @@ function withCommandLimits(run: V1Container, mc: MediaCommand): void {
   }
 }
 
-/** The smaller of two quantities of one kind; `ours` when `theirs` is not one we read. */
-function atMost(ours: string, theirs: string | undefined, read: (q: string) => number | null): string {
-  const limit = theirs === undefined ? null : read(theirs)
-  const own = read(ours)
-  return limit !== null && own !== null && limit < own ? theirs! : ours
-}
-
 /** The upload container: the storage credentials, its own scratch directory, small requests. */
-function uploadContainer(mc: MediaCommand, config: JobConfig): V1Container {
-  const upload = container('upload', 'upload', mc, config)
+function uploadContainer(own: CommandSource, config: JobConfig): V1Container {
+  const upload = container('upload', 'upload', own, config)
   const requests = upload.resources!.requests!
   requests.cpu = atMost(UPLOAD_REQUESTS.cpu, requests.cpu, millicores)
   requests.memory = atMost(UPLOAD_REQUESTS.memory, requests.memory, mebibytes)
@@ -225,9 +209,67 @@ function withCommandSecrets(mc: MediaCommand, run: V1Container, upload: V1Contai
   return volumes
 }
 
-/** The Job for a MediaCommand, owned by it (controller reference) so deleting the CR deletes the Job. */
-export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
-  if (!mc.metadata.uid) throw new Error(`MediaCommand ${mc.metadata.name} has no uid; build Jobs from stored objects only`)
+/** How the runner learns its command: env and argv of both containers (a warm pod: operator/warm-pods.ts). */
+export interface CommandSource {
+  env: readonly V1EnvVar[]
+  args: readonly string[]
+}
+
+/** The run container's limits a command sets (MediaCommandSpec's vcpuMillis and memoryMib). */
+export type RunLimits = Pick<MediaCommand['spec'], 'vcpuMillis' | 'memoryMib'>
+
+/**
+ * A runner Job's spec, the pod the top of this file describes; `extend` mounts what only some
+ * pods have (a command's Secrets, a warm pod's claim file) and returns their volumes.
+ */
+export function runnerJobSpec(
+  own: CommandSource, limits: RunLimits, labels: Record<string, string>, deadlineSeconds: number, config: JobConfig,
+  extend: (run: V1Container, upload: V1Container) => V1Volume[] = () => [],
+): V1JobSpec {
+  const run = container(RUN_CONTAINER, 'fetch-run', own, config)
+  withCommandLimits(run, limits)
+  const upload = uploadContainer(own, config)
+  const extraVolumes = extend(run, upload)
+  return {
+    // A rerun could upload twice or half-overwrite outputs; the command fails instead,
+    // except for a pod whose run container never started (run-container-start.ts).
+    backoffLimit: 0,
+    podFailurePolicy: podFailurePolicy(),
+    activeDeadlineSeconds: deadlineSeconds,
+    ttlSecondsAfterFinished: config.ttlSecondsAfterFinished,
+    template: {
+      metadata: { labels },
+      spec: {
+        restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        enableServiceLinks: false,
+        ...(config.serviceAccountName ? { serviceAccountName: config.serviceAccountName } : {}),
+        ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
+        ...(config.nodeSelector ? { nodeSelector: { ...config.nodeSelector } } : {}),
+        ...(config.tolerations ? { tolerations: config.tolerations.map((t) => ({ ...t })) } : {}),
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: config.runAsUser,
+          runAsGroup: config.runAsUser,
+          fsGroup: config.runAsUser,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        volumes: [
+          { name: WORK_VOLUME, emptyDir: { sizeLimit: config.workDirSizeLimit } },
+          { name: UPLOAD_SCRATCH_VOLUME, emptyDir: { sizeLimit: '256Mi' } },
+          // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
+          { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
+          ...extraVolumes,
+        ],
+        // The kubelet starts them in this order in one sync: ffmpeg first, the one whose start is on the critical path.
+        containers: [run, upload],
+      },
+    },
+  }
+}
+
+/** The labels a command's Job and pod carry, so `-l` selects across the MediaCommand, its Job and its pod. */
+export function commandLabels(mc: MediaCommand): Record<string, string> {
   const labels: Record<string, string> = {
     ...(mc.metadata.labels ?? {}),
     [LABEL_COMMAND_ID]: mc.metadata.name,
@@ -235,64 +277,22 @@ export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
     [LABEL_MANAGED_BY]: MANAGED_BY,
   }
   if (mc.metadata.labels?.[LABEL_ACCOUNT_ID]) labels[LABEL_ACCOUNT_ID] = mc.metadata.labels[LABEL_ACCOUNT_ID]
-  const run = container(RUN_CONTAINER, 'fetch-run', mc, config)
-  withCommandLimits(run, mc)
-  const upload = uploadContainer(mc, config)
-  const commandVolumes = withCommandSecrets(mc, run, upload)
+  return labels
+}
 
+/** The controller reference that makes a Job the MediaCommand's: deleting the CR deletes the Job. */
+export function commandOwnerReference(mc: MediaCommand): V1OwnerReference {
+  if (!mc.metadata.uid) throw new Error(`MediaCommand ${mc.metadata.name} has no uid; build Jobs from stored objects only`)
+  return { apiVersion: MEDIA_COMMAND_API_VERSION, kind: MEDIA_COMMAND_KIND, name: mc.metadata.name, uid: mc.metadata.uid, controller: true, blockOwnerDeletion: true }
+}
+
+/** The Job for a MediaCommand, owned by it (controller reference) so deleting the CR deletes the Job. */
+export function buildJob(mc: MediaCommand, config: JobConfig): V1Job {
+  const labels = commandLabels(mc)
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: {
-      name: jobNameFor(mc.metadata.name),
-      namespace: mc.metadata.namespace,
-      labels,
-      ownerReferences: [
-        {
-          apiVersion: MEDIA_COMMAND_API_VERSION,
-          kind: MEDIA_COMMAND_KIND,
-          name: mc.metadata.name,
-          uid: mc.metadata.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: {
-      // A rerun could upload twice or half-overwrite outputs; the command fails instead,
-      // except for a pod whose run container never started (run-container-start.ts).
-      backoffLimit: 0,
-      podFailurePolicy: podFailurePolicy(),
-      activeDeadlineSeconds: deadlineSecondsFor(mc, config),
-      ttlSecondsAfterFinished: config.ttlSecondsAfterFinished,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          ...(config.serviceAccountName ? { serviceAccountName: config.serviceAccountName } : {}),
-          ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
-          ...(config.nodeSelector ? { nodeSelector: { ...config.nodeSelector } } : {}),
-          ...(config.tolerations ? { tolerations: config.tolerations.map((t) => ({ ...t })) } : {}),
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: config.runAsUser,
-            runAsGroup: config.runAsUser,
-            fsGroup: config.runAsUser,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          volumes: [
-            { name: WORK_VOLUME, emptyDir: { sizeLimit: config.workDirSizeLimit } },
-            { name: UPLOAD_SCRATCH_VOLUME, emptyDir: { sizeLimit: '256Mi' } },
-            // Defined for the pod, mounted by the upload container only (a volume reaches only containers that mount it).
-            { name: CREDENTIALS_VOLUME, secret: { secretName: config.uploadSecretName, items: [{ key: config.uploadSecretKey, path: config.uploadSecretKey }], defaultMode: 0o440 } },
-            ...commandVolumes,
-          ],
-          // The kubelet starts them in this order in one sync: ffmpeg first, the one whose start is on the critical path.
-          containers: [run, upload],
-        },
-      },
-    },
+    metadata: { name: jobNameFor(mc.metadata.name), namespace: mc.metadata.namespace, labels, ownerReferences: [commandOwnerReference(mc)] },
+    spec: runnerJobSpec({ env: commandEnv(mc), args: [] }, mc.spec, labels, deadlineSecondsFor(mc, config), config, (run, upload) => withCommandSecrets(mc, run, upload)),
   }
 }

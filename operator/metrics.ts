@@ -58,7 +58,7 @@ export class Metrics {
       '# HELP ffkube_operator_reconcile_errors_total Reconciles that failed and were re-queued with backoff.',
       '# TYPE ffkube_operator_reconcile_errors_total counter',
       `ffkube_operator_reconcile_errors_total ${this.reconcileErrors.count}`,
-      '# HELP ffkube_operator_jobs_total Jobs by outcome: created, succeeded, or the failure reason.',
+      '# HELP ffkube_operator_jobs_total Jobs by outcome: created, claimed (a warm one made ahead), succeeded, or the failure reason.',
       '# TYPE ffkube_operator_jobs_total counter',
       ...[...this.jobs].sort().map(([outcome, n]) => `ffkube_operator_jobs_total{outcome="${outcome}"} ${n}`),
       '# HELP ffkube_runner_pods Runner pods in the runner namespace by phase, as this replica\'s pod cache holds them.',

@@ -38,6 +38,8 @@ import { ownerKey, Reconciler } from './reconciler.js'
 import { RunnerEvents, runnerEventsDurable } from './runner-events.js'
 import { RunnerReports } from './runner-reports.js'
 import { noPublisher, type TerminalPublisher } from './terminal-publisher.js'
+import { WarmPool } from './warm-pool.js'
+import { LABEL_WARM_POD } from './warm-pods.js'
 import { Informer, type ListResult } from './watch.js'
 import { WorkQueue } from './work-queue.js'
 
@@ -48,7 +50,7 @@ const RUNNER_REPORT_GRACE_MS = 5_000
 
 export type OperatorSettings = Pick<
   OperatorConfig,
-  'namespace' | 'identity' | 'job' | 'retentionSeconds' | 'imagePullGraceSeconds' | 'workers' | 'leaseName' | 'leaseDurationSeconds' | 'renewDeadlineSeconds' | 'retryPeriodSeconds'
+  'namespace' | 'identity' | 'job' | 'warmPods' | 'retentionSeconds' | 'imagePullGraceSeconds' | 'workers' | 'leaseName' | 'leaseDurationSeconds' | 'renewDeadlineSeconds' | 'retryPeriodSeconds'
 >
 
 export interface OperatorOptions {
@@ -73,6 +75,7 @@ export class Operator extends EventEmitter {
   readonly pods: Informer<V1Pod>
   readonly elector: LeaderElector
   private readonly reconciler: Reconciler
+  private readonly warm: WarmPool
   private readonly reports = new RunnerReports()
   private readonly logger: Logger
   private readonly leaseAbort = new AbortController()
@@ -117,10 +120,16 @@ export class Operator extends EventEmitter {
       const key = ownerKey(obj)
       if (key) this.queue.add(key)
     }
+    // A warm Job or pod that changed may change how many wait: the pool counts again.
+    const fillPool = (obj: V1Job | V1Pod): void => {
+      if (obj.metadata?.labels?.[LABEL_WARM_POD] === 'true') this.warm.fill()
+    }
     for (const verb of ['add', 'update', 'delete']) {
       this.mediaCommands.on(verb, enqueueSelf)
       this.jobs.on(verb, enqueueOwner)
       this.pods.on(verb, enqueueOwner)
+      this.jobs.on(verb, fillPool)
+      this.pods.on(verb, fillPool)
     }
 
     const caches: Caches = {
@@ -130,6 +139,11 @@ export class Operator extends EventEmitter {
     }
     const events = new EventRecorder(kc.makeApiClient(EventsV1Api), config.identity, logger, o.clock)
     const clock = o.clock ?? (() => new Date())
+    this.warm = new WarmPool({
+      batch, core, namespace: ns, job: config.job, pool: config.warmPods, logger, clock,
+      jobs: () => this.jobs.list(), pods: () => this.pods.list(),
+      leading: () => this.elector.isLeader && !this.queue.isShuttingDown,
+    })
     this.reconciler = new Reconciler({
       objects, batch, core, caches,
       job: config.job,
@@ -138,6 +152,7 @@ export class Operator extends EventEmitter {
       // Without NATS no runner event can come, so there is nothing to wait for.
       runnerReportGraceMs: o.nats ? RUNNER_REPORT_GRACE_MS : 0,
       events,
+      warm: this.warm,
       finished: new FinishedCommands({ batch, core, caches, events, publisher: o.publisher ?? noPublisher, clock }),
       reports: this.reports,
       metrics: this.metrics,
@@ -191,6 +206,7 @@ export class Operator extends EventEmitter {
     clearTimeout(this.runnerEventsRetry)
     await this.runnerEvents?.stop()
     await Promise.all(this.workers)
+    await this.warm.idle()
     this.reports.releaseAll()
   }
 
@@ -199,6 +215,7 @@ export class Operator extends EventEmitter {
     // A new leader looks at everything once: commands may have moved while another replica led.
     for (const mc of this.mediaCommands.list()) this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
     for (let i = 0; i < this.o.config.workers; i++) this.workers.push(this.work())
+    this.warm.fill()
     this.startRunnerEvents()
   }
 

@@ -3,7 +3,8 @@
  *   1. load the MediaCommand and what its runner reported (gone or being deleted → done)
  *   2. fold the runner's reports into the status it starts from
  *   3. finished → record what the runner added late, settle it, delete it after the retention
- *   4. no Job (and not cancelled) → build one (pure) and create it (AlreadyExists is fine)
+ *   4. no Job (and not cancelled) → claim a warm one (warm-pool.ts), else build one (pure)
+ *      and create it (AlreadyExists is fine)
  *   5. Job state and the runner's reports → CR status
  *   6. write the status when it changed
  *   7. pods whose run container never started → delete them (the Job makes the next)
@@ -40,6 +41,8 @@ import type { RunnerReport, RunnerReports } from './runner-reports.js'
 import { withRunnerEvents } from './runner-status.js'
 import { neverStartedReason } from './run-container-start.js'
 import { deriveStatus, jobFailed } from './status.js'
+import type { WarmPool } from './warm-pool.js'
+import { isWarmJob } from './warm-pods.js'
 
 /**
  * After a status write lost to a newer version (a stale cache), look again this soon. The newer
@@ -60,6 +63,8 @@ export interface ReconcilerDeps {
   events: EventRecorder
   /** Settles finished commands: what they need besides their status. */
   finished: FinishedCommands
+  /** Runner Jobs created ahead, claimed by commands that fit them. */
+  warm: WarmPool
   /** Runner events not yet in a written status (runner-events.ts adds them). */
   reports: RunnerReports
   metrics: Metrics
@@ -117,11 +122,23 @@ export class Reconciler {
     // 4: cancelled → no Job is created; one that exists is deleted with its pods (step 8).
     if (mc.spec.cancel) return this.updateStatus(c, await findJob(this.d.caches, this.d.batch, mc))
 
-    // 4b: no Job → create one. Before any Job was recorded, a cache miss goes straight to
-    // create (AlreadyExists covers a Job the cache has not seen yet), saving a round trip.
+    // 4b: no Job → claim a warm one, else create one. Before any Job was recorded, a cache miss
+    // goes straight to create (AlreadyExists covers a Job the cache has not seen yet), saving a
+    // round trip; a warm Job this command already claimed is found by its labels first.
     const cached = this.d.caches.job(mc.metadata.namespace!, mc.status?.jobName ?? jobNameFor(mc.metadata.name))
-    if (!cached && !mc.status?.jobName) return this.createJob(c)
+    if (!cached && !mc.status?.jobName) {
+      const claimed = this.d.warm.claimedJob(key, mc)
+      if (claimed) await this.d.warm.deliver(mc, claimed, log)
+      const warm = claimed ?? (await this.d.warm.claim(key, mc, log))
+      if (!warm) return this.createJob(c)
+      if (!claimed) {
+        this.d.metrics.countJob('claimed')
+        await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Claimed warm Job ${warm.metadata?.name}, created ahead` })
+      }
+      return this.updateStatus(c, warm)
+    }
     const job = cached ?? (await findJob(this.d.caches, this.d.batch, mc))
+    if (job && isWarmJob(job) && ownedBy(job, mc)) await this.d.warm.deliver(mc, job, log)
 
     // 5-8: Job state (or its absence: deleted by hand) and the runner's reports → CR status.
     return this.updateStatus(c, job)

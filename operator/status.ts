@@ -175,6 +175,19 @@ function nearDeadline(job: V1Job, now: Date): boolean {
   return started !== undefined && deadline !== undefined && now.getTime() >= started + deadline * 1000 - DEADLINE_SLACK_MS
 }
 
+/** When the command's Job started, or when the command was made if later: a warm Job started before it (warm-pods.ts). */
+function startedAt(o: Observation): string {
+  const job = toMs(o.job?.status?.startTime)
+  const made = toMs(o.mc.metadata.creationTimestamp)
+  if (job === undefined) return o.now.toISOString()
+  return made !== undefined && made > job ? new Date(made).toISOString() : toIso(o.job!.status!.startTime)!
+}
+
+/** The limit the client set; a warm Job's deadline also counts the time it waited for its command (warm-pods.ts). */
+function commandTimeLimit(o: Observation): number | undefined {
+  return o.mc.spec.timeLimitSeconds ?? o.job?.spec?.activeDeadlineSeconds
+}
+
 function phaseOf(o: Observation): Phase {
   // Cancelled by the client (spec.cancel): FAILED whatever the Job shows (finished-commands.ts deletes the Job).
   if (o.mc.spec.cancel) {
@@ -186,7 +199,7 @@ function phaseOf(o: Observation): Phase {
   if (!o.job) return deleted
   if (jobCondition(o.job, 'Complete', 'SuccessCriteriaMet')) return { phase: 'SUCCESS' }
   if (jobCondition(o.job, 'Failed', 'FailureTarget')) {
-    const failure = failureOf(o.job, o.pods, o.job.spec?.activeDeadlineSeconds)
+    const failure = failureOf(o.job, o.pods, commandTimeLimit(o))
     const runner = o.mc.status
     // The runner said why it exited non-zero (its status event): more precise than our RUNNER_FAILED.
     if (failure.errorStatus === OPERATOR_FAILURES.RUNNER_FAILED && runner?.runnerErrorStatus) {
@@ -209,7 +222,7 @@ function phaseOf(o: Observation): Phase {
   // The Job controller deletes the pods itself at the deadline, and its watch may show that before
   // the Job's own DeadlineExceeded: from a few seconds before the deadline on, that is what comes.
   const lost = o.pods.find((pod) => pod.metadata?.deletionTimestamp && !runContainerNeverStarted(pod))
-  if (lost && !nearDeadline(o.job, o.now)) return { phase: 'FAILED', failure: failureOf(o.job, [lost], o.job.spec?.activeDeadlineSeconds) }
+  if (lost && !nearDeadline(o.job, o.now)) return { phase: 'FAILED', failure: failureOf(o.job, [lost], commandTimeLimit(o)) }
   const pull = imagePullFailure(o.pods, o.now, o.imagePullGraceSeconds)
   if (pull.failure) return { phase: 'FAILED', failure: pull.failure }
   const neverStarted = startFailure(neverStartedPods(o.mc.status?.neverStartedPods ?? [], o.pods), o.pods)
@@ -233,7 +246,7 @@ export function deriveStatus(o: Observation): Derived {
     conditions = setCondition(conditions, { type: 'JobCreated', status: 'True', reason: 'Created', message: `Job ${status.jobName}`, observedGeneration: generation }, o.now)
   }
   if (p.phase === 'PROCESSING' || p.phase === 'SUCCESS' || p.phase === 'FAILED') {
-    status.startTime = prev.startTime ?? toIso(o.job?.status?.startTime) ?? o.now.toISOString()
+    status.startTime = prev.startTime ?? startedAt(o)
   }
   const unschedulable = p.phase === 'QUEUED' || p.phase === 'PROCESSING' ? unschedulableReason(o.pods) : undefined
   if (unschedulable !== undefined) {

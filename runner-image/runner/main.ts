@@ -3,7 +3,7 @@
  * This file is its entrypoint, in the runner image and as the local
  * executor's child process:
  *
- *   node dist/runner-image/runner/main.js [--phase fetch|run|upload] [--spec FILE|-] [--work-dir DIR]
+ *   node dist/runner-image/runner/main.js [--phase fetch|run|fetch-run|upload] [--spec FILE|-|--await-spec FILE] [--work-dir DIR]
  *
  * A command runs in three phases, one folder each:
  *
@@ -20,17 +20,20 @@
  * SUCCESS, as JSON lines on stdout or to NATS JetStream
  * (FFKUBE_STATUS_REPORTER=nats).
  *
- * In a pod each phase is a container of the Job (operator/job-builder.ts):
- * `fetch` and `ffmpeg` (phase 2) as init containers, `upload` as the main one,
- * each running this file with --phase; they hand over through the work volume
- * (phase-state.ts). In local mode one process runs the three in a row: this
- * file without --phase (one-shot), or pool-worker.ts (warm, many commands).
+ * In a pod the Job's two containers (operator/job-builder.ts) run this file
+ * together, `--phase fetch-run` and `--phase upload`; they hand over through
+ * the work volume (phase-state.ts, hand-over.ts). In local mode one process
+ * runs the three in a row: this file without --phase (one-shot), or
+ * pool-worker.ts (warm, many commands).
  * phases.ts holds both orders. What every phase shares sits beside this file:
  * config.ts, spec.ts, phase-context.ts, phase-state.ts, produced-files.ts,
  * failure.ts, stderr-tail.ts.
  *
  * Reads the CommandSpec (JSON) from FILE, stdin (`-`), or, without --spec,
- * $FFKUBE_COMMAND_SPEC (a pod has no stdin) and falling back to stdin; runs it
+ * $FFKUBE_COMMAND_SPEC (a pod has no stdin) and falling back to stdin. With
+ * --await-spec FILE (a pod created ahead of its command: awaited-spec.ts) it
+ * first connects its reporter and loads what it can, then waits until FILE
+ * holds the spec. Runs it
  * in DIR (default $FFKUBE_WORK_DIR). Exits 0 on SUCCESS or a finished phase
  * before the last, 1 on FAILED, 2 when it could not even report.
  */
@@ -39,10 +42,12 @@ import type { Readable, Writable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import { pino, type Logger } from 'pino'
 import type { CommandSpec } from '../../contracts/command-spec.js'
+import { awaitSpecFile } from './awaited-spec.js'
 import { readRunnerConfig, type RunnerConfig } from './config.js'
 import { PHASES, runCommand, runCommandPhase, type Phase } from './phases.js'
 import { JsonLinesReporter, type StatusReporter } from './report/reporter.js'
 import { parseCommandSpec } from './spec.js'
+import { preloadUploader } from './upload/upload-phase.js'
 import { uploadTargetFor } from './upload/upload-target.js'
 
 export interface MainIo {
@@ -70,13 +75,14 @@ async function readSpecJson(io: MainIo): Promise<string> {
   return path === undefined || path === '-' ? readAll(io.stdin) : readFile(path, 'utf8')
 }
 
-async function makeReporter(config: RunnerConfig, spec: CommandSpec, io: MainIo, logger: Logger): Promise<StatusReporter> {
+/** Connects the status channel; the function it resolves with makes the command's reporter. */
+async function openReporter(config: RunnerConfig, io: MainIo, logger: Logger, name: string): Promise<(commandId: string) => StatusReporter> {
   if (config.reporter === 'nats') {
     // Loaded only when used: the nats client adds ~80 ms to a start that local mode does not need.
     const { NatsReporter } = await import('./report/nats-reporter.js')
-    return NatsReporter.connect({ url: config.natsUrl as string, commandId: spec.commandId, logger })
+    return NatsReporter.open({ url: config.natsUrl as string, logger }, name)
   }
-  return new JsonLinesReporter(spec.commandId, io.stdout)
+  return (commandId) => new JsonLinesReporter(commandId, io.stdout)
 }
 
 /** Runs the runner; returns the process exit code. */
@@ -106,16 +112,31 @@ export async function main(io: MainIo): Promise<number> {
     logger.error({ err: error }, 'cannot create TMPDIR or HOME')
     return 2
   }
+  const awaited = option(io.argv, '--await-spec')
+  let opened: ((commandId: string) => StatusReporter) | undefined
+  if (awaited !== undefined) {
+    // Created ahead of its command: what does not need the command is done while there is none.
+    if (phase === 'upload') preloadUploader()
+    try {
+      opened = await openReporter(config, io, logger, 'ffkube-runner-warm')
+    } catch (error) {
+      logger.error({ err: error }, 'cannot reach the status channel')
+      return 2
+    }
+    logger.debug({ file: awaited }, 'waiting for a command')
+  }
   let spec: CommandSpec
   try {
-    spec = parseCommandSpec(await readSpecJson(io))
+    spec = parseCommandSpec(awaited !== undefined ? await awaitSpecFile(awaited) : await readSpecJson(io))
   } catch (error) {
     logger.error({ err: error }, 'unreadable command spec')
+    // An open NATS connection would keep the process alive: end it (a reporter of no command, never used).
+    await opened?.('').close().catch(() => undefined)
     return 2
   }
   let reporter: StatusReporter
   try {
-    reporter = await makeReporter(config, spec, io, logger)
+    reporter = (opened ?? (await openReporter(config, io, logger, `ffkube-runner-${spec.commandId}`)))(spec.commandId)
   } catch (error) {
     // Nothing can be reported; the executor sees exit code 2 and fails the command itself.
     logger.error({ err: error, command_id: spec.commandId }, 'cannot reach the status channel')

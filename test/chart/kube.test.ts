@@ -173,6 +173,11 @@ t.test("the operator, as the chart's ServiceAccount with the chart's Role only, 
   // Not the name the node agent gives the Job's real pod: a dry run still refuses a name that exists.
   await t.resolves(dryRunPod(runners, `ffkube-${spec.commandId}-admission-check`, job.spec!.template.spec!),
     "the Job's pod is admitted by the runner namespace's Pod Security restricted")
+  // runners.warmPods.count is 1 by default: the operator made a warm Job (this node leaves it waiting).
+  const warm = await eventually('the warm Job the chart asks for', async () =>
+    (await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: runners, labelSelector: 'ffkube.io/warm-pod=true' })).items[0])
+  await t.resolves(dryRunPod(runners, 'ffkube-warm-admission-check', warm.spec!.template.spec!),
+    "a warm Job's pod, its claim file included, is admitted by Pod Security restricted")
   const done = await eventually('SUCCESS', async () => {
     const mc: MediaCommand = await getMediaCommand(kc, runners, spec.commandId)
     return mc.status?.phase === 'SUCCESS' ? mc : undefined

@@ -108,6 +108,9 @@ export function laneValues(s: LaneSettings): Record<string, unknown> {
       // Small requests so several runner pods fit the 2-core node at once.
       resources: { requests: { cpu: '100m', memory: '128Mi', 'ephemeral-storage': '100Mi' }, limits: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '2Gi' } },
       workDirSizeLimit: '1Gi',
+      // No pods created ahead: the lane checks each command's own Job (its deadline is the command's limit,
+      // its pods come and go with it). test/cluster/warm-pods.test.ts installs with warm pods.
+      warmPods: { count: 0 },
       // An input the NetworkPolicy drops would otherwise hang in connect() for the default 600 s.
       env: { FFKUBE_INPUT_TIMEOUT_SECONDS: '30' },
       networkPolicy: {

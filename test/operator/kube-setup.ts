@@ -50,6 +50,7 @@ export function settings(namespace: string, overrides: Partial<OperatorSettings>
     namespace,
     identity: 'operator-a',
     job: jobConfig,
+    warmPods: { count: 0, vcpuMillis: 2000, memoryMib: 8192, idleSeconds: 3600 },
     retentionSeconds: 3600,
     imagePullGraceSeconds: 1,
     workers: 4,

@@ -106,10 +106,11 @@ export class NodeAgent {
     this.watch = await new Watch(this.kc).watch(
       `/apis/batch/v1/namespaces/${this.namespace}/jobs`, {},
       (type, job: V1Job) => {
-        if (type !== 'ADDED' || this.handled.has(job.metadata!.uid!)) return
+        // A warm Job made ahead of any command (operator/warm-pods.ts) is left waiting: this node runs commands only.
+        const id = job.metadata?.labels?.[COMMAND_ID]
+        if (type !== 'ADDED' || this.handled.has(job.metadata!.uid!) || id === undefined) return
         this.handled.add(job.metadata!.uid!)
         this.seen.push(job)
-        const id = job.metadata!.labels![COMMAND_ID]!
         this.jobs.set(id, job)
         this.act(id, this.outcomes.get(id) ?? this.fallback).catch((err: unknown) => this.errors.push(err))
       },

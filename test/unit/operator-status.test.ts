@@ -117,6 +117,17 @@ t.test('a success records start, completion, duration, progress 100 and its cond
   t.same(d.status.conditions!.map((c) => [c.type, c.status]), [['JobCreated', 'True'], ['Running', 'False'], ['Complete', 'True']])
 })
 
+t.test('a warm Job that waited before the command: the start is the command\'s, and a deadline names the command\'s limit, not the Job\'s longer one', async (t) => {
+  const mc = storedMediaCommand()
+  mc.spec.timeLimitSeconds = 120
+  // Started 20 min before the MediaCommand (20:00:01) was made; claimed with 20 min + 120 s of deadline.
+  const warm = job({ conditions: [cond('Failed', 'DeadlineExceeded')], startTime: new Date('2026-11-21T19:40:01Z') }, 1320)
+  const d = deriveStatus({ mc, job: warm, pods: [], now, imagePullGraceSeconds: 120 })
+  t.equal(d.status.startTime, '2026-11-21T20:00:01.000Z', 'from when the command was made')
+  t.equal(d.status.duration, '9m59s', 'what the command took, not what the pod waited')
+  t.match(d.status, { phase: 'FAILED', errorStatus: 'TIMEOUT', errorMessage: 'the command ran longer than its time limit of 120 seconds' })
+})
+
 t.test('deriving twice from the same cluster state gives the same status (so no second write)', async (t) => {
   const mc = storedMediaCommand()
   const first = deriveStatus({ mc, job: job({ active: 1 }), pods: [], now, imagePullGraceSeconds: 120 })

@@ -28,12 +28,22 @@ export class NatsReporter implements StatusReporter {
   ) {}
 
   static async connect(options: NatsReporterOptions): Promise<NatsReporter> {
+    return (await NatsReporter.open(options, `ffkube-runner-${options.commandId}`))(options.commandId)
+  }
+
+  /**
+   * Connects before the command is known (a warm pod's runner waits for it:
+   * operator/warm-pods.ts); the function it resolves with makes the reporter
+   * of the command once it is. Call it once: its reporter's close() ends the
+   * connection.
+   */
+  static async open(options: Omit<NatsReporterOptions, 'commandId'>, name: string): Promise<(commandId: string) => NatsReporter> {
     // A container that starts while NATS restarts waits for it (about a minute, then fails)
     // instead of failing its command at once; the same bound holds for a drop mid-run.
-    const nc = await connect({ servers: options.url, name: `ffkube-runner-${options.commandId}`, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
+    const nc = await connect({ servers: options.url, name, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
     await ensureStream(nc, STATUS_STREAM_DEFINITION)
     await ensureStream(nc, LOG_STREAM_DEFINITION)
-    return new NatsReporter(nc, nc.jetstream(), options)
+    return (commandId) => new NatsReporter(nc, nc.jetstream(), { ...options, commandId })
   }
 
   async report(body: StatusEventBody): Promise<void> {
