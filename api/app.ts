@@ -24,7 +24,7 @@ import type { CommandLimitsByPlan } from './commands/command-limits.js'
 import { commandEventRoutes } from './commands/event-stream.js'
 import { commandLogRepository } from './logs/command-log-repository.js'
 import { commandLogRoutes } from './logs/routes.js'
-import type { EventStreamRecorder } from './metrics/service-metrics.js'
+import type { CommandReadRecorder, EventStreamRecorder } from './metrics/service-metrics.js'
 import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
 import { fileRoutes } from './files/routes.js'
@@ -83,6 +83,8 @@ export interface AppOptions {
   onCancelRequested?: () => void
   /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
   ffmpegPlanner?: FfmpegPlanner
+  /** Where GET /commands/:id reports whether it answered from the cache of finished commands or the store (/metrics); unset in most tests. */
+  commandReadMetrics?: CommandReadRecorder
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
   /** Event streams one account may hold open on this process at once (config.eventStreamsPerAccount); 32 when unset. */
@@ -119,7 +121,7 @@ export const appPlugin = fp(
     await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
     await app.register(ytdlpCookieRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-    await app.register(commandRepository, { db: deps.db })
+    await app.register(commandRepository, { db: deps.db, changes: accountChanges, now: clock, metrics: deps.commandReadMetrics })
     await app.register(commandLogRepository, { db: deps.db })
     await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits, retentionDays: deps.retentionDays })
     const quota = new StorageQuota(deps.db, deps.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(deps.db))

@@ -8,6 +8,7 @@
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { AccountChanges } from './accounts/account-changes.js'
 import { ConfigError, loadConfig, requireExternalServices, type Config } from './config.js'
 import { ensureBucket, openConnections } from './connections.js'
 import { publishDispatchNudge } from './dispatcher/dispatch-nudges.js'
@@ -63,10 +64,12 @@ export async function runRoles(config: Config, logger: Logger, parts: ServicePar
     // Only local mode owns its bucket.
     if (!config.s3.endpoint) await ensureBucket(connections.s3, resolved.s3.bucket)
 
+    // The worker's deletions of outputs (the retention sweep) reach every API replica's cache of finished commands.
+    const accountChanges = await AccountChanges.open(connections.nats, logger, { listen: false })
     const context: RoleContext = {
       config: resolved,
       connections,
-      repositories: repositoriesOf(connections, resolved.storageQuotas),
+      repositories: repositoriesOf(connections, resolved.storageQuotas, accountChanges),
       secretBox: new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!)),
       logger,
       metrics: new ServiceMetrics(),

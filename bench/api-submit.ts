@@ -10,6 +10,10 @@
  * round (the order flips every round) so the machine's load hits both.
  * Each ffkube variant also reports the store operations its submits and GETs
  * send (counted by the driver's command monitoring in the server process).
+ * GET is measured twice: of a command just accepted (QUEUED, what a client
+ * polls while it waits: read from the store every time) and of one of the
+ * account's finished commands (the seeded SUCCESS records: a replica answers
+ * those from its cache, api/commands/finished-command-cache.ts).
  * BENCH_SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the servers.
  *
  * Starts its own FerretDB and NATS (rate-limit counters) on loopback
@@ -25,7 +29,6 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { Agent, request } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -44,6 +47,7 @@ import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
 import { buildValidator } from '../api/validation/validator-compiler.js'
 import { operationsPerRequest, requestOperationCounts } from './mongo-operation-count.js'
+import { agent, fixedRate, saturate, send, type Phase } from './open-loop.js'
 
 const BODY = JSON.stringify({
   input_files: { in_video: 'https://media.example.com/clip.mp4' },
@@ -190,98 +194,6 @@ async function cpuPerRequest(pids: CostedPids, phase: () => Promise<Phase>): Pro
   return { phase: result, service: per(0), store: per(1), nats: per(2) }
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 128 })
-
-function send(port: number, apiKey: string, method: 'GET' | 'POST', path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { 'x-api-key': apiKey }
-    if (method === 'POST') Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) })
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-    })
-    req.on('error', reject)
-    if (method === 'POST') req.end(BODY)
-    else req.end()
-  })
-}
-
-interface Phase {
-  p50: number
-  p99: number
-  max: number
-  rps: number
-  errors: number
-  /** Not sent: the open loop's cap on requests in flight was reached (the server fell behind). */
-  dropped: number
-  count: number
-}
-
-function summarise(latencies: number[], errors: number, elapsedMs: number, dropped = 0): Phase {
-  const sorted = [...latencies].sort((a, b) => a - b)
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
-  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN, rps: (latencies.length / elapsedMs) * 1000, errors, dropped, count: latencies.length }
-}
-
-/** Open loop at `rate` req/s for `seconds`; latency counts from the intended send time. */
-async function fixedRate(rate: number, seconds: number, call: () => Promise<{ status: number }>): Promise<Phase> {
-  const total = Math.round(rate * seconds)
-  const latencies: number[] = []
-  let errors = 0
-  let dropped = 0
-  let inFlight = 0
-  const pending: Promise<void>[] = []
-  const start = performance.now()
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate
-    const wait = due - performance.now()
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait))
-    if (inFlight >= 512) {
-      dropped += 1 // the server fell too far behind: not sent, rather than queued without bound
-      continue
-    }
-    inFlight += 1
-    // From the intended time when sent late (queueing counts), from the send when a timer fired early.
-    const origin = Math.min(due, performance.now())
-    pending.push(
-      call()
-        .then((res) => {
-          if (res.status === 200) latencies.push(performance.now() - origin)
-          else errors += 1
-        })
-        .catch(() => void (errors += 1))
-        .finally(() => void (inFlight -= 1)),
-    )
-  }
-  await Promise.all(pending)
-  return summarise(latencies, errors, performance.now() - start, dropped)
-}
-
-/** Closed loop: `concurrency` clients send back to back for `seconds`. */
-async function saturate(concurrency: number, seconds: number, call: () => Promise<{ status: number }>): Promise<Phase> {
-  const latencies: number[] = []
-  let errors = 0
-  const start = performance.now()
-  const end = start + seconds * 1000
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const sent = performance.now()
-        try {
-          const res = await call()
-          if (res.status === 200) latencies.push(performance.now() - sent)
-          else errors += 1
-        } catch {
-          errors += 1
-        }
-      }
-    }),
-  )
-  return summarise(latencies, errors, performance.now() - start)
-}
-
 /**
  * What the database alone costs after the variant's phases, one operation at
  * a time: a findOne by _id (the GET's lookup; FerretDB 1.x scans the table for
@@ -305,6 +217,12 @@ async function databaseFloor(mongoUrl: string, database: string, commandId: stri
   } finally {
     await client.close()
   }
+}
+
+/** One of the benchmark account's finished commands (the seeded SUCCESS records), asked of the API itself; null when none is stored. */
+async function finishedCommandOf(ready: Ready): Promise<string | null> {
+  const { body } = await send(ready.port, ready.apiKey, 'GET', '/api/v1/commands?status=SUCCESS&limit=1')
+  return (JSON.parse(body) as { commands?: { command_id: string }[] }).commands?.[0]?.command_id ?? null
 }
 
 /** Where a server variant's code comes from: this checkout's dist/, or the baseline's. */
@@ -334,38 +252,42 @@ async function startServer(tree: Tree, variant: Variant, stored: number, mongoUr
 async function measure(tree: Tree, variant: Variant, stored: number, mongoUrl: string, natsUrl: string, options: { seconds: number; rate: number; concurrency: number; dir: string }, servers: CostedPids) {
   const operationsFile = join(options.dir, 'mongodb-operations.json')
   const { child, ready } = await startServer(tree, variant, stored, mongoUrl, natsUrl, operationsFile)
-  const counted = async (phase: () => Promise<Phase>): Promise<{ phase: Phase; operations: number }> => {
-    if (variant === 'bare') return { phase: await phase(), operations: NaN }
-    const before = await requestOperationCounts(child, operationsFile)
-    const result = await phase()
-    return { phase: result, operations: operationsPerRequest(before, await requestOperationCounts(child, operationsFile), result.count) }
-  }
   const pids = { ...servers, service: child.pid }
-  try {
-    const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command')
-    await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
-    const submitAtRate = await fixedRate(options.rate, options.seconds, submit)
-    let submitOperations = NaN
-    const submitCost = await cpuPerRequest(pids, async () => {
-      const { phase, operations } = await counted(() => saturate(options.concurrency, options.seconds, submit))
-      submitOperations = operations
-      return phase
+  /** The closed loop of `call`: its rate and latency, the CPU per request of each process, and the store operations per request. */
+  const saturated = async (call: () => Promise<{ status: number }>) => {
+    let operations = NaN
+    const cost = await cpuPerRequest(pids, async () => {
+      if (variant === 'bare') return saturate(options.concurrency, options.seconds, call)
+      const before = await requestOperationCounts(child, operationsFile)
+      const result = await saturate(options.concurrency, options.seconds, call)
+      operations = operationsPerRequest(before, await requestOperationCounts(child, operationsFile), result.count)
+      return result
     })
+    return { cost, operations }
+  }
+  try {
+    const submit = () => send(ready.port, ready.apiKey, 'POST', '/api/v1/run-ffmpeg-command', BODY)
+    const atRate = (call: () => Promise<{ status: number }>) => fixedRate(options.rate, Math.round(options.rate * options.seconds), call)
+    await saturate(8, 1, submit) // warm-up: JIT, connection pool, first index pages
+    const submitAtRate = await atRate(submit)
+    const { cost: submitCost, operations: submitOperations } = await saturated(submit)
     const submitMax = submitCost.phase
+    /** GET of one command: at the fixed rate, then saturated (its CPU and store operations per request). */
+    const gets = async (commandId: string) => {
+      const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
+      await saturate(8, 1, poll)
+      const getAtRate = await atRate(poll)
+      const { cost: getCost, operations: getOperations } = await saturated(poll)
+      return { getAtRate, getMax: getCost.phase, getCost, getOperations }
+    }
+    // A command just accepted (QUEUED: what a client polls while it waits), then one of the account's finished ones.
     const { body } = await submit()
     const commandId = (JSON.parse(body) as { command_id: string }).command_id
-    const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
-    await saturate(8, 1, poll)
-    const getAtRate = await fixedRate(options.rate, options.seconds, poll)
-    let getOperations = NaN
-    const getCost = await cpuPerRequest(pids, async () => {
-      const { phase, operations } = await counted(() => saturate(options.concurrency, options.seconds, poll))
-      getOperations = operations
-      return phase
-    })
-    const getMax = getCost.phase
+    const waiting = await gets(commandId)
+    const finishedId = variant === 'bare' ? commandId : await finishedCommandOf(ready)
+    const finished = finishedId ? await gets(finishedId) : null
     const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, databaseName(variant, stored), commandId)
-    return { submitAtRate, submitMax, submitCost, submitOperations, getAtRate, getMax, getCost, getOperations, ...floor }
+    return { submitAtRate, submitMax, submitCost, submitOperations, ...waiting, finished, ...floor }
   } finally {
     const exited = child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : Promise.resolve()
     child.kill('SIGTERM')
@@ -435,17 +357,23 @@ async function main(): Promise<void> {
       [`submit non-200 answers or connection errors @${options.rate} rps`, (r) => r.submitAtRate.errors],
       [`submit max rps (${options.concurrency} clients)`, (r) => r.submitMax.rps],
       [`submit p99 ms at saturation`, (r) => r.submitMax.p99],
-      [`GET p50 ms @${options.rate} rps`, (r) => r.getAtRate.p50],
-      [`GET p99 ms @${options.rate} rps`, (r) => r.getAtRate.p99],
-      [`GET max rps (${options.concurrency} clients)`, (r) => r.getMax.rps],
-      ['GET CPU ms per request at saturation: service', (r) => r.getCost.service],
-      ['GET CPU ms per request at saturation: store', (r) => r.getCost.store],
-      ['GET CPU ms per request at saturation: NATS', (r) => r.getCost.nats],
+      [`GET of a waiting command p50 ms @${options.rate} rps`, (r) => r.getAtRate.p50],
+      [`GET of a waiting command p99 ms @${options.rate} rps`, (r) => r.getAtRate.p99],
+      [`GET of a waiting command max rps (${options.concurrency} clients)`, (r) => r.getMax.rps],
+      ['GET of a waiting command CPU ms per request at saturation: service', (r) => r.getCost.service],
+      ['GET of a waiting command CPU ms per request at saturation: store', (r) => r.getCost.store],
+      ['GET of a waiting command CPU ms per request at saturation: NATS', (r) => r.getCost.nats],
       ['submit CPU ms per request at saturation: service', (r) => r.submitCost.service],
       ['submit CPU ms per request at saturation: store', (r) => r.submitCost.store],
       ['submit CPU ms per request at saturation: NATS', (r) => r.submitCost.nats],
       ['store operations per submit at saturation', (r) => r.submitOperations],
-      ['store operations per GET at saturation', (r) => r.getOperations],
+      ['store operations per GET of a waiting command at saturation', (r) => r.getOperations],
+      [`GET of a finished command p50 ms @${options.rate} rps`, (r) => r.finished?.getAtRate.p50 ?? NaN],
+      [`GET of a finished command p99 ms @${options.rate} rps`, (r) => r.finished?.getAtRate.p99 ?? NaN],
+      [`GET of a finished command max rps (${options.concurrency} clients)`, (r) => r.finished?.getMax.rps ?? NaN],
+      ['GET of a finished command CPU ms per request at saturation: service', (r) => r.finished?.getCost.service ?? NaN],
+      ['GET of a finished command CPU ms per request at saturation: store', (r) => r.finished?.getCost.store ?? NaN],
+      ['store operations per GET of a finished command at saturation', (r) => r.finished?.getOperations ?? NaN],
       ['command records at the end', (r) => r.stored],
       ['driver findOne by _id, ms (at that size)', (r) => r.findMs],
       ['driver insertOne, ms', (r) => r.insertMs],

@@ -1,8 +1,9 @@
 import { JSONCodec, type NatsConnection, type Subscription } from 'nats'
 
 /**
- * The NATS subject on which a write to an account or one of its keys is
- * announced, so every API replica drops what it cached of it. Core NATS, not
+ * The NATS subject on which a write to an account, one of its keys, or one of
+ * its finished commands (an output deleted) is announced, so every API
+ * replica drops what it cached of it. Core NATS, not
  * a KV watch or a stream: the store stays the only record and the message
  * only says "forget this"; a replica that was disconnected drops its whole
  * cache instead of replaying what it missed (key-cache.ts), so there is
@@ -10,8 +11,12 @@ import { JSONCodec, type NatsConnection, type Subscription } from 'nats'
  */
 export const ACCOUNT_CHANGES_SUBJECT = 'ffkube.accounts.changed'
 
-/** What changed: one key (revoked) or anything about the account itself (its plan). */
-export type AccountChange = { kind: 'key'; key_id: string } | { kind: 'account'; account_id: string }
+/**
+ * What changed: one key (revoked), anything about the account itself (its
+ * plan), or a command that had ended (one of its outputs deleted:
+ * api/commands/finished-command-cache.ts).
+ */
+export type AccountChange = { kind: 'key'; key_id: string } | { kind: 'account'; account_id: string } | { kind: 'command'; command_id: string }
 
 /** What a cache of accounts hears from the feed. */
 export interface AccountChangeListener {
@@ -46,7 +51,11 @@ async function flushWithin(nats: NatsConnection, ms: number): Promise<void> {
 
 function isAccountChange(value: unknown): value is AccountChange {
   const change = value as Partial<Record<string, unknown>> | null
-  return (change?.kind === 'key' && typeof change.key_id === 'string') || (change?.kind === 'account' && typeof change.account_id === 'string')
+  return (
+    (change?.kind === 'key' && typeof change.key_id === 'string') ||
+    (change?.kind === 'account' && typeof change.account_id === 'string') ||
+    (change?.kind === 'command' && typeof change.command_id === 'string')
+  )
 }
 
 /**

@@ -69,6 +69,8 @@ export class KeyCache implements AccountChangeListener {
   }
 
   changed(change: AccountChange): void {
+    // A command's change touches no key or plan.
+    if (change.kind === 'command') return
     this.#generation++
     // Requests from now on start their own read rather than join one that may predate the change.
     this.#reading.clear()

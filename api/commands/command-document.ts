@@ -137,8 +137,30 @@ export function newCommandDocument(
   }
 }
 
+/**
+ * The record's fields toPollResponse reads: GET /commands/:id asks the store
+ * for these alone, not the dispatch, run and cancel fields beside them.
+ */
+export const POLL_FIELDS = [
+  'status',
+  'command_type',
+  'total_processing_seconds',
+  'ffmpeg_command_run_seconds',
+  'metadata',
+  'error_status',
+  'error_message',
+  'original_request',
+  'progress',
+  'processing_stage',
+  'output_results',
+  'failed_files',
+] as const satisfies readonly (keyof CommandDocument)[]
+
+/** What toPollResponse needs of a record. */
+export type PollFields = Pick<CommandDocument, '_id' | (typeof POLL_FIELDS)[number]>
+
 /** The spec's CommandPollResponse (also the webhook's `data`). */
-export function toPollResponse(doc: CommandDocument): CommandPollResponse {
+export function toPollResponse(doc: PollFields): CommandPollResponse {
   const response: CommandPollResponse = {
     command_id: doc._id,
     status: doc.status,
@@ -162,7 +184,7 @@ export function toPollResponse(doc: CommandDocument): CommandPollResponse {
  * 100 on SUCCESS, null while QUEUED and on FAILED (how far a failed command
  * got says nothing useful, and a number there reads like a partial result).
  */
-export function progressOf(doc: CommandDocument): { progress: number | null; processing_stage: string | null } {
+export function progressOf(doc: Pick<CommandDocument, 'status' | 'progress' | 'processing_stage'>): { progress: number | null; processing_stage: string | null } {
   if (doc.status === 'PROCESSING') return { progress: doc.progress ?? null, processing_stage: doc.processing_stage ?? null }
   return { progress: doc.status === 'SUCCESS' ? 100 : null, processing_stage: null }
 }

@@ -6,13 +6,21 @@ import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { DueCommands } from '../dispatcher/due-commands.js'
 import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
-import { CANCEL_FIELDS, DISPATCH_FIELDS, type CommandDocument } from './command-document.js'
+import { CANCEL_FIELDS, DISPATCH_FIELDS, POLL_FIELDS, toPollResponse, type CommandDocument, type PollFields } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
 import { AcceptedCommandsWriter } from './accepted-commands-writer.js'
 import type { CommandUsageRow } from '../usage/usage-report.js'
+import type { AccountChanges } from '../accounts/account-changes.js'
+import type { Clock } from '../clock.js'
+import { FinishedCommandCache } from './finished-command-cache.js'
+import type { CommandReadRecorder } from '../metrics/service-metrics.js'
+import type { CommandPollResponse } from './schemas.js'
 
 /** Read and written here alone: every other part asks this repository. */
 const COMMANDS_COLLECTION = 'commands'
+
+/** A read for GET: the fields it shows. */
+const POLL_PROJECTION = Object.fromEntries(POLL_FIELDS.map((field) => [field, 1]))
 
 /**
  * Commands in MongoDB: the only code that reads or writes the `commands`
@@ -33,8 +41,15 @@ export class CommandRepository {
   /** The local executor's runs, recorded on their commands (api/commands/command-runs.ts). */
   readonly runs: CommandRuns
   readonly #accepted: AcceptedCommandsWriter
+  readonly #changes: AccountChanges | undefined
+  readonly #finished: FinishedCommandCache
 
-  constructor(db: Db) {
+  /**
+   * `changes`: the account-change feed, on which this repository announces a
+   * finished command's deleted output and from which its cache of finished
+   * commands hears other replicas' (finished-command-cache.ts).
+   */
+  constructor(db: Db, options: { changes?: AccountChanges | undefined; now?: Clock | undefined; metrics?: CommandReadRecorder | undefined } = {}) {
     this.#commands = db.collection<CommandDocument>(COMMANDS_COLLECTION)
     this.dispatch = new WorkList(this.#commands, DISPATCH_FIELDS)
     this.schedule = new AccountSchedule(db)
@@ -42,6 +57,9 @@ export class CommandRepository {
     this.cancels = new WorkList(this.#commands, CANCEL_FIELDS)
     this.runs = new CommandRuns(this.#commands)
     this.#accepted = new AcceptedCommandsWriter(this.#commands, this.schedule)
+    this.#changes = options.changes
+    this.#finished = new FinishedCommandCache({ now: options.now, metrics: options.metrics })
+    options.changes?.listen(this.#finished)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
@@ -122,6 +140,18 @@ export class CommandRepository {
     return this.#commands.findOne({ _id: commandId, account_id: accountId })
   }
 
+  /**
+   * The command as GET /commands/:id shows it, if it is the account's: a
+   * finished one from this process's cache when it holds it, anything else
+   * read from the store (finished-command-cache.ts).
+   */
+  async findPollResponse(accountId: string, commandId: string): Promise<CommandPollResponse | null> {
+    return this.#finished.read(accountId, commandId, async () => {
+      const doc = await this.#commands.findOne<PollFields>({ _id: commandId, account_id: accountId }, { projection: POLL_PROJECTION })
+      return doc && toPollResponse(doc)
+    })
+  }
+
   /** The account's commands, newest first; ties broken by id so pages never overlap. */
   async list(accountId: string, page: { limit: number; offset: number; status?: CommandStatus | undefined }): Promise<CommandDocument[]> {
     const filter: Filter<CommandDocument> = { account_id: accountId }
@@ -140,12 +170,18 @@ export class CommandRepository {
       .toArray()
   }
 
-  /** Marks one managed output deleted in the command's result, with its `files` as they are now (no storage_url); true when it changed. */
+  /**
+   * Marks one managed output deleted in the command's result, with its `files`
+   * as they are now (no storage_url), and announces it so every replica drops
+   * the finished command it cached; true when it changed.
+   */
   async markOutputDeleted(commandId: string, alias: string, files: FileMember[], now: Date): Promise<boolean> {
     const result = await this.#commands.updateOne(
       { _id: commandId, [`output_results.${alias}.is_deleted`]: false },
       { $set: { [`output_results.${alias}.is_deleted`]: true, [`output_results.${alias}.storage_url`]: null, [`output_results.${alias}.files`]: files, updated_at: now } },
     )
+    // Announced whether or not this call changed it: a caller that crashed after the write and is retried announces then.
+    await this.#changes?.announce({ kind: 'command', command_id: commandId })
     return result.modifiedCount === 1
   }
 
@@ -226,8 +262,8 @@ declare module 'fastify' {
 
 /** Decorates the app with `commands`. */
 export const commandRepository = fp(
-  async (app: FastifyInstance, options: { db: Db }) => {
-    const repository = new CommandRepository(options.db)
+  async (app: FastifyInstance, options: { db: Db; changes?: AccountChanges | undefined; now?: Clock | undefined; metrics?: CommandReadRecorder | undefined }) => {
+    const repository = new CommandRepository(options.db, options)
     await repository.ensureIndexes()
     app.decorate('commands', repository)
   },

@@ -118,9 +118,9 @@ const acceptedCommandRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = a
     '/commands/:commandId',
     { schema: { tags: ['commands'], params: CommandParams, response: { 200: CommandPollResponse, ...errorResponses(404) } } },
     async (request) => {
-      const doc = await app.commands.find(request.account.id, request.params.commandId)
-      if (!doc) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
-      return toPollResponse(doc)
+      const command = await app.commands.findPollResponse(request.account.id, request.params.commandId)
+      if (!command) throw new NotFoundError(`commandId: no command ${request.params.commandId}`)
+      return command
     },
   )
 

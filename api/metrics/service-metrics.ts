@@ -35,7 +35,12 @@ export interface EventStreamRecorder {
   watchEventStreams(source: () => { open: number; watchedCommands: number }): void
 }
 
-export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, WebhookRecorder, EventStreamRecorder {
+/** Where a GET /commands/:id answer came from: the replica's cache of finished commands, or a store read. */
+export interface CommandReadRecorder {
+  commandRead(source: 'cache' | 'store'): void
+}
+
+export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, WebhookRecorder, EventStreamRecorder, CommandReadRecorder {
   readonly registry = new Registry()
   readonly #requests = new Counter({ name: 'ffkube_http_requests_total', help: 'HTTP requests by method, route pattern and status code.', labelNames: ['method', 'route', 'status_code'] as const, registers: [this.registry] })
   readonly #duration = new Histogram({
@@ -80,6 +85,12 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
     help: 'Time from a command\'s acceptance to its terminal status, by command type and status.',
     labelNames: ['type', 'status'] as const,
     buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 14400, 86400],
+    registers: [this.registry],
+  })
+  readonly #commandReads = new Counter({
+    name: 'ffkube_command_reads_total',
+    help: 'GET /commands/:id answers by where they came from: this replica\'s cache of finished commands (cache) or a store read (store).',
+    labelNames: ['source'] as const,
     registers: [this.registry],
   })
   readonly #webhooks = new Counter({ name: 'ffkube_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] })
@@ -145,6 +156,10 @@ export class ServiceMetrics implements DispatchRecorder, ProjectionRecorder, Web
     const { open, watchedCommands } = this.#eventStreams()
     this.#openStreams.set(open)
     this.#watchLoops.set(watchedCommands)
+  }
+
+  commandRead(source: 'cache' | 'store'): void {
+    this.#commandReads.inc({ source })
   }
 
   attempt(outcome: 'success' | 'failure'): void {

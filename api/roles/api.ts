@@ -49,6 +49,7 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       retentionDays: config.retentionDays,
       ytdlpAvailable: () => ytdlp,
       eventStreamMetrics: metrics,
+      commandReadMetrics: metrics,
       eventStreamsPerAccount: config.eventStreamsPerAccount,
       eventStreamLifetimeMs: config.eventStreamMaxSeconds * 1000,
       ...(parts.ffmpegPlanner ? { ffmpegPlanner: parts.ffmpegPlanner } : {}),
