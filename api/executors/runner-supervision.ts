@@ -3,9 +3,8 @@
  * deadline or overfills its work directory, and its end judged, so the
  * executor publishes FAILED on its behalf exactly when it could not report.
  */
-import { readFile } from 'node:fs/promises'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { RunnerExit, RunnerProcess } from './runner-process.js'
+import type { RunnerExit, RunnerProcess } from './runner-pool.js'
 import { watchWorkDir, workDirLimitMessage } from './work-dir-watch.js'
 
 export interface RunnerLimits {
@@ -67,17 +66,4 @@ export function failureOf(ended: SupervisedExit, limits: RunnerLimits): RunnerFa
   // 0 and 1 mean the runner reported SUCCESS or FAILED itself; anything else means it could not.
   if (ended.exit.code === 0 || ended.exit.code === 1) return null
   return { errorStatus: 'RUNNER_FAILED', message: `the runner ended unexpectedly (${ended.exit.signal ?? `exit code ${ended.exit.code}`})` }
-}
-
-/** Kills a runner that outlived a previous process of this service, if the pid is still that runner. */
-export async function killOrphan(pid: number | null, workDir: string): Promise<void> {
-  if (!pid || pid <= 0) return
-  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
-  // The work dir names the command and attempt: a reused pid belongs to another program.
-  if (!cmdline.includes(workDir)) return
-  try {
-    process.kill(-pid, 'SIGKILL')
-  } catch {
-    // Gone in between.
-  }
 }

@@ -80,7 +80,6 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
-      natsUrl: config.natsUrl as string,
       allowPrivateNetworks: config.allowPrivateNetworks,
       s3: config.s3,
       ffmpegPath: tools.ffmpeg,
