@@ -138,7 +138,7 @@ export class AttemptRunner {
 
   /** Account-level attempts only (spec: per-command URLs never touch the counter). */
   async #updateFailureRun(record: AttemptRecord): Promise<void> {
-    if (record.target !== 'account') return
+    if (record.target !== 'account' || record.config_revision === null) return
     const { configs } = this.#deps
     if (record.outcome === 'success') return configs.recordSuccess(record.account_id, record.config_revision)
     const { config, disabled } = await configs.recordFailure(record.account_id, record.config_revision)
