@@ -22,7 +22,7 @@ export interface DispatcherOptions {
   logger: Logger
   now?: Clock
   sleep?: Sleep
-  /** How often to look for due commands when nothing nudges it. */
+  /** How often to look for due commands when nothing nudges it; a full account is looked at again after as long. */
   pollIntervalMs?: number
   /** How long a claim keeps other dispatchers away; longer than any hand-off takes. */
   leaseMs?: number
@@ -34,8 +34,6 @@ export interface DispatcherOptions {
   concurrencyLimits?: ConcurrencyLimits
   /** The account's plan (null: unknown account, which gets the `free` plan's limit). */
   accountPlan?: (accountId: string) => Promise<Plan | null>
-  /** How long a full account waits before it is looked at again, unless a command of it ends first and nudges. */
-  fullRecheckMs?: number
   /** The storage room a command's runner is told at hand-off (StorageQuota#roomFor); null or absent: none. */
   storageRoom?: (command: CommandDocument) => Promise<number | null>
 }
@@ -61,13 +59,13 @@ export class Dispatcher {
   readonly #log: Logger
   readonly #now: Clock
   readonly #polling: PollingLoop
+  readonly #pollIntervalMs: number
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #schedule: AccountSchedule
   readonly #storageRoom: DispatcherOptions['storageRoom']
-  readonly #fullRecheckMs: number
   readonly #limits: ConcurrencyLimits | undefined
   readonly #accountPlan: (accountId: string) => Promise<Plan | null>
 
@@ -78,10 +76,11 @@ export class Dispatcher {
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
     // No recovery scan: a crashed hand-off's lease ends, and a claim that finds no account due looks for one unannounced.
+    this.#pollIntervalMs = options.pollIntervalMs ?? 1_000
     this.#polling = new PollingLoop(
       { drain: () => this.drain() },
       {
-        pollIntervalMs: options.pollIntervalMs ?? 1_000,
+        pollIntervalMs: this.#pollIntervalMs,
         ...(options.sleep ? { sleep: options.sleep } : {}),
         log: this.#log,
         // MongoDB unreachable: the next poll retries.
@@ -94,7 +93,6 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
     this.#schedule = this.#commands.schedule
-    this.#fullRecheckMs = options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000
     this.#limits = options.concurrencyLimits
     this.#accountPlan = options.accountPlan ?? (async () => null)
     // A run that ended frees a slot of an executor that queues: the next command may go now.
@@ -210,14 +208,14 @@ export class Dispatcher {
    * A full account: slots whose holders died (a turn that never claimed, a
    * command whose end or put-off did not give its slot back) are freed and
    * the account is looked at again; with every slot live it waits until a
-   * command of it ends (its terminal write wakes it) or `fullRecheckMs` passed.
+   * command of it ends (its terminal write wakes it) or a poll interval passed.
    */
   async #whenFull(account: AccountScheduleDocument, limit: number, now: Date): Promise<void> {
     const holders = account.holders ?? []
     const live = await this.#commands.slotsHeld(holders, now)
     const stale = holders.filter((token) => !live.has(token) && slotTakenAt(token).getTime() + this.#leaseMs <= now.getTime())
     if (stale.length > 0) await this.#schedule.freeSlots(account._id, stale)
-    else await this.#schedule.putOffFull(account, limit, new Date(now.getTime() + this.#fullRecheckMs))
+    else await this.#schedule.putOffFull(account, limit, new Date(now.getTime() + this.#pollIntervalMs))
   }
 
   /**

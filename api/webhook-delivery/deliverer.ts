@@ -47,7 +47,6 @@ export interface WebhookDelivererOptions {
   leaseMs?: number
   /** Attempts in flight at once, per source (events, due deliveries). */
   concurrency?: number
-  consumerName?: string
   resolve?: Resolver
   metrics?: WebhookRecorder
   /** Sends the webhooks; a WebhookSender under the private-network rule by default. */
@@ -105,7 +104,7 @@ export class WebhookDeliverer {
     await this.#deliveries.ensureIndexes()
     await this.#attempts.ensureIndexes()
     // An event not acknowledged within the lease goes to another replica, which finds its delivery there.
-    const consumer = await completionConsumer(this.#options.nats, this.#options.consumerName ?? DELIVERER_CONSUMER, this.#leaseMs)
+    const consumer = await completionConsumer(this.#options.nats, DELIVERER_CONSUMER, this.#leaseMs)
     const messages = await consumer.consume({ max_messages: this.#concurrency })
     this.#running = true
     this.#stopConsuming = async () => {
