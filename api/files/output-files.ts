@@ -12,9 +12,8 @@ import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { fileMembers } from './file-members.js'
 import { mapLimited } from './map-limited.js'
-import type { PresignedGets } from './presigned-gets.js'
+import { presignGet, type PresignedGets } from './presigned-gets.js'
 import { expiryFields, expiryOf } from './retention.js'
-import { presignGet } from './storage-url.js'
 
 /**
  * An output's storage_url: presigned for a managed output; for one in the
