@@ -3,9 +3,15 @@
  * (runner-pool.ts), in a new work directory, inside the run's CPU cgroup when
  * it has one (cpu-caps.ts), with its storage destination's credentials beside
  * the spec (never in it).
+ *
+ * A yt-dlp run's account cookies.txt is written in a directory of its own,
+ * `<dataDir>/runner/ytdlp-cookies/<run key>/`: outside every work directory,
+ * so no output can be read from it, and alone, so the runner can bind just it
+ * into yt-dlp's jail (contracts/ytdlp-cookies.ts).
  */
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { LogChunk } from '../../contracts/log-chunks.js'
@@ -15,7 +21,6 @@ import { capNeeded, CpuCaps, type CpuCap } from './cpu-caps.js'
 import type { DestinationCredentialSource, YtdlpCookieSource } from './executor.js'
 import { runnerEnvironment, type RunnerSettings } from './runner-environment.js'
 import { defaultPoolWorkerMain, RunnerPool, type RunnerProcess } from './runner-pool.js'
-import { removeLeftoverYtdlpCookies, removeYtdlpCookies, writeYtdlpCookies } from './ytdlp-cookies-file.js'
 
 export interface RunnerLauncherOptions {
   /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
@@ -54,7 +59,8 @@ export class RunnerLauncher {
     if (caps instanceof CpuCaps) this.#cpuCaps = caps
     else options.log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
     const env = await runnerEnvironment(options.runner, options.dataDir)
-    await removeLeftoverYtdlpCookies(options.dataDir)
+    // What a previous start of the service left (it was killed during a download); no run of this start has any yet.
+    await rm(join(options.dataDir, 'runner', 'ytdlp-cookies'), { recursive: true, force: true })
     this.#pool = new RunnerPool(options.poolWorkerMain ?? defaultPoolWorkerMain(), env, options.dataDir, options.publish, undefined, options.publishLog)
     this.#pool.prewarm(options.concurrency)
   }
@@ -85,7 +91,8 @@ export class RunnerLauncher {
     // The worker left the cgroup already (again is harmless), or never entered it (the pool refused the job).
     cap?.release()
     if (!keepWorkDir) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
-    await removeYtdlpCookies(this.options.dataDir, run.key).catch(() => undefined)
+    // The runner emptied it already unless it died first.
+    await rm(this.#ytdlpCookiesDir(run), { recursive: true, force: true }).catch(() => undefined)
   }
 
   /**
@@ -108,12 +115,21 @@ export class RunnerLauncher {
     if (spec.commandType !== 'YTDLP_COMMAND' || !this.options.ytdlpCookies) return null
     try {
       const cookies = await this.options.ytdlpCookies(spec)
-      return cookies === null ? null : await writeYtdlpCookies(this.options.dataDir, run.key, cookies)
+      if (cookies === null) return null
+      const dir = this.#ytdlpCookiesDir(run)
+      await mkdir(dir, { recursive: true, mode: 0o700 })
+      await writeFile(join(dir, 'cookies.txt'), cookies, { mode: 0o600 })
+      return join(dir, 'cookies.txt')
     } catch (err) {
       // yt-dlp then runs without them; a site that needs them answers SOURCE_LOGIN_REQUIRED or SOURCE_BOT_CHECK.
       log.error({ err, account_id: spec.accountId }, 'could not write the account\'s yt-dlp cookies for this run')
       return null
     }
+  }
+
+  /** The run's cookie directory; the run key is reduced to what cannot climb out of it. */
+  #ytdlpCookiesDir(run: LaunchedRun): string {
+    return join(this.options.dataDir, 'runner', 'ytdlp-cookies', run.key.replace(/[^0-9a-f-]/g, '_'))
   }
 
   async #destinationCredentials(spec: CommandSpec, log: Logger): Promise<DestinationCredentials | null> {
