@@ -27,13 +27,6 @@ export interface WebhookConfigDocument {
   updated_at: Date
 }
 
-/** What the webhook deliverer needs to send one account-level delivery. */
-export interface ActiveWebhook {
-  url: string
-  /** In clear, for the HMAC; null when none was configured. */
-  secret: string | null
-}
-
 /** Account-level webhook configurations in MongoDB, for the API and the webhook deliverer. */
 export class WebhookConfigRepository {
   readonly #configs: Collection<WebhookConfigDocument>
@@ -88,15 +81,14 @@ export class WebhookConfigRepository {
     return changed ?? this.find(accountId)
   }
 
-  /** The account's webhook if it should receive deliveries, with its secret opened. */
-  async findActive(accountId: string): Promise<ActiveWebhook | null> {
-    const doc = await this.#configs.findOne({ _id: accountId, is_active: true })
-    if (!doc) return null
-    return { url: doc.url, secret: doc.secret_sealed ? this.#box.open(doc.secret_sealed) : null }
-  }
-
-  /** Everything a delivery needs, active or not: per-command URLs are signed with the account's secret too. */
-  async findDeliveryTarget(accountId: string): Promise<(ActiveWebhook & { is_active: boolean; revision: string; consecutive_failures: number }) | null> {
+  /**
+   * Everything a delivery needs, active or not (per-command URLs are signed
+   * with the account's secret too), the secret in clear for the HMAC (null
+   * when none was configured).
+   */
+  async findDeliveryTarget(
+    accountId: string,
+  ): Promise<{ url: string; secret: string | null; is_active: boolean; revision: string; consecutive_failures: number } | null> {
     const doc = await this.find(accountId)
     if (!doc) return null
     return {
