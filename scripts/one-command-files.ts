@@ -145,8 +145,10 @@ const byTimer = [...crossed].filter((f) => idle.has(f)).sort()
 const byCommand = [...crossed].filter((f) => !idle.has(f)).sort()
 console.log(`command ${id}: ${done.status}, ${Math.round(windowMs)} ms from submit to webhook (after a warm-up command; the idle window, measured after, is as long)`)
 console.log(`files crossed in the service process: ${crossed.size} (${byCommand.length} only with the command, ${byTimer.length} also while idle)`)
-const byArea = new Map<string, number>()
-for (const file of crossed) byArea.set(file.split('/')[0]!, (byArea.get(file.split('/')[0]!) ?? 0) + 1)
-console.log(`by top folder: ${[...byArea].sort(([a], [b]) => a.localeCompare(b)).map(([area, n]) => `${area}/ ${n}`).join(', ')}`)
+// docs/architecture/one-command.md's measure: the service's own files (api/) apart from the shared contracts/.
+const inFolder = (files: string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`)).length
+for (const folder of ['api', 'contracts']) {
+  console.log(`${folder}/: ${inFolder(byCommand, folder)} only with the command, ${inFolder(byTimer, folder)} also while idle`)
+}
 console.log(`\nonly with the command (${byCommand.length}):\n  ${byCommand.join('\n  ')}`)
 console.log(`\nalso while idle (${byTimer.length}):\n  ${byTimer.join('\n  ')}`)
