@@ -3,8 +3,10 @@
 // dir) under the inspector, turns on V8's precise coverage once the service is
 // ready, sends one run-ffmpeg-command with a webhook_url, polls it to SUCCESS,
 // waits for the webhook, and lists the files (dist/*.js → *.ts) in which some
-// function ran meanwhile. An idle window of the same length, measured first,
-// names the files that run on timers alone (polling loops), shown apart.
+// function ran meanwhile. An idle window of the same length, measured after,
+// names the files that run on timers alone (polling loops), and a request no
+// route serves those every request runs (authentication, rate limit, error
+// handler): both shown apart.
 // The runner's own process is not inspected: docs/architecture/one-command.md
 // lists its files.
 //
@@ -134,6 +136,10 @@ const crossed = await take()
 const windowMs = performance.now() - started
 await new Promise((r) => setTimeout(r, windowMs))
 const idle = await take()
+// What every authenticated request runs, whatever it asks (the key, the rate limit, the route table, the
+// error handler): a path no route serves, a few times.
+for (let i = 0; i < 3; i++) await api('GET', '/no-such-resource')
+const plainRequest = await take()
 
 ws.close()
 service.kill('SIGTERM')
@@ -142,13 +148,15 @@ inputs.close()
 rmSync(scratch, { recursive: true, force: true })
 
 const byTimer = [...crossed].filter((f) => idle.has(f)).sort()
-const byCommand = [...crossed].filter((f) => !idle.has(f)).sort()
+const byRequest = [...crossed].filter((f) => !idle.has(f) && plainRequest.has(f)).sort()
+const byCommand = [...crossed].filter((f) => !idle.has(f) && !plainRequest.has(f)).sort()
 console.log(`command ${id}: ${done.status}, ${Math.round(windowMs)} ms from submit to webhook (after a warm-up command; the idle window, measured after, is as long)`)
-console.log(`files crossed in the service process: ${crossed.size} (${byCommand.length} only with the command, ${byTimer.length} also while idle)`)
+console.log(`files crossed in the service process: ${crossed.size} (${byCommand.length} only with the command, ${byRequest.length} also for any request, ${byTimer.length} also while idle)`)
 // docs/architecture/one-command.md's measure: the service's own files (api/) apart from the shared contracts/.
 const inFolder = (files: string[], folder: string) => files.filter((f) => f.startsWith(`${folder}/`)).length
 for (const folder of ['api', 'contracts']) {
-  console.log(`${folder}/: ${inFolder(byCommand, folder)} only with the command, ${inFolder(byTimer, folder)} also while idle`)
+  console.log(`${folder}/: ${inFolder(byCommand, folder)} only with the command, ${inFolder(byRequest, folder)} also for any request, ${inFolder(byTimer, folder)} also while idle`)
 }
 console.log(`\nonly with the command (${byCommand.length}):\n  ${byCommand.join('\n  ')}`)
+console.log(`\nalso for any request (${byRequest.length}):\n  ${byRequest.join('\n  ')}`)
 console.log(`\nalso while idle (${byTimer.length}):\n  ${byTimer.join('\n  ')}`)
