@@ -38,6 +38,8 @@ export interface RunnerExit {
 
 /** One job on a worker, as the executor supervises it. */
 export interface RunnerProcess {
+  /** The worker's pid (its process group's too). */
+  pid: number
   exited: Promise<RunnerExit>
   /** Signals the worker's whole process group (the worker and its ffmpeg/yt-dlp). */
   kill(signal: NodeJS.Signals): void
@@ -121,7 +123,7 @@ export class RunnerPool {
     placement?.enter(current.child.pid ?? -1)
     current.child.stdin.write(`${JSON.stringify({ spec, workDir, ...(destinationCredentials ? { destinationCredentials } : {}), ...(ytdlpCookiesFile ? { ytdlpCookiesFile } : {}) })}\n`)
     const pid = current.child.pid ?? -1
-    return { exited, kill: (signal) => killGroup(pid, signal) }
+    return { pid, exited, kill: (signal) => killGroup(pid, signal) }
   }
 
   /** Kills every worker (and whatever tool each runs). */
