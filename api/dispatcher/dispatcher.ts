@@ -46,10 +46,11 @@ export interface DispatcherOptions {
  * has a slot free under its plan's limit, claims that account's earliest due
  * command (due-commands.ts), hands its spec to the executor, and marks it
  * done, or puts it off with a backoff when the executor failed. Taking the
- * turn is one write that also takes the slot; nothing is held between writes. A claim is a lease: if this process dies
- * mid-hand-off, the record is due again when the lease ends and another
- * dispatcher (or this one, restarted) takes it, so nothing accepted is lost
- * and no recovery scan is needed. The executor's idempotence covers the one
+ * turn is one write that also takes the slot; nothing is held between
+ * writes. A claim is a lease: if this process dies mid-hand-off, the record
+ * is due again when the lease ends and another dispatcher (or this one,
+ * restarted) takes it, so nothing accepted is lost and no recovery scan is
+ * needed. The executor's idempotence covers the one
  * overlap left: a crash after the hand-off, before the record was marked done.
  */
 export class Dispatcher {
