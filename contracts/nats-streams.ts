@@ -86,14 +86,22 @@ export async function ensureStream(nats: NatsConnection, definition: StreamDefin
 
 /**
  * The durable pull consumer `durable` of `stream`, created when missing: explicit
- * acks, from the stream's first message, 30 s to ack before a redelivery. An
- * existing one is kept as it is, so a restart resumes where it stopped.
+ * acks, from the stream's first message, `ackWaitMs` (30 s) to ack before a
+ * redelivery. An existing one is kept as it is, so a restart resumes where it
+ * stopped; one another replica created in between is fine.
  */
-export async function ensureDurableConsumer(nats: NatsConnection, stream: string, durable: string, maxAckPending = 512): Promise<void> {
+export async function ensureDurableConsumer(nats: NatsConnection, stream: string, durable: string, maxAckPending = 512, ackWaitMs = 30_000): Promise<void> {
   const jsm = await nats.jetstreamManager()
   try {
     await jsm.consumers.info(stream, durable)
+    return
   } catch {
-    await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 30_000_000_000, max_ack_pending: maxAckPending })
+    // Missing: create it.
   }
+  const config = { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: ackWaitMs * 1_000_000, max_ack_pending: maxAckPending }
+  await jsm.consumers.add(stream, config).catch(async (err: unknown) => {
+    await jsm.consumers.info(stream, durable).catch(() => {
+      throw err
+    })
+  })
 }

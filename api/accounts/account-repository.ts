@@ -19,8 +19,8 @@ export interface ApiKeyDocument {
   hash: string
   /** The key itself, sealed, so an administrator can show it again. */
   sealed: SealedValue
-  /** The key's last four characters, for the console's masked list; absent on keys made before it. */
-  last_four?: string
+  /** The key's last four characters, for the console's masked list. */
+  last_four: string
   created_at: Date
   revoked_at: Date | null
 }
@@ -130,8 +130,7 @@ export class AccountRepository {
     const keys = await this.#keys.find({ account_id: accountId }).sort({ created_at: -1, _id: -1 }).toArray()
     return keys.map((key) => ({
       key_id: key._id,
-      // Keys made before last_four was recorded: opened here, only the four characters leave.
-      last_four: key.last_four ?? this.#box.open(key.sealed).slice(-4),
+      last_four: key.last_four,
       created_at: key.created_at,
       revoked_at: key.revoked_at,
     }))

@@ -34,8 +34,6 @@ export interface LocalRunFields {
   run_attempt?: number
   run_boot_id?: string
   run_work_dir?: string
-  /** A fresh runner's pid, so the next start can kill it if it outlived this process; null for a pooled run. */
-  run_pid?: number | null
 }
 
 /** A command in the `commands` collection. */

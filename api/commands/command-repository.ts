@@ -247,7 +247,7 @@ export class CommandRepository {
     if (ended) set = { ...set, dispatch_slot: null }
     const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
-    // An ended command gives its account's slot back and wakes it (a crash before this leaves it to AccountTurns' stale check),
+    // An ended command gives its account's slot back and wakes it (a crash before this leaves it to the dispatcher's stale check),
     // as of the projector's clock at this write (its completed_at; never the runner's event time, which a replay makes old).
     if (result.matchedCount === 1 && ended && read.dispatch_slot) await this.schedule.freeSlotOfEnded(read.account_id, read.dispatch_slot, set.completed_at ?? set.updated_at ?? new Date())
     return result.matchedCount === 1

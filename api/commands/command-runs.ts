@@ -17,7 +17,6 @@ export interface InterruptedRun {
   doc: CommandDocument
   owner: RunOwner
   workDir: string
-  pid: number | null
 }
 
 /**
@@ -37,7 +36,7 @@ export class CommandRuns {
     // A cancelled command never starts: the filter, not a read before it, so a cancel racing the hand-off is seen.
     const result = await this.commands.updateOne(
       { _id: commandId, run_attempt: { $exists: false }, cancel_requested_at: { $exists: false } },
-      { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
+      { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir } },
     )
     return result.matchedCount === 1
   }
@@ -50,14 +49,9 @@ export class CommandRuns {
   async restartRun(commandId: string, interrupted: RunOwner, run: RunStart): Promise<boolean> {
     const result = await this.commands.updateOne(
       { _id: commandId, run_state: 'running', run_attempt: interrupted.attempt, run_boot_id: interrupted.bootId },
-      { $set: { run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir, run_pid: null } },
+      { $set: { run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir } },
     )
     return result.matchedCount === 1
-  }
-
-  /** Records a fresh runner's pid on the run `owner` holds. */
-  async setRunPid(commandId: string, owner: RunOwner, pid: number | null): Promise<void> {
-    await this.commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_pid: pid } })
   }
 
   /** Ends the run `owner` holds; it is kept on the record, the guard against a second run. */
@@ -69,6 +63,6 @@ export class CommandRuns {
   async interruptedRuns(bootId: string): Promise<InterruptedRun[]> {
     // startRun writes every run field at once, so a running record has them all.
     const docs = await this.commands.find<CommandDocument & Required<LocalRunFields>>({ run_state: 'running', run_boot_id: { $ne: bootId } }).toArray()
-    return docs.map((doc) => ({ doc, owner: { attempt: doc.run_attempt, bootId: doc.run_boot_id }, workDir: doc.run_work_dir, pid: doc.run_pid }))
+    return docs.map((doc) => ({ doc, owner: { attempt: doc.run_attempt, bootId: doc.run_boot_id }, workDir: doc.run_work_dir }))
   }
 }

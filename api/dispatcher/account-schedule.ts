@@ -24,7 +24,7 @@
  * and no turn is held between writes. A slot is given back by the write that
  * ends what holds it (an empty turn, a failed hand-off, the command's
  * terminal status); a holder whose writer died is found stale when the
- * account looks full (AccountTurns), so a crash leaks no slot.
+ * account looks full (Dispatcher#whenFull), so a crash leaks no slot.
  */
 import { randomUUID } from 'node:crypto'
 import type { Collection, Db } from 'mongodb'

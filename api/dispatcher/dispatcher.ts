@@ -8,10 +8,12 @@ import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { PollingLoop } from '../polling-loop.js'
 import type { Claim, WorkList } from '../work-list.js'
-import type { AccountSchedule } from './account-schedule.js'
-import { AccountTurns } from './account-turns.js'
+import { newSlotHolder, slotTakenAt, type AccountSchedule, type AccountScheduleDocument } from './account-schedule.js'
 import { dispatchBackoffMs } from './backoff.js'
 import type { ConcurrencyLimits } from './concurrency-limits.js'
+
+/** How many accounts one claim looks at before it answers none (each one full, taken by another dispatcher, or with nothing due). */
+const MAX_TURNS_PER_CLAIM = 32
 
 export interface DispatcherOptions {
   /** The commands, their hand-offs (`dispatch`) and the accounts' turns (`schedule`). */
@@ -20,7 +22,7 @@ export interface DispatcherOptions {
   logger: Logger
   now?: Clock
   sleep?: Sleep
-  /** How often to look for due commands when nothing nudges it. */
+  /** How often to look for due commands when nothing nudges it; a full account is looked at again after as long. */
   pollIntervalMs?: number
   /** How long a claim keeps other dispatchers away; longer than any hand-off takes. */
   leaseMs?: number
@@ -32,8 +34,6 @@ export interface DispatcherOptions {
   concurrencyLimits?: ConcurrencyLimits
   /** The account's plan (null: unknown account, which gets the `free` plan's limit). */
   accountPlan?: (accountId: string) => Promise<Plan | null>
-  /** How long a full account waits before it is looked at again, unless a command of it ends first (see commandEnded). */
-  fullRecheckMs?: number
   /** The storage room a command's runner is told at hand-off (StorageQuota#roomFor); null or absent: none. */
   storageRoom?: (command: CommandDocument) => Promise<number | null>
 }
@@ -42,30 +42,33 @@ export interface DispatcherOptions {
  * The outbox's consumer. A command record is inserted waiting for its
  * hand-off (api/work-list.ts); the dispatcher takes the account whose turn it
  * is (api/dispatcher/account-schedule.ts: round robin across the accounts
- * with waiting commands), and, if the account has a slot free under its
- * plan's limit, claims that account's earliest due command,
- * hands its spec to the executor, and marks it done, or puts it off with a
- * backoff when the executor failed. A claim is a lease: if this process dies
- * mid-hand-off, the record is due again when the lease ends and another
- * dispatcher (or this one, restarted) takes it, so nothing accepted is lost
- * and no recovery scan is needed. The executor's idempotence covers the one
+ * with waiting commands, docs/adr/0003-fair-dispatch.md), and, if the account
+ * has a slot free under its plan's limit, claims that account's earliest due
+ * command (due-commands.ts), hands its spec to the executor, and marks it
+ * done, or puts it off with a backoff when the executor failed. Taking the
+ * turn is one write that also takes the slot; nothing is held between
+ * writes. A claim is a lease: if this process dies mid-hand-off, the record
+ * is due again when the lease ends and another dispatcher (or this one,
+ * restarted) takes it, so nothing accepted is lost and no recovery scan is
+ * needed. The executor's idempotence covers the one
  * overlap left: a crash after the hand-off, before the record was marked done.
  */
 export class Dispatcher {
   readonly #commands: CommandRepository
-  /** Whose command goes next: the accounts' turns, within their plans' limits. */
-  readonly #turns: AccountTurns
   readonly #outbox: WorkList<CommandDocument>
   readonly #executor: Executor
   readonly #log: Logger
   readonly #now: Clock
   readonly #polling: PollingLoop
+  readonly #pollIntervalMs: number
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
   readonly #metrics: DispatchRecorder | undefined
   readonly #schedule: AccountSchedule
   readonly #storageRoom: DispatcherOptions['storageRoom']
+  readonly #limits: ConcurrencyLimits | undefined
+  readonly #accountPlan: (accountId: string) => Promise<Plan | null>
 
   constructor(options: DispatcherOptions) {
     this.#commands = options.commands
@@ -74,10 +77,11 @@ export class Dispatcher {
     this.#log = options.logger.child({ component: 'dispatcher', executor: options.executor.name })
     this.#now = options.now ?? systemClock
     // No recovery scan: a crashed hand-off's lease ends, and a claim that finds no account due looks for one unannounced.
+    this.#pollIntervalMs = options.pollIntervalMs ?? 1_000
     this.#polling = new PollingLoop(
       { drain: () => this.drain() },
       {
-        pollIntervalMs: options.pollIntervalMs ?? 1_000,
+        pollIntervalMs: this.#pollIntervalMs,
         ...(options.sleep ? { sleep: options.sleep } : {}),
         log: this.#log,
         // MongoDB unreachable: the next poll retries.
@@ -90,15 +94,8 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? 4
     this.#metrics = options.metrics
     this.#schedule = this.#commands.schedule
-    this.#turns = new AccountTurns({
-      commands: this.#commands,
-      now: this.#now,
-      log: this.#log,
-      leaseMs: this.#leaseMs,
-      fullRecheckMs: options.fullRecheckMs ?? options.pollIntervalMs ?? 1_000,
-      limits: options.concurrencyLimits,
-      accountPlan: options.accountPlan ?? (async () => null),
-    })
+    this.#limits = options.concurrencyLimits
+    this.#accountPlan = options.accountPlan ?? (async () => null)
     // A run that ended frees a slot of an executor that queues: the next command may go now.
     options.executor.onSlotFreed?.(() => this.nudge())
   }
@@ -118,24 +115,15 @@ export class Dispatcher {
   }
 
   /**
-   * Tells a running dispatcher that work was just recorded (or a slot of the
-   * executor freed), so it looks now instead of at its next poll. It names
-   * no command: claiming by id would serve whoever submitted last before the
-   * accounts whose turn it is. Finding the next account costs a read of the
-   * waiting accounts, not of the waiting commands.
+   * Tells a running dispatcher that work was just recorded, a slot of the
+   * executor freed, or a command ended (its terminal write gave its account's
+   * slot back: AccountSchedule#freeSlotOfEnded), so it looks now instead of
+   * at its next poll. It names no command: claiming by id would serve whoever
+   * submitted last before the accounts whose turn it is.
    */
   nudge(): void {
     if (!this.#polling.running) return
     this.#polling.nudge()
-  }
-
-  /**
-   * A command of the account ended (the status projector saw it): its
-   * terminal write gave the slot back and made a full account due now
-   * (AccountSchedule#freeSlotOfEnded), so the next round may serve it.
-   */
-  async commandEnded(_accountId: string): Promise<void> {
-    this.nudge()
   }
 
   /**
@@ -161,7 +149,7 @@ export class Dispatcher {
       while (!failed && !(this.#polling.stopping && this.#polling.running) && !executorFull()) {
         promised += 1
         try {
-          const claim = await this.#turns.next()
+          const claim = await this.#nextClaim()
           if (claim === null) return
           if (working < this.#concurrency) startWorker()
           if (await this.#handOff(claim)) handed += 1
@@ -187,6 +175,61 @@ export class Dispatcher {
     for (let i = 0; i < workers.length; i++) await workers[i]
     if (failures.length > 0) throw failures[0]
     return handed
+  }
+
+  /**
+   * The next command to hand off, claimed: the earliest due command of the
+   * account whose turn it is, if it has a slot free; null when no account
+   * has one. Accounts that are full, or whose commands are all put off, are
+   * put off in turn and the next one is looked at.
+   */
+  async #nextClaim(): Promise<Claim<CommandDocument> | null> {
+    for (let looked = 0; looked < MAX_TURNS_PER_CLAIM; looked++) {
+      const now = this.#now()
+      const account = await this.#schedule.nextDue(now)
+      if (!account) {
+        if (await this.#announceMissing(now)) continue
+        return null
+      }
+      const limit = this.#limits ? this.#limits[(await this.#accountPlan(account._id)) ?? 'free'] : 0
+      const holder = newSlotHolder(now)
+      if (!(await this.#schedule.takeTurn(account, limit, holder))) {
+        // Full, or another dispatcher took its turn first (then the next look finds where it is now).
+        if (limit > 0 && (account.holders?.length ?? 0) >= limit) await this.#whenFull(account, limit, now)
+        continue
+      }
+      const claim = await this.#commands.due.claim(account._id, now, this.#leaseMs, holder.token)
+      if (claim) return claim
+      await this.#schedule.endEmptyTurn(account, holder, await this.#commands.nextDueForAccount(account._id))
+    }
+    return null
+  }
+
+  /**
+   * A full account: slots whose holders died (a turn that never claimed, a
+   * command whose end or put-off did not give its slot back) are freed and
+   * the account is looked at again; with every slot live it waits until a
+   * command of it ends (its terminal write wakes it) or a poll interval passed.
+   */
+  async #whenFull(account: AccountScheduleDocument, limit: number, now: Date): Promise<void> {
+    const holders = account.holders ?? []
+    const live = await this.#commands.slotsHeld(holders, now)
+    const stale = holders.filter((token) => !live.has(token) && slotTakenAt(token).getTime() + this.#leaseMs <= now.getTime())
+    if (stale.length > 0) await this.#schedule.freeSlots(account._id, stale)
+    else await this.#schedule.putOffFull(account, limit, new Date(now.getTime() + this.#pollIntervalMs))
+  }
+
+  /**
+   * No account is due: one waiting command of an account the schedule does
+   * not list as waiting (an API process died between a command's insert and
+   * its account's announcement) has its account announced. True when one was.
+   */
+  async #announceMissing(now: Date): Promise<boolean> {
+    const accountId = await this.#commands.unannouncedAccount(await this.#schedule.waitingAccounts())
+    if (accountId === null) return false
+    this.#log.warn({ account_id: accountId }, 'an account with waiting commands was missing from the schedule; added')
+    await this.#schedule.enqueue(accountId, now)
+    return true
   }
 
   /** What the executor is handed: the command's spec, with the storage room its account has left now. */

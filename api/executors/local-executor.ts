@@ -30,13 +30,13 @@ import type { CommandRepository } from '../commands/command-repository.js'
 import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
 import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from './executor.js'
-import type { RunnerProcess } from './runner-process.js'
+import type { RunnerProcess } from './runner-pool.js'
 import type { CpuCap } from './cpu-caps.js'
 import { RunnerLauncher } from './runner-launcher.js'
 import { RunControls, type RunControl } from './run-controls.js'
 import { Slots } from './slots.js'
 import type { RunnerSettings } from './runner-environment.js'
-import { failureOf, killOrphan, runnerLimits, superviseRunner, type RunnerLimits, type SupervisedExit } from './runner-supervision.js'
+import { failureOf, runnerLimits, superviseRunner, type RunnerLimits, type SupervisedExit } from './runner-supervision.js'
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -62,12 +62,6 @@ export interface LocalExecutorOptions {
   deadlineMs?: number
   /** A runner whose work directory grows past this is killed and its command FAILED with WORK_DIR_LIMIT_EXCEEDED. */
   workDirMaxBytes?: number
-  runnerMain?: string
-  /**
-   * Warm runners (runner-pool.ts) instead of one fresh process per command:
-   * the same runner code and sandbox rules, minus ~300 ms of start-up. Default true.
-   */
-  warmPool?: boolean
   now?: Clock
   /**
    * A command's storage-destination credentials; none fails its upload as
@@ -76,8 +70,6 @@ export interface LocalExecutorOptions {
   destinationCredentials?: DestinationCredentialSource
   /** The account's yt-dlp cookies, for its yt-dlp commands (contracts/ytdlp-cookies.ts). */
   ytdlpCookies?: YtdlpCookieSource
-  /** Cap each run's CPU at its vcpu_count where the host allows it (cpu-caps.ts); default true. */
-  cpuCaps?: boolean
   /** The warm runner's program (ServiceParts.poolWorkerMain); runner-image/runner/pool-worker.ts when unset. */
   poolWorkerMain?: string
 }
@@ -102,9 +94,9 @@ export class LocalExecutor implements Executor {
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
     this.#slots = new Slots(options.concurrency ?? availableParallelism())
-    const { dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials, ytdlpCookies } = options
+    const { dataDir, runner, poolWorkerMain, destinationCredentials, ytdlpCookies } = options
     this.#launcher = new RunnerLauncher({
-      ...{ dataDir, runner, warmPool, runnerMain, poolWorkerMain, cpuCaps, destinationCredentials, ytdlpCookies },
+      ...{ dataDir, runner, poolWorkerMain, destinationCredentials, ytdlpCookies },
       concurrency: options.concurrency ?? availableParallelism(),
       publish: (event) => this.#publish(event),
       publishLog: (chunk) => publishLogChunk(this.#js ?? options.nats.jetstream(), chunk),
@@ -163,19 +155,18 @@ export class LocalExecutor implements Executor {
   }
 
   /**
-   * Every run another start of this service left running: its runner is
-   * killed if it survived its parent, then the command is run again once
-   * (attempt 2) or, when that was the retry, FAILED with INTERRUPTED; a run
-   * whose command has ended meanwhile is only marked ended. Its work dir is
-   * removed either way. Assumes one local-mode process per database, as
-   * `npm start` is: a run of another live process would look interrupted.
+   * Every run another start of this service left running (its warm worker
+   * died with it): the command is run again once (attempt 2) or, when that
+   * was the retry, FAILED with INTERRUPTED; a run whose command has ended
+   * meanwhile is only marked ended. Its work dir is removed either way.
+   * Assumes one local-mode process per database, as `npm start` is: a run of
+   * another live process would look interrupted.
    */
   async recover(): Promise<void> {
     for (const interrupted of await this.#runs.interruptedRuns(this.#bootId)) {
       const { doc, owner } = interrupted
       const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt: owner.attempt })
-      await killOrphan(interrupted.pid, interrupted.workDir)
-      // Nothing works in it any more (a warm worker died with its parent, a fresh runner was just killed); a retry gets its own.
+      // Nothing works in it any more; a retry gets its own.
       await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
       // Ended meanwhile, or cancelled (the canceller reports it): never run again.
       if (isTerminalStatus(doc.status) || doc.cancel_requested_at) {
@@ -234,7 +225,7 @@ export class LocalExecutor implements Executor {
       }
       const launched = await this.#launcher.launch(spec, run, log)
       cap = launched.cap
-      const runner = await this.#started(run, control, launched.runner)
+      const runner = this.#started(run, control, launched.runner)
       const limits = runnerLimits(spec, run.workDir, this.options)
       const ended = await superviseRunner(runner, limits)
       this.#active.delete(run.key)
@@ -255,16 +246,12 @@ export class LocalExecutor implements Executor {
     }
   }
 
-  /** Records a started runner where a cancel, stop() and the next start's recovery find it. */
-  async #started(run: Run, control: RunControl, runner: RunnerProcess): Promise<RunnerProcess> {
+  /** Records a started runner where a cancel and stop() find it. */
+  #started(run: Run, control: RunControl, runner: RunnerProcess): RunnerProcess {
     this.#active.set(run.key, runner)
     control.runner = runner
     // Cancelled while its work dir was being prepared: stopped before it gets far.
     if (control.cancelled) runner.kill('SIGKILL')
-    // The pid is for killOrphan, which needs a runner whose command line names the work dir: a fresh one.
-    // A pool worker's does not (killOrphan would leave it be), and it takes its process group down itself
-    // when this process dies (its stdin closes), so a pooled run records no pid.
-    if (!this.#launcher.pooled) await this.#runs.setRunPid(run.commandId, run, runner.pid)
     return runner
   }
 

@@ -3,7 +3,7 @@
  * registered before the run-once guard, so a cancel that races the hand-off
  * never misses one, and dropped when the run ends.
  */
-import type { RunnerProcess } from './runner-process.js'
+import type { RunnerProcess } from './runner-pool.js'
 
 /** What a cancel needs of a command this process runs (or is about to): its runner, once started, and when the run ends. */
 export interface RunControl {

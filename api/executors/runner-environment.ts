@@ -1,7 +1,8 @@
 /**
  * What a local runner starts with besides its spec: its environment, built
- * once per start of the executor. Storage credentials reach it only as a file
- * (S3_CREDENTIALS_FILE) that its upload step reads, never as variables.
+ * once per start of the executor. No NATS: the pool relays its events.
+ * Storage credentials reach it only as a file (S3_CREDENTIALS_FILE) that its
+ * upload step reads, never as variables.
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -9,7 +10,6 @@ import { SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 
 /** The runner's settings, from the service's config. */
 export interface RunnerSettings {
-  natsUrl: string
   allowPrivateNetworks: boolean
   s3: { endpoint: string | undefined; bucket: string; region: string; forcePathStyle: boolean; accessKeyId?: string | undefined; secretAccessKey?: string | undefined }
   ffmpegPath: string
@@ -26,8 +26,6 @@ export async function runnerEnvironment(runner: RunnerSettings, dataDir: string)
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     LANG: 'C.UTF-8',
     LOG_LEVEL: runner.logLevel ?? 'warn',
-    FFKUBE_STATUS_REPORTER: 'nats',
-    NATS_URL: runner.natsUrl,
     ALLOW_PRIVATE_NETWORKS: runner.allowPrivateNetworks ? '1' : '0',
     FFMPEG_PATH: runner.ffmpegPath,
     FFPROBE_PATH: runner.ffprobePath,

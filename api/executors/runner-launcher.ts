@@ -1,24 +1,26 @@
 /**
- * How a local run's runner is started: a warm worker of the pool
- * (runner-pool.ts) or a fresh process (runner-process.ts), in a new work
- * directory, inside the run's CPU cgroup when it has one (cpu-caps.ts), with
- * its storage destination's credentials beside the spec (never in it).
+ * How a local run's runner is started: on a warm worker of the pool
+ * (runner-pool.ts), in a new work directory, inside the run's CPU cgroup when
+ * it has one (cpu-caps.ts), with its storage destination's credentials beside
+ * the spec (never in it).
+ *
+ * A yt-dlp run's account cookies.txt is written in a directory of its own,
+ * `<dataDir>/runner/ytdlp-cookies/<run key>/`: outside every work directory,
+ * so no output can be read from it, and alone, so the runner can bind just it
+ * into yt-dlp's jail (contracts/ytdlp-cookies.ts).
  */
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { LogChunk } from '../../contracts/log-chunks.js'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import type { Logger } from '../logger.js'
 import { capNeeded, CpuCaps, type CpuCap } from './cpu-caps.js'
-import { removeDestinationCredentials, withDestinationCredentials } from './destination-credentials-file.js'
 import type { DestinationCredentialSource, YtdlpCookieSource } from './executor.js'
 import { runnerEnvironment, type RunnerSettings } from './runner-environment.js'
-import { defaultPoolWorkerMain, RunnerPool } from './runner-pool.js'
-import { defaultRunnerMain, startRunner, type RunnerProcess } from './runner-process.js'
-import { removeLeftoverYtdlpCookies, removeYtdlpCookies, writeYtdlpCookies } from './ytdlp-cookies-file.js'
-import { YTDLP_COOKIES_FILE_ENV } from '../../contracts/ytdlp-cookies.js'
+import { defaultPoolWorkerMain, RunnerPool, type RunnerProcess } from './runner-pool.js'
 
 export interface RunnerLauncherOptions {
   /** Work directories go under `<dataDir>/work`, the credentials file under `<dataDir>/runner`. */
@@ -26,18 +28,13 @@ export interface RunnerLauncherOptions {
   runner: RunnerSettings
   /** Warm workers kept, and started at once. */
   concurrency: number
-  /** Warm runners instead of one fresh process per command (same code and sandbox, minus ~300 ms of start-up); default true. */
-  warmPool?: boolean | undefined
-  runnerMain?: string | undefined
   /** The warm runner's program (ServiceParts.poolWorkerMain); runner-image/runner/pool-worker.ts when unset. */
   poolWorkerMain?: string | undefined
-  /** Cap each run's CPU at its vcpu_count where the host allows it; default true. */
-  cpuCaps?: boolean | undefined
   /** A command's storage-destination credentials; none fails its upload as DESTINATION_UPLOAD_FAILED. */
   destinationCredentials?: DestinationCredentialSource | undefined
   /** The account's yt-dlp cookies, for a YTDLP_COMMAND; none: yt-dlp runs without. */
   ytdlpCookies?: YtdlpCookieSource | undefined
-  /** Where a warm worker's status events and log chunks go (a fresh runner publishes its own). */
+  /** Where a worker's status events and log chunks go. */
   publish: (event: StatusEvent) => Promise<void>
   publishLog: (chunk: LogChunk) => Promise<void>
   log: Logger
@@ -50,32 +47,25 @@ export interface LaunchedRun {
 }
 
 export class RunnerLauncher {
-  #env: NodeJS.ProcessEnv | null = null
   #pool: RunnerPool | null = null
   #cpuCaps: CpuCaps | null = null
 
   constructor(private readonly options: RunnerLauncherOptions) {}
 
-  /** Prepares the runners' environment and, unless turned off, the CPU caps and the warm pool. */
+  /** Prepares the runners' environment, the CPU caps where the host allows them, and the warm pool. */
   async start(): Promise<void> {
     const { options } = this
-    const caps = options.cpuCaps === false ? { unavailable: 'turned off (cpuCaps: false)' } : CpuCaps.detect()
+    const caps = CpuCaps.detect()
     if (caps instanceof CpuCaps) this.#cpuCaps = caps
     else options.log.warn({ reason: caps.unavailable }, 'vcpu_count is recorded but not enforced in local mode on this host')
-    this.#env = await runnerEnvironment(options.runner, options.dataDir)
-    await removeLeftoverYtdlpCookies(options.dataDir)
-    if (options.warmPool ?? true) {
-      this.#pool = new RunnerPool(options.poolWorkerMain ?? defaultPoolWorkerMain(), this.#env, options.dataDir, options.publish, undefined, options.publishLog)
-      this.#pool.prewarm(options.concurrency)
-    }
+    const env = await runnerEnvironment(options.runner, options.dataDir)
+    // What a previous start of the service left (it was killed during a download); no run of this start has any yet.
+    await rm(join(options.dataDir, 'runner', 'ytdlp-cookies'), { recursive: true, force: true })
+    this.#pool = new RunnerPool(options.poolWorkerMain ?? defaultPoolWorkerMain(), env, options.dataDir, options.publish, undefined, options.publishLog)
+    this.#pool.prewarm(options.concurrency)
   }
 
   get started(): boolean {
-    return this.#env !== null
-  }
-
-  /** A fresh runner (not a pooled one) is the run's own process: its pid is worth recording for a later start's cleanup. */
-  get pooled(): boolean {
     return this.#pool !== null
   }
 
@@ -86,31 +76,23 @@ export class RunnerLauncher {
 
   /** Starts the run's runner in a new, empty work dir; its CPU cap (null: none) is the caller's to release with end(). */
   async launch(spec: CommandSpec, run: LaunchedRun, log: Logger): Promise<{ runner: RunnerProcess; cap: CpuCap | null }> {
+    if (!this.#pool) throw new Error('the runner launcher is not started')
     const cap = this.#cpuCap(spec, run, log)
     await rm(run.workDir, { recursive: true, force: true })
     await mkdir(run.workDir, { recursive: true, mode: 0o700 })
     const credentials = spec.storageDestination ? await this.#destinationCredentials(spec, log) : null
     const cookiesFile = await this.#ytdlpCookiesFile(spec, run, log)
     const placement = cap ? { enter: (pid: number) => cap.add(pid), leave: (pid: number) => cap.release(pid) } : undefined
-    const runner = this.#pool
-      ? this.#pool.run(spec, run.workDir, credentials, placement, cookiesFile)
-      : startRunner(this.options.runnerMain ?? defaultRunnerMain(), spec, run.workDir, {
-          ...(await withDestinationCredentials(this.#env as NodeJS.ProcessEnv, this.options.dataDir, run.key, credentials)),
-          ...(cookiesFile ? { [YTDLP_COOKIES_FILE_ENV]: cookiesFile } : {}),
-        })
-    // A fresh runner is placed as it starts, before node has loaded the runner (let alone started a tool).
-    if (cap && !this.#pool) cap.add(runner.pid)
-    return { runner, cap }
+    return { runner: this.#pool.run(spec, run.workDir, credentials, placement, cookiesFile), cap }
   }
 
-  /** After the runner: its cgroup, its work dir (unless the service is stopping: the next start's recovery looks at it) and its credentials file go. */
+  /** After the runner: its cgroup, its work dir (unless the service is stopping: the next start's recovery looks at it) and its cookies go. */
   async end(run: LaunchedRun, cap: CpuCap | null, keepWorkDir: boolean): Promise<void> {
-    // A fresh runner's cgroup is empty once it exited; a pooled worker left it already (again is harmless),
-    // or never entered it (the pool refused the job).
+    // The worker left the cgroup already (again is harmless), or never entered it (the pool refused the job).
     cap?.release()
     if (!keepWorkDir) await rm(run.workDir, { recursive: true, force: true }).catch(() => undefined)
-    await removeDestinationCredentials(this.options.dataDir, run.key).catch(() => undefined)
-    await removeYtdlpCookies(this.options.dataDir, run.key).catch(() => undefined)
+    // The runner emptied it already unless it died first.
+    await rm(this.#ytdlpCookiesDir(run), { recursive: true, force: true }).catch(() => undefined)
   }
 
   /**
@@ -133,12 +115,21 @@ export class RunnerLauncher {
     if (spec.commandType !== 'YTDLP_COMMAND' || !this.options.ytdlpCookies) return null
     try {
       const cookies = await this.options.ytdlpCookies(spec)
-      return cookies === null ? null : await writeYtdlpCookies(this.options.dataDir, run.key, cookies)
+      if (cookies === null) return null
+      const dir = this.#ytdlpCookiesDir(run)
+      await mkdir(dir, { recursive: true, mode: 0o700 })
+      await writeFile(join(dir, 'cookies.txt'), cookies, { mode: 0o600 })
+      return join(dir, 'cookies.txt')
     } catch (err) {
       // yt-dlp then runs without them; a site that needs them answers SOURCE_LOGIN_REQUIRED or SOURCE_BOT_CHECK.
       log.error({ err, account_id: spec.accountId }, 'could not write the account\'s yt-dlp cookies for this run')
       return null
     }
+  }
+
+  /** The run's cookie directory; the run key is reduced to what cannot climb out of it. */
+  #ytdlpCookiesDir(run: LaunchedRun): string {
+    return join(this.options.dataDir, 'runner', 'ytdlp-cookies', run.key.replace(/[^0-9a-f-]/g, '_'))
   }
 
   async #destinationCredentials(spec: CommandSpec, log: Logger): Promise<DestinationCredentials | null> {

@@ -20,13 +20,29 @@ import type { DestinationCredentials } from '../../contracts/destination-credent
 import { localRunnerNodeFlags } from '../../contracts/runner-node-flags.js'
 import type { StatusEvent } from '../../contracts/status-events.js'
 import { logChunkIn, type LogChunk } from '../../contracts/log-chunks.js'
-import type { RunnerExit, RunnerProcess } from './runner-process.js'
 
 /** The built pool worker (beside this file under dist/, or dist/ of the checkout from source). */
 export function defaultPoolWorkerMain(): string {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
   const built = join(root, 'runner-image', 'runner', 'pool-worker.js')
   return existsSync(built) ? built : join(root, 'dist', 'runner-image', 'runner', 'pool-worker.js')
+}
+
+/** How a job ended: 0 and 1 when the worker reported SUCCESS or FAILED, else what took the worker down. */
+export interface RunnerExit {
+  code: number | null
+  signal: NodeJS.Signals | null
+  /** The last few KiB of the worker's own log (stderr), for the executor's log. */
+  stderrTail: string
+}
+
+/** One job on a worker, as the executor supervises it. */
+export interface RunnerProcess {
+  /** The worker's pid (its process group's too). */
+  pid: number
+  exited: Promise<RunnerExit>
+  /** Signals the worker's whole process group (the worker and its ffmpeg/yt-dlp). */
+  kill(signal: NodeJS.Signals): void
 }
 
 interface Worker {

@@ -32,7 +32,7 @@ import { ManagedStorage, uploadObjectKey } from '../files/managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from '../files/managed-urls.js'
 import type { Logger } from '../logger.js'
 import { PollingLoop } from '../polling-loop.js'
-import { presignGet } from '../files/storage-url.js'
+import { presignGet } from '../files/presigned-gets.js'
 import type { Claim } from '../work-list.js'
 import { refusalMessage, STORAGE_QUOTA_EXCEEDED } from '../files/storage-quota.js'
 

@@ -9,12 +9,10 @@ import type { OutputFileResult, OutputMember } from '../../contracts/status-even
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
-import { NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
-import { fileMembers } from './file-members.js'
+import { fileMembers, NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { mapLimited } from './map-limited.js'
-import type { PresignedGets } from './presigned-gets.js'
+import { presignGet, type PresignedGets } from './presigned-gets.js'
 import { expiryFields, expiryOf } from './retention.js'
-import { presignGet } from './storage-url.js'
 
 /**
  * An output's storage_url: presigned for a managed output; for one in the

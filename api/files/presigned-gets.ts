@@ -1,5 +1,9 @@
 /**
- * Presigned GETs of many objects of the managed bucket, signed fast.
+ * The storage_url of a managed file: a GET of its object, presigned with the
+ * service's credentials, so a client (or a later command, see
+ * managed-urls.ts) can read it without an API key.
+ *
+ * Many of them (a multi-file output's members) are signed fast.
  * getSignedUrl resolves the endpoint and runs the client's whole middleware
  * stack for every URL: about 1.5 ms each on the development machine, so a
  * 360-segment HLS ladder spent 0.6 s of its SUCCESS in signing. The request
@@ -16,6 +20,14 @@ import { getSignedUrl, S3RequestPresigner } from '@aws-sdk/s3-request-presigner'
 /** The query parameters SigV4 adds; any other but `x-id` is a header the signer hoisted into the query. */
 const SIGV4_PARAMS = new Set(['X-Amz-Algorithm', 'X-Amz-Content-Sha256', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-Signature', 'X-Amz-SignedHeaders', 'X-Amz-Security-Token', 'x-id'])
 const PROBE_KEY = 'k'
+
+/** SigV4's longest validity: a storage_url works for seven days after it is signed. */
+export const STORAGE_URL_TTL_SECONDS = 7 * 24 * 3600
+
+/** Presigns a GET of an object in the managed bucket (a local computation, no request). */
+export function presignGet(s3: S3Client, bucket: string, key: string): Promise<string> {
+  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: STORAGE_URL_TTL_SECONDS })
+}
 
 /** RFC 3986 escaping as the SDK writes URIs: encodeURIComponent, and `!'()*` too. */
 function escapeUri(text: string): string {

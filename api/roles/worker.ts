@@ -80,7 +80,6 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
-      natsUrl: config.natsUrl as string,
       allowPrivateNetworks: config.allowPrivateNetworks,
       s3: config.s3,
       ffmpegPath: tools.ffmpeg,
@@ -133,10 +132,7 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   })
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   // A command that ended frees its account's slot: the dispatcher may serve the account again now.
-  const commandEnded = (accountId: string) => {
-    dispatcher.commandEnded(accountId).catch((err: unknown) => logger.warn({ err, account_id: accountId }, 'could not wake the account after its command ended'))
-  }
-  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: commandEnded })
+  const projector = new StatusProjector({ nats: connections.nats, commands, files: repositories.files, logger, metrics, onCommandEnded: () => dispatcher.nudge() })
   // Beside every executor: the worker Deployment on a cluster runs it as local mode does.
   const retention = new RetentionSweep({ files: repositories.files, logger, onSwept: (expired) => metrics?.retentionSwept(expired) })
   const canceller = new Canceller({ commands, nats: connections.nats, executor, logger, onCancelled: () => metrics.cancelCarriedOut() })

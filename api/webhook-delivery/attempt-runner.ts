@@ -9,7 +9,6 @@ import type { WebhookConfigRepository } from '../webhooks/webhook-config-reposit
 import { attemptKey, loggedSeq, type AttemptLog, type AttemptRecord, type WebhookTarget } from './attempt-log.js'
 import type { DeliveryRef } from './delivery-repository.js'
 import type { Sender } from './webhook-sender.js'
-import { SingleFlight } from './single-flight.js'
 import { buildWebhookRequest } from './webhook-request.js'
 
 export interface AttemptRunnerDeps {
@@ -46,11 +45,11 @@ export interface Dropped {
  */
 export class AttemptRunner {
   readonly #deps: AttemptRunnerDeps
-  readonly #targets: SingleFlight<Awaited<ReturnType<WebhookConfigRepository['findDeliveryTarget']>>>
+  /** Reads of an account's webhook configuration in flight, shared by the attempts that ask meanwhile. */
+  readonly #targetReads = new Map<string, ReturnType<WebhookConfigRepository['findDeliveryTarget']>>()
 
   constructor(deps: AttemptRunnerDeps) {
     this.#deps = deps
-    this.#targets = new SingleFlight((accountId) => deps.configs.findDeliveryTarget(accountId))
   }
 
   /** The attempt's target and body: from the completion's snapshot when given, else the command as it is now. */
@@ -58,7 +57,7 @@ export class AttemptRunner {
     const command = snapshot ? { poll: snapshot.poll as CommandPollResponse, webhookUrl: snapshot.webhook_url } : await this.#loadCommand(ref)
     if ('dropped' in command) return command
     const { poll, webhookUrl } = command
-    const config = await this.#targets.get(ref.accountId)
+    const config = await this.#deliveryTarget(ref.accountId)
     // Per-command URLs are signed with the account's secret too (spec: same payload and signature).
     if (webhookUrl) {
       return { poll, target: 'command', url: webhookUrl, secret: config?.secret ?? null, revision: null }
@@ -125,6 +124,20 @@ export class AttemptRunner {
     }
   }
 
+  /**
+   * The account's webhook configuration: a burst of completions for one
+   * account reads it once instead of once per command. A shared read starts
+   * no earlier than its first caller asked, so nobody gets an answer older
+   * than a read they could have made themselves.
+   */
+  #deliveryTarget(accountId: string): ReturnType<WebhookConfigRepository['findDeliveryTarget']> {
+    const running = this.#targetReads.get(accountId)
+    if (running) return running
+    const read = this.#deps.configs.findDeliveryTarget(accountId).finally(() => this.#targetReads.delete(accountId))
+    this.#targetReads.set(accountId, read)
+    return read
+  }
+
   #attemptLogger(ref: DeliveryRef, attempt: number): Logger {
     return this.#deps.logger.child({ command_id: ref.commandId, account_id: ref.accountId, delivery_id: ref.deliveryId, attempt })
   }
@@ -138,7 +151,7 @@ export class AttemptRunner {
 
   /** Account-level attempts only (spec: per-command URLs never touch the counter). */
   async #updateFailureRun(record: AttemptRecord): Promise<void> {
-    if (record.target !== 'account') return
+    if (record.target !== 'account' || record.config_revision === null) return
     const { configs } = this.#deps
     if (record.outcome === 'success') return configs.recordSuccess(record.account_id, record.config_revision)
     const { config, disabled } = await configs.recordFailure(record.account_id, record.config_revision)

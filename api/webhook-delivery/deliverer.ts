@@ -8,8 +8,10 @@
  * (delivery-repository.ts). Only a delivery's holder sends, so replicas never send an
  * attempt twice, and any replica continues a schedule another one left.
  */
-import type { JsMsg, NatsConnection } from 'nats'
+import { JSONCodec, type JsMsg, type NatsConnection } from 'nats'
 import type { Db } from 'mongodb'
+import { COMPLETION_STREAM, type CompletionEvent } from '../../contracts/completion-events.js'
+import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream } from '../../contracts/nats-streams.js'
 import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import { CommandRepository } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
@@ -17,13 +19,17 @@ import type { WebhookRecorder } from '../metrics/service-metrics.js'
 import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import { AttemptLog, type AttemptRecord } from './attempt-log.js'
-import { completionCodec, completionConsumer, DELIVERER_CONSUMER } from './completion-consumer.js'
 import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './delivery-repository.js'
 import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './attempt-runner.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import { WebhookSender, type Sender } from './webhook-sender.js'
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
+
+/** The durable consumer every deliverer replica shares: JetStream hands each event to one of them. */
+export const DELIVERER_CONSUMER = 'ffkube-webhook-deliverer'
+
+const completionCodec = JSONCodec<CompletionEvent>()
 
 /** How long an attempt that could not be prepared (MongoDB unreachable) waits before it is tried again. */
 const RETRY_AFTER_ERROR_MS = 1_000
@@ -47,7 +53,6 @@ export interface WebhookDelivererOptions {
   leaseMs?: number
   /** Attempts in flight at once, per source (events, due deliveries). */
   concurrency?: number
-  consumerName?: string
   resolve?: Resolver
   metrics?: WebhookRecorder
   /** Sends the webhooks; a WebhookSender under the private-network rule by default. */
@@ -104,8 +109,12 @@ export class WebhookDeliverer {
     if (this.#running) return
     await this.#deliveries.ensureIndexes()
     await this.#attempts.ensureIndexes()
-    // An event not acknowledged within the lease goes to another replica, which finds its delivery there.
-    const consumer = await completionConsumer(this.#options.nats, this.#options.consumerName ?? DELIVERER_CONSUMER, this.#leaseMs)
+    // The deliverer may start before the projector that publishes: it creates the stream too. An event not
+    // acknowledged within the lease goes to another replica, which finds its delivery there.
+    const { nats } = this.#options
+    await ensureStream(nats, COMPLETION_STREAM_DEFINITION)
+    await ensureDurableConsumer(nats, COMPLETION_STREAM, DELIVERER_CONSUMER, 10_000, this.#leaseMs)
+    const consumer = await nats.jetstream().consumers.get(COMPLETION_STREAM, DELIVERER_CONSUMER)
     const messages = await consumer.consume({ max_messages: this.#concurrency })
     this.#running = true
     this.#stopConsuming = async () => {

@@ -1,8 +1,15 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import { Type } from 'typebox'
 import { CommandPollResponse } from '../commands/schemas.js'
-import { HEADER_ATTEMPT, HEADER_DELIVERY_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP } from './webhook-request.js'
-import { HEADER_STANDARD_ID, HEADER_STANDARD_SIGNATURE, HEADER_STANDARD_TIMESTAMP } from './standard-webhooks.js'
+import {
+  HEADER_ATTEMPT,
+  HEADER_DELIVERY_ID,
+  HEADER_SIGNATURE,
+  HEADER_STANDARD_ID,
+  HEADER_STANDARD_SIGNATURE,
+  HEADER_STANDARD_TIMESTAMP,
+  HEADER_TIMESTAMP,
+} from './webhook-request.js'
 
 /** The body of every webhook POST: the GET poll response and the dispatch time in ms. */
 export const WebhookPayload = Type.Object({

@@ -1,7 +1,12 @@
+/**
+ * One webhook POST: its body, its headers and its two signatures, the spec's
+ * `X-Webhook-Signature` and, beside it, Standard Webhooks 1.0's
+ * (https://www.standardwebhooks.com), so receivers can verify with any of
+ * that spec's libraries instead of writing the HMAC check by hand.
+ */
+import { createHmac } from 'node:crypto'
 import { CommandPollResponse } from '../commands/schemas.js'
-import { signWebhookBody } from './signature.js'
 import { stringifyBySchema } from './schema-ordered-json.js'
-import { HEADER_STANDARD_ID, HEADER_STANDARD_SIGNATURE, HEADER_STANDARD_TIMESTAMP, signStandardWebhook } from './standard-webhooks.js'
 
 /** The spec's User-Agent, `<SERVICE_NAME>-Webhook/1.0` (DESIGN.md fixes the name). */
 export const WEBHOOK_USER_AGENT = 'ffkube-Webhook/1.0'
@@ -11,6 +16,11 @@ export const HEADER_SIGNATURE = 'X-Webhook-Signature'
 export const HEADER_DELIVERY_ID = 'X-Webhook-Id'
 export const HEADER_TIMESTAMP = 'X-Webhook-Timestamp'
 export const HEADER_ATTEMPT = 'X-Webhook-Attempt'
+export const HEADER_STANDARD_ID = 'webhook-id'
+export const HEADER_STANDARD_TIMESTAMP = 'webhook-timestamp'
+export const HEADER_STANDARD_SIGNATURE = 'webhook-signature'
+
+const STANDARD_SECRET = /^whsec_((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/
 
 export interface WebhookRequest {
   /** The raw body: serialised once, so the signature covers exactly the bytes sent. */
@@ -47,4 +57,27 @@ export function buildWebhookRequest(input: {
     headers[HEADER_STANDARD_SIGNATURE] = signStandardWebhook({ id: input.deliveryId, timestampSeconds, body, secret: input.secret })
   }
   return { body, headers }
+}
+
+/** `X-Webhook-Signature`: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */
+export function signWebhookBody(rawBody: string | Buffer, secret: string): string {
+  return createHmac('sha256', secret).update(rawBody).digest('hex')
+}
+
+/**
+ * Standard Webhooks' HMAC key. A secret written the way Standard Webhooks
+ * writes them, `whsec_<base64>`, is keyed with the decoded bytes, so
+ * `new Webhook(secret)` verifies as it is; any other secret is keyed with its
+ * UTF-8 bytes, the same bytes `X-Webhook-Signature` uses (libraries call that
+ * the "raw" format).
+ */
+function standardWebhookKey(secret: string): Buffer {
+  const encoded = STANDARD_SECRET.exec(secret)?.[1]
+  return encoded ? Buffer.from(encoded, 'base64') : Buffer.from(secret, 'utf8')
+}
+
+/** `webhook-signature`: `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`. */
+function signStandardWebhook(input: { id: string; timestampSeconds: number; body: string; secret: string }): string {
+  const signed = `${input.id}.${input.timestampSeconds}.${input.body}`
+  return `v1,${createHmac('sha256', standardWebhookKey(input.secret)).update(signed).digest('base64')}`
 }

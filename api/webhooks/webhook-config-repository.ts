@@ -20,18 +20,11 @@ export interface WebhookConfigDocument {
   /**
    * A fresh value on every PUT. Failure runs are counted per revision (from the
    * webhook deliverer's attempt log), so a PUT resets the count without
-   * racing the deliverers' writes. Absent on configurations written before it.
+   * racing the deliverers' writes.
    */
-  revision?: string
+  revision: string
   created_at: Date
   updated_at: Date
-}
-
-/** What the webhook deliverer needs to send one account-level delivery. */
-export interface ActiveWebhook {
-  url: string
-  /** In clear, for the HMAC; null when none was configured. */
-  secret: string | null
 }
 
 /** Account-level webhook configurations in MongoDB, for the API and the webhook deliverer. */
@@ -88,22 +81,21 @@ export class WebhookConfigRepository {
     return changed ?? this.find(accountId)
   }
 
-  /** The account's webhook if it should receive deliveries, with its secret opened. */
-  async findActive(accountId: string): Promise<ActiveWebhook | null> {
-    const doc = await this.#configs.findOne({ _id: accountId, is_active: true })
-    if (!doc) return null
-    return { url: doc.url, secret: doc.secret_sealed ? this.#box.open(doc.secret_sealed) : null }
-  }
-
-  /** Everything a delivery needs, active or not: per-command URLs are signed with the account's secret too. */
-  async findDeliveryTarget(accountId: string): Promise<(ActiveWebhook & { is_active: boolean; revision: string | null; consecutive_failures: number }) | null> {
+  /**
+   * Everything a delivery needs, active or not (per-command URLs are signed
+   * with the account's secret too), the secret in clear for the HMAC (null
+   * when none was configured).
+   */
+  async findDeliveryTarget(
+    accountId: string,
+  ): Promise<{ url: string; secret: string | null; is_active: boolean; revision: string; consecutive_failures: number } | null> {
     const doc = await this.find(accountId)
     if (!doc) return null
     return {
       url: doc.url,
       secret: doc.secret_sealed ? this.#box.open(doc.secret_sealed) : null,
       is_active: doc.is_active,
-      revision: doc.revision ?? null,
+      revision: doc.revision,
       consecutive_failures: doc.consecutive_failures,
     }
   }
@@ -113,7 +105,7 @@ export class WebhookConfigRepository {
    * With `revision`, only while that configuration is current, so an attempt
    * made under the previous one never touches a freshly PUT configuration.
    */
-  async recordSuccess(accountId: string, revision?: string | null): Promise<void> {
+  async recordSuccess(accountId: string, revision?: string): Promise<void> {
     await this.#configs.updateOne({ _id: accountId, ...revisionFilter(revision), consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } })
   }
 
@@ -124,7 +116,7 @@ export class WebhookConfigRepository {
    * (spec). Returns the configuration after the change and whether this call
    * disabled it.
    */
-  async recordFailure(accountId: string, revision?: string | null): Promise<{ config: WebhookConfigDocument | null; disabled: boolean }> {
+  async recordFailure(accountId: string, revision?: string): Promise<{ config: WebhookConfigDocument | null; disabled: boolean }> {
     const now = this.#now()
     const active = { _id: accountId, is_active: true, ...revisionFilter(revision) }
     // The count stops at the limit, so failures racing the disable below do not run it past.
@@ -144,10 +136,9 @@ export class WebhookConfigRepository {
   }
 }
 
-/** Matches the configuration `revision` names (none: a configuration from before revisions); undefined: any. */
-function revisionFilter(revision: string | null | undefined): { revision?: string | { $exists: false } } {
-  if (revision === undefined) return {}
-  return { revision: revision ?? { $exists: false } }
+/** Matches the configuration `revision` names; undefined: any. */
+function revisionFilter(revision: string | undefined): { revision?: string } {
+  return revision === undefined ? {} : { revision }
 }
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import t from 'tap'
-import { fileMembers } from '../../api/files/file-members.js'
+import { fileMembers } from '../../api/files/file-document.js'
 import { NO_MEDIA_FACTS, type FileDocument } from '../../api/files/file-document.js'
 import { startApi } from '../harness/api.js'
 

@@ -126,7 +126,6 @@ t.test('fair dispatch', async (t) => {
     t.equal(await d.drain(), 1, 'the other account is served')
     t.same(executor.order.at(-1), b)
     await end(executor, 'acc_a', a[0]!)
-    await d.commandEnded('acc_a')
     t.equal(await d.drain(), 1, 'one slot freed, one more handed off')
     t.same(executor.held('acc_a'), [a[1], a[2]])
   })
@@ -141,10 +140,9 @@ t.test('fair dispatch', async (t) => {
       const racing = [0, 1, 2].map(() => dispatcher(executor, { commands: interleaved(commands, (_step, work) => scheduler.step(work)) }))
       for (let round = 0; round < 20 && executor.order.length < a.length + b.length; round++) {
         await Promise.all(racing.map((d) => d.drain()))
-        // Every command held ends, and the projector tells a dispatcher: the next round has slots again.
+        // Every command held ends: the next round has slots again.
         for (const account of ['acc_a', 'acc_b']) {
           for (const id of executor.held(account)) await end(executor, account, id)
-          await racing[0]!.commandEnded(account)
         }
       }
       t.equal(executor.maxHeld, 2, `seed ${seed}: at most two of an account's commands held at once, and two reached`)
@@ -166,7 +164,6 @@ t.test('fair dispatch', async (t) => {
       await Promise.all(racing.map((d) => d.drain()))
       t.ok(executor.held('acc_a').length <= 2, 'within the limit after the round')
       for (const id of executor.held('acc_a')) await end(executor, 'acc_a', id)
-      await racing[1]!.commandEnded('acc_a')
       if (executor.order.length === before) break
     }
     t.equal(executor.maxHeld, 2, 'never more than two at once')
@@ -192,7 +189,6 @@ t.test('fair dispatch', async (t) => {
     t.equal(await survivor.drain(), 1, 'the slot is free when the lease ends')
     t.same(executor.order, [a[1]], 'the next command takes it (the one the dead dispatcher held is due from its lease end on)')
     await end(executor, 'acc_a', a[1]!)
-    await survivor.commandEnded('acc_a')
     t.equal(await survivor.drain(), 1)
     t.same(executor.order, [a[1], a[0]], 'then the command the dead dispatcher held')
   })

@@ -15,7 +15,7 @@ import { COMMAND_DRAFT } from './dispatch-fixtures.js'
 const T0 = new Date('2026-01-01T00:00:00Z')
 const LEASE_MS = 60_000
 const at = (ms: number) => new Date(T0.getTime() + ms)
-/** The account slot the claims take (AccountTurns takes one per turn; the hint only passes it on). */
+/** The account slot the claims take (the dispatcher takes one per turn; the hint only passes it on). */
 const SLOT = 'slot_1'
 
 t.test('due commands', async (t) => {

@@ -46,7 +46,7 @@ t.test('webhook configuration', async (t) => {
     await call(api_key, 'PUT', { url: 'https://hooks.example.com/a', secret: SECRET })
     const stored = await api.db.collection('webhook_configs').findOne({ _id: account_id as never })
     t.notOk(JSON.stringify(stored).includes(SECRET))
-    t.same(await api.app.webhookConfigs.findActive(account_id), { url: 'https://hooks.example.com/a', secret: SECRET })
+    t.match(await api.app.webhookConfigs.findDeliveryTarget(account_id), { url: 'https://hooks.example.com/a', secret: SECRET, is_active: true })
   })
 
   for (const [what, payload, message] of [
@@ -81,7 +81,7 @@ t.test('webhook configuration', async (t) => {
     t.equal(off.is_active, false)
     t.equal(off.disabled_at, now.toISOString())
     t.equal(off.url, 'https://hooks.example.com/b', 'configuration retained')
-    t.equal(await api.app.webhookConfigs.findActive(account_id), null, 'no deliveries while inactive')
+    t.match(await api.app.webhookConfigs.findDeliveryTarget(account_id), { is_active: false }, 'no account-level deliveries while inactive')
     t.equal((await call(api_key, 'DELETE')).statusCode, 200, 'DELETE twice is fine')
 
     const put = await call(api_key, 'PUT', { url: 'https://hooks.example.com/c' })

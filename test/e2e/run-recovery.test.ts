@@ -41,7 +41,7 @@ t.test("the local executor's start-up recovery ends what a previous start of the
   const now = new Date()
   const workDir = (id: string, attempt: number) => join(dataDir, 'work', `${id}-${attempt}`)
   const record = (id: string, status: CommandDocument['status'], run: Partial<CommandDocument>) => ({ ...newCommandDocument(DRAFT, { commandId: id, accountId: 'acc_1' }, now), status, ...run })
-  const previousBoot = (id: string, attempt: number) => ({ run_state: 'running' as const, run_attempt: attempt, run_boot_id: 'a-previous-boot', run_work_dir: workDir(id, attempt), run_pid: null })
+  const previousBoot = (id: string, attempt: number) => ({ run_state: 'running' as const, run_attempt: attempt, run_boot_id: 'a-previous-boot', run_work_dir: workDir(id, attempt) })
   await repository.insert([
     // Its runner reported SUCCESS just before the service died.
     record('cmd_ended', 'SUCCESS', previousBoot('cmd_ended', 1)),
@@ -53,7 +53,7 @@ t.test("the local executor's start-up recovery ends what a previous start of the
 
   const executor = new LocalExecutor({
     commands: repository, nats: nc, logger: createLogger('test', 'silent'), dataDir,
-    runner: { natsUrl: nats.url, allowPrivateNetworks: false, s3: { endpoint: undefined, bucket: 'b', region: 'us-east-1', forcePathStyle: true }, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', ytdlpPath: 'yt-dlp' },
+    runner: { allowPrivateNetworks: false, s3: { endpoint: undefined, bucket: 'b', region: 'us-east-1', forcePathStyle: true }, ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', ytdlpPath: 'yt-dlp' },
     now: () => now,
   })
   await executor.recover()

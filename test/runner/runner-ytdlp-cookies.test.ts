@@ -1,6 +1,6 @@
 /**
- * The one-shot runner (main.ts, as local mode starts it without the warm
- * pool) with an account's cookies.txt named by FFKUBE_YTDLP_COOKIES_FILE:
+ * The one-shot runner (main.ts) with an account's cookies.txt named by
+ * FFKUBE_YTDLP_COOKIES_FILE:
  * yt-dlp sends the cookie, in the real jail too (the cookie directory is bound
  * into it), and the directory is empty once the runner is done, including the
  * cookie the site set during the download, which never reaches the work dir.

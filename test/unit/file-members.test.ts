@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fileMembers, managedObjectKeys, megabytes } from '../../api/files/file-members.js'
+import { fileMembers, managedObjectKeys, megabytes } from '../../api/files/file-document.js'
 import type { FileDocument } from '../../api/files/file-document.js'
 
 const base: FileDocument = {

@@ -1,12 +1,12 @@
 /**
- * What the local executor's work-directory cap measures (api/executors/work-dir-watch.ts
+ * What the local executor's work-directory cap measures (api/executors/runner-supervision.ts
  * directoryBytes): every file of the tree, a sparse one at its apparent size, a
  * symbolic link as itself.
  */
 import { mkdir, open, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t from 'tap'
-import { directoryBytes } from '../../api/executors/work-dir-watch.js'
+import { directoryBytes } from '../../api/executors/runner-supervision.js'
 import { scratchDir } from '../harness/scratch.js'
 
 t.test('a tree of more files than one batch counts every file, nested folders included', async (t) => {

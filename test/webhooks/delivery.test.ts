@@ -5,7 +5,7 @@ import { nextWake, startReceiver, startWorld, until } from './world.js'
 
 const SECRET = 'whsec_test-secret-ünïcode'
 
-/** An HMAC check written from the spec, not from the product's signature.ts. */
+/** An HMAC check written from the spec, not from the product's webhook-request.ts. */
 function independentlyVerified(rawBody: string, secret: string, header: string | string[] | undefined): boolean {
   if (typeof header !== 'string' || !/^[0-9a-f]{64}$/.test(header)) return false
   const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(rawBody, 'utf8')).digest()
