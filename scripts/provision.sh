@@ -55,15 +55,9 @@ COREDNS_VERSION=v1.14.7
 PAUSE_VERSION=3.10.2
 BUSYBOX_PACKAGE=busybox-static
 
-export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
-
 log() { printf 'provision: %s\n' "$*" >&2; }
 
-# One provisioning at a time: `npm test` and `npm start` may run side by side.
-exec 9>"$cache/.lock"
-flock 9
-
-# stamp_matches, write_stamp, apt_install, ffmpeg_build_dir.
+# stamp_matches, write_stamp, apt_install, ffmpeg_build_dir; GOFLAGS.
 source "$root/scripts/lib/provision-common.sh"
 
 # Files of a wrapper module, hashed, so an edited go.mod or patch rebuilds.
@@ -385,29 +379,38 @@ provision_dockerfile_lint() {
 
 # The service and runner images, built by BuildKit from ./Dockerfile and
 # runner-image/Dockerfile into archives a test cluster imports (dist/images.json
-# names them). The script keeps its own pins and stamps; it runs under our lock.
+# names them). The script keeps its own pins and stamps. One run of it at a time
+# (one buildkitd per state folder): run alone it takes $cache/.lock itself; the
+# two lanes that run it here take that lock for it, so that another run's lane
+# or a developer's build waits.
 # What scripts/build-images.sh runs: BuildKit's runc worker and mmdebstrap.
 IMAGE_BUILD_PACKAGES=(runc mmdebstrap)
 provision_images() {
-  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh"
+  FFKUBE_PROVISION_LOCKED=1 flock "$cache/.lock" bash "$root/scripts/build-images.sh"
 }
 # Its first half (BuildKit, the Debian rootfs, the Node base image), which needs no FFmpeg: beside FFmpeg's build.
 provision_image_base() {
-  FFKUBE_PROVISION_LOCKED=1 bash "$root/scripts/build-images.sh" --base
+  FFKUBE_PROVISION_LOCKED=1 flock "$cache/.lock" bash "$root/scripts/build-images.sh" --base
 }
-
-if [[ "$profile" == ytdlp ]]; then
-  provision_ytdlp
-  exit 0
-fi
 
 # Independent steps run side by side (scripts/lib/lanes.sh): downloads beside
 # compiles, the Go builds beside FFmpeg's C build (niced). Debian packages go in
 # first and one apt-get at a time (dpkg has one lock): FFmpeg's build packages,
 # then the rest while FFmpeg compiles. The images wait for the FFmpeg build they
 # copy; the node images for busybox and the kube module.
+#
+# One run of a lane at a time (locks/lane-NAME): `npm test` and `npm start` may
+# run side by side, and a test runs `npm start` while `npm test`'s background
+# lanes still build. FFKUBE_LANE_MARKERS names a folder where each lane leaves
+# NAME.ok or NAME.failed: scripts/test.sh starts the test files that need none
+# of the background lanes once `local-parts` is there.
 source "$root/scripts/lib/lanes.sh"
-lanes_start
+lanes_start --locks "$cache/locks" ${FFKUBE_LANE_MARKERS:+--markers "$FFKUBE_LANE_MARKERS"}
+if [[ "$profile" == ytdlp ]]; then
+  lane python provision_ytdlp
+  lanes_wait
+  exit
+fi
 lane apt-build provision_ffmpeg_packages
 lane ffmpeg after apt-build -- provision_ffmpeg
 if [[ "$profile" == start ]]; then
@@ -417,10 +420,16 @@ if [[ "$profile" == start ]]; then
 else
   lane apt after apt-build -- provision_debian provision_test_packages provision_debian_ffmpeg provision_node_packages provision_chromium
   lane python provision_ytdlp provision_schemathesis
-  lane go provision_nats provision_ferretdb provision_versitygw provision_minio provision_helm provision_helm_docs provision_dockerfile_lint
-  lane kube provision_kube provision_containerd provision_coredns provision_kube_router
-  lane node-images after apt kube -- provision_node_images
-  lane image-base after apt -- provision_image_base
-  lane images after image-base ffmpeg -- provision_images
+  lane go provision_nats provision_ferretdb provision_versitygw
+  # What `npm start` runs plus the tests' Debian and Python tools: what most test files need.
+  lane local-parts after apt-build ffmpeg apt python go --
+  # The background lanes: what only some test files need (MinIO, the chart's tools, the
+  # single-node cluster, the images), niced. scripts/test.sh runs the other files once
+  # local-parts is done; they take the CPU first and these builds take what they leave.
+  lane go-tools nice 19 provision_minio provision_helm provision_helm_docs provision_dockerfile_lint
+  lane kube nice 19 provision_kube provision_containerd provision_coredns provision_kube_router
+  lane node-images nice 19 after apt kube -- provision_node_images
+  lane image-base nice 19 after apt -- provision_image_base
+  lane images nice 19 after image-base ffmpeg -- provision_images
 fi
 lanes_wait

@@ -1,40 +1,125 @@
 #!/usr/bin/env bash
 # `npm test`: provision every real server the tests use, type-check and build,
-# lint, then run every test with tap. Extra arguments go to tap (e.g. a file).
+# lint, then run every test with tap. Extra arguments go to tap (e.g. a file):
+# then everything is provisioned first and tap runs once, as asked.
+#
+# Without arguments, tap runs twice. Provisioning runs in the background; once
+# its `local-parts` lane is done (FFmpeg, the servers of `npm start`, Python's
+# tools, Debian's packages), the test files that need none of its background
+# lanes run (scripts/test-phases.ts splits them by their imports) while those
+# lanes (MinIO and the chart's tools, the cluster, the images), niced, build in
+# the CPU time the tests leave; then, once provisioning has ended, the files
+# that need them. A lane that fails fails `npm test` with its status, whenever
+# it fails (docs/development/provisioning.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Everything below runs on the Node the images use, whatever Node launched npm.
 source scripts/lib/node-runtime.sh
 use_pinned_node "${FFKUBE_CACHE:-$HOME/.cache/ffkube}"
 bash scripts/ensure-deps.sh
-bash scripts/provision.sh test
-echo "ffkube: type-check and build (tsc)" >&2
-npx --no-install tsc -p tsconfig.json
-# The web console (dist/console), which test/console/browser.test.ts drives in Chromium.
-bash scripts/build-console.sh
-echo "ffkube: lint (eslint)" >&2
-npx --no-install eslint --max-warnings 0 .
-echo "ffkube: tests (tap)" >&2
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-status=0
-npx --no-install tap "$@" | tee "$log" || status=$?
+
+log() { echo "ffkube: $*" >&2; }
+
+build_and_lint() {
+  log "type-check and build (tsc)"
+  npx --no-install tsc -p tsconfig.json
+  # The web console (dist/console), which test/console/browser.test.ts drives in Chromium.
+  bash scripts/build-console.sh
+  log "lint (eslint)"
+  npx --no-install eslint --max-warnings 0 .
+}
+
+tap_log="$(mktemp)"
+markers="$(mktemp -d)"
+provisioning=""
+stop_provisioning() {
+  if [[ -n "$provisioning" ]]; then
+    # Its TERM trap stops every lane with what it started (scripts/lib/lanes.sh).
+    kill -TERM "$provisioning" 2>/dev/null || true
+    wait "$provisioning" 2>/dev/null || true
+  fi
+  rm -rf "$tap_log" "$markers"
+}
+trap stop_provisioning EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# run_tap ARGS... — one tap run, its output also kept for the summary; its status in tap_status.
+tap_status=0
+run_tap() {
+  local status=0
+  npx --no-install tap "$@" | tee -a "$tap_log" || status=$?
+  ((status == 0)) || tap_status=$status
+}
+
+# Waits until provisioning's lane NAME is done; exits with provisioning's status if it ends first.
+await_lane() {
+  local name="$1" status
+  until [[ -e "$markers/$name.ok" ]]; do
+    if ! kill -0 "$provisioning" 2>/dev/null; then
+      status=0
+      wait "$provisioning" || status=$?
+      provisioning=""
+      # Ended without that lane: failed, or a lane of this name no longer exists.
+      log "provisioning ended (exit $status) before its $name lane was done"
+      exit $((status == 0 ? 1 : status))
+    fi
+    sleep 1
+  done
+}
+
+# Waits for the rest of provisioning; its status in provision_status.
+provision_status=0
+await_provisioning() {
+  wait "$provisioning" || provision_status=$?
+  provisioning=""
+}
+
+if (($# > 0)); then
+  bash scripts/provision.sh test
+  build_and_lint
+  log "tests (tap)"
+  run_tap "$@"
+else
+  FFKUBE_LANE_MARKERS="$markers" bash scripts/provision.sh test &
+  provisioning=$!
+  await_lane local-parts
+  build_and_lint
+  # Through a variable, so that a failing split fails here (set -e) rather than run nothing.
+  listed="$(node dist/scripts/test-phases.js early)"
+  mapfile -t early <<<"$listed"
+  listed="$(node dist/scripts/test-phases.js late)"
+  mapfile -t late <<<"$listed"
+  # tap without files would run every test: an empty run is a broken split, not a pass.
+  [[ -n "${early[0]}" && -n "${late[0]}" ]] || { log "scripts/test-phases.ts listed no files for a run"; exit 1; }
+  log "tests that need none of the background lanes (tap, ${#early[@]} files), while those build"
+  # The harness waits for a background lane should a file that needs one be here after all.
+  FFKUBE_TEST_LANE_MARKERS="$markers" run_tap "${early[@]}"
+  await_provisioning
+  if ((provision_status == 0)); then
+    log "tests that need the background lanes: MinIO, the chart's tools, the cluster, the images (tap, ${#late[@]} files)"
+    run_tap "${late[@]}"
+  else
+    log "provisioning failed (exit $provision_status): the ${#late[@]} files that need its background lanes did not run"
+  fi
+fi
+
 # CI keeps only the tail of the output: name the failed files, subtests and assertions there.
-failed="$(grep -E '^ *not ok ' "$log" | grep -v ' # TODO' || true)"
+failed="$(grep -E '^ *not ok ' "$tap_log" | grep -v ' # TODO' || true)"
 if [[ -n "$failed" ]]; then
   echo "ffkube: failed (files, subtests and assertions):"
   # One line each, cut short: an assertion's message can be kilobytes long.
   sed -E 's/ # time=.*//' <<<"$failed" | cut -c1-300
 fi
-# tap's summary is `# { total: N, pass: P, fail: F, ... }`; say it as the plain
-# closing line CI tools read.
-summary="$(grep -E '^# \{ total: ' "$log" | tail -n 1 || true)"
-pass="$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary")"
-fail="$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")"
-skip="$(sed -nE 's/.*skip: ([0-9]+).*/\1/p' <<<"$summary")"
-if [[ -n "$pass" ]]; then
-  line="${pass} passed, ${fail:-0} failed"
-  [[ -n "$skip" ]] && line="$line, $skip skipped"
+# Each tap run's summary is `# { total: N, pass: P, fail: F, ... }`; say their sum
+# as the plain closing line CI tools read.
+summary="$(grep -E '^# \{ total: ' "$tap_log" || true)"
+sum() { sed -nE "s/.*$1: ([0-9]+).*/\\1/p" <<<"$summary" | awk '{ n += $1 } END { print n + 0 }'; }
+if [[ -n "$summary" ]]; then
+  line="$(sum pass) passed, $(sum fail) failed"
+  skip="$(sum skip)"
+  ((skip == 0)) || line="$line, $skip skipped"
   echo "$line"
 fi
-exit "$status"
+((provision_status == 0)) || exit "$provision_status"
+exit "$tap_status"

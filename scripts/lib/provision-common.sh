@@ -1,7 +1,13 @@
 # Shared by scripts/provision.sh and scripts/build-images.sh (sourced, never run):
 # stamps of what was built from which inputs, Debian packages installed when
-# missing, and where ffmpeg is built. Both callers define log() and set $root,
-# $cache and $stamps first.
+# missing, where ffmpeg is built, and the Go flags. Both callers define log()
+# and set $root, $cache and $stamps first.
+
+# Every Go build of provisioning. -dwarf=false: the compiler skips the debug
+# information that the linker's -s -w (every build here passes it) throws away,
+# which saves compile CPU and changes nothing the binary does; so it is not part
+# of any stamp, and a cache built before keeps its binaries.
+export GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOTOOLCHAIN=local
 
 # stamp NAME INPUTS... — true when NAME was built from exactly these inputs.
 stamp_matches() {
@@ -27,8 +33,9 @@ apt_install() {
     exit 1
   fi
   log "installing Debian packages: ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Two provisioning runs at once (npm test's and a test's npm start) take turns at dpkg's lock rather than fail on it.
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # The folder scripts/provision.sh builds ffmpeg into (scripts/ffmpeg/build-ffmpeg.sh):

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { KubeConfig } from '@kubernetes/client-node'
 import { toolPath } from '../../api/local/tools.js'
+import { backgroundLaneDone } from './background-lanes.js'
 import { startKube } from './kube.js'
 import { scratchDir, type Teardown } from './scratch.js'
 import {
@@ -112,6 +113,8 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
   const stack = new TeardownStack()
   t.teardown(() => stack.run())
 
+  // startKube below waits for the kube lane; the node needs its images too.
+  await backgroundLaneDone('node-images')
   stack.teardown(await acquireHostLock())
   mark('lock')
   await recoverCrashedCluster()

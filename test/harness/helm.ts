@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { loadAllYaml, type KubernetesObject } from '@kubernetes/client-node'
 import { toolCacheDir } from '../../api/local/tools.js'
+import { backgroundLaneDone } from './background-lanes.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 const run = promisify(execFile)
@@ -39,6 +40,7 @@ export interface TemplateOptions {
  * tests neither read nor write the user's ~/.config/helm.
  */
 export async function startHelm(t: Teardown): Promise<Helm> {
+  await backgroundLaneDone('go-tools')
   const path = helmPath()
   if (!existsSync(path)) throw new Error(`helm is not provisioned at ${path}: run scripts/provision.sh test`)
   const home = await scratchDir(t, 'ffkube-helm-')

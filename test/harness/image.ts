@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { promisify } from 'node:util'
+import { backgroundLaneDone } from './background-lanes.js'
 
 const run = promisify(execFile)
 
@@ -31,6 +32,7 @@ export interface BuiltImages {
 
 /** The two images last built in this checkout (dist/images.json, written by scripts/build-images.sh). */
 export async function builtImages(root = process.cwd()): Promise<BuiltImages> {
+  await backgroundLaneDone('images')
   const path = join(root, 'dist', 'images.json')
   const text = await readFile(path, 'utf8').catch(() => {
     throw new Error(`${path} is missing: build the images with scripts/build-images.sh (scripts/provision.sh test runs it)`)

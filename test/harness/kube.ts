@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node'
 import { ChildServer } from '../../api/local/child-server.js'
 import { toolPath } from '../../api/local/tools.js'
 import { freePort } from '../../api/local/ports.js'
+import { backgroundLaneDone } from './background-lanes.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
 /** A kube-apiserver backed by its own etcd, and an admin credential for it. */
@@ -100,6 +101,7 @@ function kubeconfigYaml(server: string, caFile: string, token: string): string {
  * controller-manager, scheduler or kubelet: Jobs are stored, never run.
  */
 export async function startKube(t: Teardown, opts: KubeOptions = {}): Promise<TestKube> {
+  await backgroundLaneDone('kube')
   const address = opts.address ?? '127.0.0.1'
   const dir = opts.dir ?? (await scratchDir(t, 'ffkube-kube-'))
   await mkdir(dir, { recursive: true })

@@ -3,6 +3,7 @@ import { ChildServer } from '../../api/local/child-server.js'
 import { startOnFreePort } from '../../api/local/ports.js'
 import { toolPath } from '../../api/local/tools.js'
 import type { LocalS3, S3RootCredentials } from '../../api/local/versitygw.js'
+import { backgroundLaneDone } from './background-lanes.js'
 
 /**
  * Starts MinIO serving `dataDir` with the given root credentials: the tests'
@@ -25,6 +26,7 @@ export async function startMinio(dataDir: string, credentials: S3RootCredentials
  * this one before this one exits on its failed bind.
  */
 export async function startMinioOn(port: number, dataDir: string, credentials: S3RootCredentials, host = '127.0.0.1'): Promise<LocalS3> {
+  await backgroundLaneDone('go-tools')
   const server = ChildServer.start({
     name: 'minio',
     command: toolPath('minio'),

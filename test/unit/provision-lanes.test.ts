@@ -1,11 +1,13 @@
 /**
  * scripts/lib/lanes.sh, which runs scripts/provision.sh's steps side by side:
  * run through bash with steps that only touch files, so each property is seen
- * for real: lanes overlap, `after` orders, and the first failure fails the
- * whole and stops every other lane with what it started.
+ * for real: lanes overlap, `after` orders, the first failure fails the
+ * whole and stops every other lane with what it started, markers stay where
+ * the caller reads them, two runs take turns per lane, and a niced lane is.
  */
 import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { getPriority } from 'node:os'
 import { join, resolve } from 'node:path'
 import t from 'tap'
 import { eventually } from '../harness/eventually.js'
@@ -85,4 +87,62 @@ t.test('a set -e failure inside a step fails its lane, as in a serial script', a
   t.equal(run.code, 1)
   t.notMatch(run.stderr, /after false/)
   t.match(run.stderr, /^\[strict\] lanes: failed \(exit 1\)/m)
+})
+
+t.test('with --markers each lane leaves NAME.ok or NAME.failed in the caller’s folder, which outlives the run and is cleared when the next starts', async (t) => {
+  const dir = await scratchDir(t, 'ffkube-lanes-')
+  const markers = join(dir, 'markers')
+  const run = await runLanes(dir, `
+    mkdir -p ${JSON.stringify(markers)}
+    : >${JSON.stringify(join(markers, 'stale.ok'))}
+    fine() { echo fine; }
+    broken() { exit 4; }
+    lanes_start --markers ${JSON.stringify(markers)}
+    lane good fine
+    lane bad after good -- broken
+    lanes_wait || echo "wait returned $?"
+  `)
+  t.equal(run.code, 0, run.stderr)
+  t.equal(run.stdout, 'wait returned 4\n')
+  t.same((await readdir(markers)).sort(), ['bad.failed', 'good.ok'], 'this run’s markers only, left in place')
+  t.equal(await readFile(join(markers, 'bad.failed'), 'utf8'), '4', 'a failed lane’s marker holds its status')
+})
+
+t.test('with --locks two runs take turns lane by lane: the second run’s lane waits until the first run’s lane of that name ends', async (t) => {
+  const dir = await scratchDir(t, 'ffkube-lanes-')
+  const locks = join(dir, 'locks')
+  // Both runs append to one log; the first holds its lane until the test lets it go.
+  const script = (who: string) => `
+    exec 2>>"$dir/${who}.err"
+    build() { echo "${who} start" >>"$dir/log"; if [[ ${who} == first ]]; then until [[ -e "$dir/release" ]]; do sleep 0.05; done; fi; echo "${who} end" >>"$dir/log"; }
+    lanes_start --locks ${JSON.stringify(locks)}
+    lane kube build
+    lanes_wait
+  `
+  const text = (name: string) => readFile(join(dir, name), 'utf8').catch(() => '')
+  const first = runLanes(dir, script('first'))
+  await eventually('the first run to start its lane', async () => (await text('log')).includes('first start'))
+  const second = runLanes(dir, script('second'))
+  await eventually('the second run to say it waits for the lane', async () => (await text('second.err')).includes("[kube] lanes: waiting for another run's kube lane to end"))
+  await writeFile(join(dir, 'release'), '')
+  const [a, b] = await Promise.all([first, second])
+  t.equal(a.code, 0, await text('first.err'))
+  t.equal(b.code, 0, await text('second.err'))
+  t.equal(await text('log'), 'first start\nfirst end\nsecond start\nsecond end\n', 'the second build ran after the first ended')
+})
+
+t.test('a lane with `nice N` runs its steps, and what they start, at that niceness; the others keep theirs', async (t) => {
+  const dir = await scratchDir(t, 'ffkube-lanes-')
+  const run = await runLanes(dir, `
+    niceness() { echo "step $(nice)"; bash -c 'echo "child $(nice)"'; }
+    lanes_start
+    lane background nice 15 niceness
+    lane foreground niceness
+    lanes_wait
+  `)
+  t.equal(run.code, 0, run.stderr)
+  const lines = run.stderr.split('\n')
+  t.ok(lines.includes('[background] step 15'), run.stderr)
+  t.ok(lines.includes('[background] child 15'), run.stderr)
+  t.ok(lines.includes(`[foreground] step ${getPriority()}`), run.stderr)
 })
