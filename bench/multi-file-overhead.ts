@@ -23,7 +23,7 @@ import type { RunnerPhaseSeconds } from '../contracts/status-events.js'
 import { scratchDir, type Teardown } from '../test/harness/scratch.js'
 import type { Client, RunningService } from '../test/e2e/service.js'
 import { submitAndPoll, submitAndStream } from './client-view.js'
-import { watchCpu, type CpuByGroup } from './process-cpu.js'
+import { ASIDE, watchCpu, type CpuByGroup } from './process-cpu.js'
 import type { RunnerStages } from './runner-stages.js'
 
 const exec = promisify(execFile)
@@ -61,7 +61,7 @@ async function childrenCpuSeconds(): Promise<number> {
 }
 
 /** A bare ffmpeg of the policy's argv on a local copy of the input, in a fresh work dir: wall and CPU seconds. */
-export async function bareFfmpeg(t: Teardown, job: OverheadJob): Promise<{ seconds: number; cpu: number; others: CpuByGroup }> {
+export async function bareFfmpeg(t: Teardown, job: OverheadJob, aside: ReadonlySet<number> = new Set()): Promise<{ seconds: number; cpu: number; others: CpuByGroup }> {
   const work = await scratchDir(t, 'ffkube-bench-bare-')
   const [input] = Object.keys(job.body.input_files)
   const plan = planFfmpegCommands([job.body.ffmpeg_command], { mode: 'ffmpeg', inputs: inputPathsFor({ [input as string]: 'http://x/clip.mp4' }), outputs: job.body.output_files })
@@ -70,7 +70,7 @@ export async function bareFfmpeg(t: Teardown, job: OverheadJob): Promise<{ secon
   await exec('mkdir', ['-p', join(work, 'inputs'), ...folders])
   await exec('cp', [job.clip, join(work, 'inputs', `${input}.mp4`)])
   const cpuBefore = await childrenCpuSeconds()
-  const cpuWatch = watchCpu(process.pid)
+  const cpuWatch = watchCpu(process.pid, undefined, aside)
   const started = performance.now()
   await exec(toolPath('ffmpeg'), plan.argvs[0] as string[], { cwd: work, maxBuffer: 64 * 1024 * 1024 })
   const seconds = (performance.now() - started) / 1000
@@ -78,18 +78,28 @@ export async function bareFfmpeg(t: Teardown, job: OverheadJob): Promise<{ secon
   return { seconds, cpu: (await childrenCpuSeconds()) - cpuBefore, others }
 }
 
+/** What else a sample does besides its own command and bare run. */
+export interface SampleOptions {
+  /** Processes not to count (another service and its servers, idle): CPU group ASIDE. */
+  aside?: ReadonlySet<number>
+  /** Called right before the submit and right after the client saw the end, outside the CPU watch (bench/cpu-profile-windows.ts). */
+  around?: (moment: 'before' | 'after') => Promise<void>
+}
+
 /**
  * One command through the service as `client` sees it, and the same argv
  * bare: after it, or before it with `bareFirst` (alternated by the caller, so
  * a drift of the machine's speed falls on both alike).
  */
-export async function measureOverhead(t: Teardown, service: RunningService, api: Client, stages: RunnerStages, job: OverheadJob, client: ClientKind, bareFirst = false): Promise<OverheadSample> {
-  const before = bareFirst ? await bareFfmpeg(t, job) : null
-  const cpuWatch = watchCpu(process.pid)
+export async function measureOverhead(t: Teardown, service: RunningService, api: Client, stages: RunnerStages, job: OverheadJob, client: ClientKind, bareFirst = false, options: SampleOptions = {}): Promise<OverheadSample> {
+  const before = bareFirst ? await bareFfmpeg(t, job, options.aside) : null
+  await options.around?.('before')
+  const cpuWatch = watchCpu(process.pid, undefined, options.aside)
   const view = client === 'sse' ? await submitAndStream(service, api, job.body) : await submitAndPoll(api, job.body, 50)
   const cpu = await cpuWatch.stop()
+  await options.around?.('after')
   const success = stages.take(view.command.command_id).find((seen) => seen.step === 'SUCCESS')
-  const bare = before ?? (await bareFfmpeg(t, job))
+  const bare = before ?? (await bareFfmpeg(t, job, options.aside))
   return {
     client,
     total: view.ms / 1000,
@@ -101,6 +111,11 @@ export async function measureOverhead(t: Teardown, service: RunningService, api:
     idleCpu: inSeconds(bare.others),
     bareCpu: bare.cpu,
   }
+}
+
+/** CPU seconds of every group but the tools and the processes set aside. */
+export function besideTheEncode(cpu: CpuByGroup): number {
+  return Object.entries(cpu).reduce((sum, [group, seconds]) => (group === 'tools' || group === ASIDE ? sum : sum + seconds), 0)
 }
 
 function inSeconds(cpu: CpuByGroup): CpuByGroup {
@@ -126,7 +141,7 @@ export function spread(values: number[]): string {
  */
 export function overheadSplit(samples: readonly OverheadSample[]): Array<[string, string]> {
   const of = (pick: (sample: OverheadSample) => number | null | undefined) => spread(samples.map((sample) => pick(sample) ?? NaN))
-  const groups = [...new Set(samples.flatMap((sample) => Object.keys(sample.cpu)))].filter((group) => group !== 'tools').sort()
+  const groups = [...new Set(samples.flatMap((sample) => Object.keys(sample.cpu)))].filter((group) => group !== 'tools' && group !== ASIDE).sort()
   return [
     ['submit → SUCCESS seen by the client', of((s) => s.total)],
     ['bare ffmpeg, same argv', of((s) => s.bare)],
@@ -140,7 +155,7 @@ export function overheadSplit(samples: readonly OverheadSample[]): Array<[string
     ['    SUCCESS on NATS → client', of((s) => (s.successAt === null ? null : s.total - s.successAt))],
     ['CPU s: ffmpeg and ffprobe in the service (jail included)', of((s) => s.cpu.tools)],
     ['CPU s: bare ffmpeg', of((s) => s.bareCpu)],
-    ['CPU s beside the encode (every process but ffmpeg and ffprobe)', of((s) => Object.entries(s.cpu).reduce((sum, [group, seconds]) => (group === 'tools' ? sum : sum + seconds), 0))],
+    ['CPU s beside the encode (every process but ffmpeg and ffprobe)', of((s) => besideTheEncode(s.cpu))],
     ...groups.map((group): [string, string] => [`CPU s during the command: ${group}`, of((s) => s.cpu[group] ?? 0)]),
     ...groups.map((group): [string, string] => [`CPU s during the bare ffmpeg (service idle): ${group}`, of((s) => s.idleCpu[group] ?? 0)]),
   ]

@@ -17,27 +17,36 @@
  * Knobs: BENCH_SAMPLES (default 2), BENCH_CLIP_SECONDS (default 60),
  * BENCH_CLIENTS (default `sse`; `sse,poll` alternates an SSE client and one
  * polling GET every 50 ms, sample by sample), BENCH_PARTS (default `a,b`).
+ * BENCH_BASELINE: built checkouts of other trees (their dist/), comma-separated;
+ * (b) then runs a service of each and of this tree, on servers of their own,
+ * alternated sample by sample (order reversed every other sample), and prints
+ * their splits side by side, the idle ones' CPU set aside. BENCH_PROFILE_DIR: (b)'s service and its warm
+ * runners profile themselves, one CPU profile per command and process
+ * (bench/cpu-profile-windows.ts; `node dist/bench/cpu-profile-summary.js DIR`).
  */
-import { readdir, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises'
 import { createReadStream } from 'node:fs'
 import { loadavg } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { connect } from 'nats'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startS3, type TestS3 } from '../test/harness/s3.js'
 import { scratchDir } from '../test/harness/scratch.js'
-import { Client, serviceEnvironment, startService } from '../test/e2e/service.js'
+import { Client, serviceEnvironment, startService, type RunningService } from '../test/e2e/service.js'
 import { runRunner, specOf } from '../test/runner/harness.js'
 import { benchRun } from './bench-run.js'
-import { measureOverhead, median, printSplit, type ClientKind, type OverheadJob, type OverheadSample } from './multi-file-overhead.js'
-import { accountAll, stopAccounting } from './process-cpu.js'
+import { besideTheEncode, measureOverhead, median, printSplit, type ClientKind, type OverheadJob, type OverheadSample } from './multi-file-overhead.js'
+import { closeWindow } from './cpu-profile-windows.js'
+import { accountAll, childrenOf, stopAccounting } from './process-cpu.js'
 import { RunnerStages } from './runner-stages.js'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2)
 const CLIP_SECONDS = Number(process.env.BENCH_CLIP_SECONDS ?? 60)
 const CLIENTS = (process.env.BENCH_CLIENTS ?? 'sse').split(',') as ClientKind[]
 const PARTS = (process.env.BENCH_PARTS ?? 'a,b').split(',')
+const BASELINES = (process.env.BENCH_BASELINE ?? '').split(',').filter(Boolean)
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
 const OUTPUTS = { out_ladder: 'stream_%v.m3u8' }
 const COMMAND =
   'ffmpeg -i {{in_video}} -map 0:v -map 0:a -map 0:v -map 0:a -map 0:v -map 0:a ' +
@@ -106,34 +115,68 @@ async function storing(dir: string, clipUrl: string): Promise<void> {
   )
 }
 
-/** (b) submit -> SUCCESS through the service, seen by the client, over a bare ffmpeg of the same arguments right after. */
-async function overhead(job: OverheadJob): Promise<void> {
-  const environment = await serviceEnvironment(t)
-  const service = await startService(t, environment)
-  const api = new Client(service)
+/** A service under test in (b), on harness servers of its own. */
+interface Variant {
+  name: string
+  service: RunningService
+  api: Client
+  stages: RunnerStages
+  /** Its service and servers: set aside while another variant is measured. */
+  processes: number[]
+}
+
+/** Starts `entry` (a built api/main.js) on servers of its own; its processes are the bench's children it added. */
+async function startVariant(name: string, entry: string): Promise<Variant> {
+  const before = new Set(await childrenOf(process.pid))
+  const environment = await serviceEnvironment(t, PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {})
+  const service = await startService(t, environment, entry)
   const nc = await connect({ servers: environment.env.NATS_URL as string })
   t.teardown(() => nc.close())
-  const stages = new RunnerStages(nc)
-  const samples = new Map<ClientKind, OverheadSample[]>(CLIENTS.map((client) => [client, []]))
+  const processes = (await childrenOf(process.pid)).filter((pid) => !before.has(pid))
+  return { name, service, api: new Client(service), stages: new RunnerStages(nc), processes }
+}
+
+/** (b) submit -> SUCCESS through the service, seen by the client, over a bare ffmpeg of the same arguments right after. */
+async function overhead(job: OverheadJob): Promise<void> {
+  if (PROFILE_DIR) await mkdir(PROFILE_DIR, { recursive: true })
+  const variants = [await startVariant(BASELINES.length > 0 ? 'this' : '', PROFILE_DIR ? 'dist/bench/profiled-service.js' : 'dist/api/main.js')]
+  for (const baseline of BASELINES) variants.push(await startVariant(basename(baseline), join(baseline, 'dist', 'api', 'main.js')))
+  const columns = variants.flatMap((variant) => CLIENTS.map((client) => ({ variant, client, name: [variant.name, client].filter(Boolean).join(' ') })))
+  const samples = new Map<string, OverheadSample[]>(columns.map((column) => [column.name, []]))
   const rows: string[][] = []
   for (let sample = 0; sample < SAMPLES; sample++) {
     // Alternated, so a change in the machine's load falls on every kind alike, and on the bare run and the service's alike.
-    for (const client of sample % 2 === 0 ? CLIENTS : [...CLIENTS].reverse()) {
-      const seen = await measureOverhead(t, service, api, stages, job, client, sample % 2 === 1)
-      samples.get(client)?.push(seen)
-      const outside = Object.entries(seen.cpu).filter(([group]) => group !== 'tools').reduce((sum, [, seconds]) => sum + seconds, 0)
-      rows.push([String(sample + 1), client, f(seen.total), f(seen.ffmpegInService), f(seen.bare), f(seen.total - seen.bare), f(seen.total - seen.ffmpegInService), `${seen.cpu.tools?.toFixed(1) ?? 'n/a'} / ${seen.bareCpu.toFixed(1)}`, outside.toFixed(2), loadavg()[0]?.toFixed(1) ?? ''])
+    for (const { variant, client, name } of sample % 2 === 0 ? columns : [...columns].reverse()) {
+      const aside = new Set(variants.filter((other) => other !== variant).flatMap((other) => other.processes))
+      const label = `s${String(sample + 1).padStart(2, '0')}${name ? `-${name.replaceAll(' ', '-')}` : ''}`
+      const around = PROFILE_DIR ? (moment: 'before' | 'after') => closeWindow(PROFILE_DIR, variant.service.child.pid ?? -1, `${label}-${moment === 'before' ? 'idle' : 'command'}`) : undefined
+      const seen = await measureOverhead(t, variant.service, variant.api, variant.stages, job, client, sample % 2 === 1, { aside, ...(around ? { around } : {}) })
+      samples.get(name)?.push(seen)
+      rows.push([String(sample + 1), name, f(seen.total), f(seen.ffmpegInService), f(seen.bare), f(seen.total - seen.bare), f(seen.total - seen.ffmpegInService), `${seen.cpu.tools?.toFixed(1) ?? 'n/a'} / ${seen.bareCpu.toFixed(1)}`, besideTheEncode(seen.cpu).toFixed(2), loadavg()[0]?.toFixed(1) ?? ''])
       // Each sample as it ends, so a long run that is stopped still leaves its figures.
       process.stderr.write(`sample ${rows.at(-1)?.join(' | ') ?? ''}\n`)
     }
   }
   printTable(
     '(b) submit -> SUCCESS over bare ffmpeg, seconds; target overhead <= 1 s',
-    ['sample', 'client', 'submit -> SUCCESS', 'ffmpeg in service', 'bare ffmpeg', 'overhead', 'outside ffmpeg', 'ffmpeg CPU s in / bare', 'others CPU s', 'load'],
+    ['sample', 'variant', 'submit -> SUCCESS', 'ffmpeg in service', 'bare ffmpeg', 'overhead', 'outside ffmpeg', 'ffmpeg CPU s in / bare', 'others CPU s', 'load'],
     rows,
   )
-  printSplit('(b) where the overhead goes', CLIENTS.map((client) => ({ name: client, samples: samples.get(client) ?? [] })))
-  for (const client of CLIENTS) process.stdout.write(`median overhead, ${client}: ${f(median((samples.get(client) ?? []).map((s) => s.total - s.bare)))} s\n`)
+  printSplit('(b) where the overhead goes', columns.map(({ name }) => ({ name: name || CLIENTS.join(','), samples: samples.get(name) ?? [] })))
+  for (const { name } of columns) process.stdout.write(`median overhead${name ? `, ${name}` : ''}: ${f(median((samples.get(name) ?? []).map((s) => s.total - s.bare)))} s\n`)
+  for (const variant of variants) process.stdout.write(`warm runners' peak memory${variant.name ? `, ${variant.name}` : ''}: ${(await runnerPeaks(variant.service.child.pid ?? -1)).join(', ') || 'none alive'}\n`)
+}
+
+/** Each warm runner under `service`: its peak RSS (VmHWM) and its private resident memory now (RssAnon), in MiB. */
+async function runnerPeaks(service: number): Promise<string[]> {
+  const peaks: string[] = []
+  for (const pid of await childrenOf(service)) {
+    const [cmdline, status] = await Promise.all([readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')])
+    if (!/pool-worker\.js/.test(cmdline)) continue
+    const mib = (field: string) => (Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024).toFixed(1)
+    peaks.push(`pid ${pid} peak ${mib('VmHWM')} MiB, private now ${mib('RssAnon')} MiB`)
+  }
+  return peaks
 }
 
 await run(async () => {

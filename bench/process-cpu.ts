@@ -26,8 +26,8 @@ async function children(pid: number): Promise<number[]> {
 
 /** What a process is, for grouping: by its command line. */
 function groupOf(cmdline: string): string {
-  if (/runner-image\/runner\/(main|pool-worker)\.js/.test(cmdline)) return 'runner'
-  if (/api\/main\.js|unpoliced-service/.test(cmdline)) return 'service'
+  if (/runner-image\/runner\/(main|pool-worker)\.js|profiled-pool-worker/.test(cmdline)) return 'runner'
+  if (/api\/main\.js|unpoliced-service|profiled-service/.test(cmdline)) return 'service'
   if (/ferretdb/.test(cmdline)) return 'ferretdb'
   if (/\bversitygw\b/.test(cmdline)) return 'versitygw'
   if (/\bminio\b/.test(cmdline)) return 'minio'
@@ -79,21 +79,35 @@ export async function stopAccounting(root = '/sys/fs/cgroup/cpuacct'): Promise<v
   // Left behind: an empty group, harmless.
 }
 
-/** Own CPU ms and group of every process under `root` (itself included, as `bench`) now. */
-async function sample(root: number): Promise<Map<number, { group: string; ms: number }>> {
+/**
+ * The group of processes that are not the measured ones: another service and
+ * its servers, idle beside the one measured (bench/multi-file.ts alternating a
+ * baseline). Counted apart so they land in no group and not in `tools`.
+ */
+export const ASIDE = 'aside'
+
+/** Own CPU ms and group of every process under `root` (itself included, as `bench`) now; `aside` and what they started are ASIDE. */
+async function sample(root: number, aside: ReadonlySet<number>): Promise<Map<number, { group: string; ms: number }>> {
   const seen = new Map<number, { group: string; ms: number }>()
-  const pending = [root]
-  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+  const pending: Array<[number, boolean]> = [[root, false]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [pid, underAside] = next
     const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')])
     if (!stat) continue
     // Fields after the command name (which may hold spaces), from field 3: utime is 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const group = pid === root ? 'bench' : groupOf(cmdline.replaceAll('\0', ' '))
+    const isAside = underAside || aside.has(pid)
+    const group = pid === root ? 'bench' : isAside ? ASIDE : groupOf(cmdline.replaceAll('\0', ' '))
     seen.set(pid, { group, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS })
     // The servers start nothing; the service starts runners, and they start tools.
-    if (pid === root || group === 'service' || group === 'runner') pending.push(...(await children(pid)))
+    if (pid === root || isAside || group === 'service' || group === 'runner') pending.push(...(await children(pid)).map((child): [number, boolean] => [child, isAside]))
   }
   return seen
+}
+
+/** The processes `pid` started and that still run. */
+export function childrenOf(pid: number): Promise<number[]> {
+  return children(pid)
 }
 
 /**
@@ -104,13 +118,13 @@ async function sample(root: number): Promise<Map<number, { group: string; ms: nu
  * remainder (accountAll), which also holds the little those exited
  * processes used after their last sample.
  */
-export function watchCpu(root: number, intervalMs = 500): { stop(): Promise<CpuByGroup> } {
+export function watchCpu(root: number, intervalMs = 500, aside: ReadonlySet<number> = new Set()): { stop(): Promise<CpuByGroup> } {
   const first = new Map<number, number>()
   const last = new Map<number, { group: string; ms: number }>()
   const usage = () => (accounting ? Number(readFileSync(join(accounting, 'cpuacct.usage'), 'utf8')) / 1e6 : null)
   const usageBefore = usage()
   const take = async (initial: boolean) => {
-    for (const [pid, reading] of await sample(root)) {
+    for (const [pid, reading] of await sample(root, aside)) {
       if (initial) first.set(pid, reading.ms)
       last.set(pid, reading)
     }

@@ -8,7 +8,10 @@
  * inotify (fs.watch) says when names appear; each event only counts up, and a
  * real count of the folders (readdir) is made once the events pass `max`, at
  * most every RECOUNT_MS, since events overcount (temp files renamed, segments
- * deleted). A slow timer recounts too, in case the kernel's queue overflowed
+ * deleted). Only name events count ('rename': a name appeared or went): a
+ * file's writes ('change') add no file, and an HLS ladder's ~1,000 of them
+ * pushed the count past `max` and so made a readdir every RECOUNT_MS beside
+ * the encode. A slow timer recounts too, in case the kernel's queue overflowed
  * and events were lost. The collection after ffmpeg counts again regardless.
  */
 import { watch, type FSWatcher } from 'node:fs'
@@ -43,7 +46,8 @@ export function watchFileCount(workDir: string, folders: readonly string[], max:
       counting = false
     }
   }
-  const onEvent = () => {
+  const onEvent = (kind: string) => {
+    if (kind !== 'rename') return
     events++
     if (events > max && Date.now() - lastCount >= RECOUNT_MS) void recount()
   }

@@ -15,7 +15,7 @@
  * and before their bytes would pass the storage room the command was handed
  * (CommandSpec.storageRoomBytes), so the bucket never holds more of it.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises'
+import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { objectKeyProblem } from '../../../contracts/object-keys.js'
 import { mimeTypeForFilename } from '../../../contracts/output-file-meta.js'
@@ -40,6 +40,34 @@ interface Stored {
 
 function signatureOf(stats: { size: number; mtimeMs: number; ino: number }): string {
   return `${stats.size}:${stats.mtimeMs}:${stats.ino}`
+}
+
+/*
+ * The folder is read, and each file judged and read, with synchronous calls:
+ * the files are small and in the page cache (ffmpeg has just written them), so
+ * each call is a few microseconds of the loop, where a promise of node:fs costs
+ * a hand-off to the thread pool and back (four for a readFile: open, stat,
+ * read, close). Beside an encode that keeps both cores busy every hand-off is
+ * a wake-up that waits for a core; the runner's CPU profile during an HLS
+ * ladder had the promises' file handles and lstats as its largest share.
+ */
+
+/** Its lstat, or null when it is gone or unreadable. */
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
+/** A folder's entries; none when it is gone or unreadable. */
+function entriesOf(path: string): Dirent[] {
+  try {
+    return readdirSync(path, { withFileTypes: true })
+  } catch {
+    return []
+  }
 }
 
 export class PreUploads implements EarlierUploads {
@@ -69,8 +97,7 @@ export class PreUploads implements EarlierUploads {
   /** While ffmpeg runs: starts storing the settled files of these folders, a few at a time. */
   async offer(folders: ReadonlyArray<{ alias: string; path: string }>): Promise<void> {
     for (const folder of folders) {
-      const entries = await readdir(join(this.workDir, folder.path), { withFileTypes: true }).catch(() => [])
-      for (const entry of entries) {
+      for (const entry of entriesOf(join(this.workDir, folder.path))) {
         if (this.#stopped || this.#inFlight.size >= PRE_UPLOADS_IN_FLIGHT || this.#started >= this.maxFiles) return
         if (!entry.isFile() || this.#inFlight.has(entry.name)) continue
         const path = `${folder.path}/${entry.name}`
@@ -79,7 +106,7 @@ export class PreUploads implements EarlierUploads {
         // on every offer was most of the runner's CPU beside an HLS encode (docs/benchmarks/multi-file.md), and
         // resending each playlist every second stole more from ffmpeg.
         if (this.#stored.get(entry.name)?.path === path) continue
-        const stats = await lstat(join(this.workDir, path)).catch(() => null)
+        const stats = lstatOrNull(join(this.workDir, path))
         if (!stats?.isFile() || stats.size > MAX_EARLY_BYTES || Date.now() - stats.mtimeMs < SETTLED_MS) continue
         // Past the room the final upload refuses the outputs anyway (upload-phase.ts): nothing more goes early.
         if (this.#startedBytes + stats.size > this.maxBytes) return this.stop()
@@ -93,9 +120,9 @@ export class PreUploads implements EarlierUploads {
     this.#started++
     const sending = (async () => {
       const store = await this.store()
-      const body = await readFile(join(this.workDir, file.path))
+      const body = readFileSync(join(this.workDir, file.path))
       // Read as it was when judged settled, else it is left for the final upload.
-      const after = await lstat(join(this.workDir, file.path)).catch(() => null)
+      const after = lstatOrNull(join(this.workDir, file.path))
       if (!after?.isFile() || signatureOf(after) !== signature || body.length !== after.size) return
       // Over S3's limit: the final upload refuses the command before storing anything more (upload-phase.ts keysWithinLimit).
       if (objectKeyProblem(store.keyOf(file.filename)) !== null) throw new Error('object key too long')
@@ -125,7 +152,7 @@ export class PreUploads implements EarlierUploads {
     const todo: FileToUpload[] = []
     for (const file of files) {
       const earlier = this.#stored.get(file.filename)
-      const stats = earlier?.path === file.path ? await lstat(join(this.workDir, file.path)).catch(() => null) : null
+      const stats = earlier?.path === file.path ? lstatOrNull(join(this.workDir, file.path)) : null
       if (!stats || earlier?.signature !== signatureOf(stats)) todo.push(file)
     }
     const stale = [...this.#tried].filter((key) => !finalKeys.has(key))
