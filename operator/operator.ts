@@ -114,23 +114,7 @@ export class Operator extends EventEmitter {
       list: () => core.listNamespacedPod({ namespace: ns, labelSelector: ours }),
     })
     this.metrics.runnerPodPhases = () => this.pods.list().map((pod) => pod.status?.phase)
-    // Handlers only enqueue keys; the worker reads the current object from the cache.
-    const enqueueSelf = (mc: MediaCommand): void => this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
-    const enqueueOwner = (obj: V1Job | V1Pod): void => {
-      const key = ownerKey(obj)
-      if (key) this.queue.add(key)
-    }
-    // A warm Job or pod that changed may change how many wait: the pool counts again.
-    const fillPool = (obj: V1Job | V1Pod): void => {
-      if (obj.metadata?.labels?.[LABEL_WARM_POD] === 'true') this.warm.fill()
-    }
-    for (const verb of ['add', 'update', 'delete']) {
-      this.mediaCommands.on(verb, enqueueSelf)
-      this.jobs.on(verb, enqueueOwner)
-      this.pods.on(verb, enqueueOwner)
-      this.jobs.on(verb, fillPool)
-      this.pods.on(verb, fillPool)
-    }
+    this.routeInformerEvents()
 
     const caches: Caches = {
       mediaCommand: (namespace, name) => this.mediaCommands.get(namespace, name),
@@ -172,6 +156,26 @@ export class Operator extends EventEmitter {
       this.metrics.isLeader = 0
       this.standDown().catch((err: unknown) => logger.error({ err }, 'could not stand down cleanly'))
     })
+  }
+
+  /** Handlers only enqueue keys; the worker reads the current object from the cache. */
+  private routeInformerEvents(): void {
+    const enqueueSelf = (mc: MediaCommand): void => this.queue.add(`${mc.metadata.namespace}/${mc.metadata.name}`)
+    const enqueueOwner = (obj: V1Job | V1Pod): void => {
+      const key = ownerKey(obj)
+      if (key) this.queue.add(key)
+    }
+    // A warm Job or pod that changed may change how many wait: the pool counts again.
+    const fillPool = (obj: V1Job | V1Pod): void => {
+      if (obj.metadata?.labels?.[LABEL_WARM_POD] === 'true') this.warm.fill()
+    }
+    for (const verb of ['add', 'update', 'delete']) {
+      this.mediaCommands.on(verb, enqueueSelf)
+      this.jobs.on(verb, enqueueOwner)
+      this.pods.on(verb, enqueueOwner)
+      this.jobs.on(verb, fillPool)
+      this.pods.on(verb, fillPool)
+    }
   }
 
   /** Starts the informers, waits for their first lists, then campaigns for the Lease (in the background). */
