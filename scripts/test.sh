@@ -48,7 +48,9 @@ trap 'exit 143' TERM
 tap_status=0
 run_tap() {
   local status=0
-  npx --no-install tap "$@" | tee -a "$tap_log" || status=$?
+  # tap's status, not tee's: when a slow reader fills the pipe, tee can fail to write to the
+  # output the tests' Node processes share (and set non-blocking) although every test passed.
+  npx --no-install tap "$@" | tee -a "$tap_log" || status=${PIPESTATUS[0]}
   ((status == 0)) || tap_status=$status
 }
 

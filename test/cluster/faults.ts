@@ -5,6 +5,7 @@
  * waits until the release serves again, so the next batch is submitted to a
  * whole service.
  */
+import { get as httpGet } from 'node:http'
 import type { V1PodList } from '@kubernetes/client-node'
 import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
 import { eventually } from '../harness/eventually.js'
@@ -128,6 +129,20 @@ function describePod(pod: PodReadiness['items'][number]): string {
  * of them being deleted, and the API answers a command listing through its Service. On
  * timeout the error says what was last seen of each component.
  */
+/** Answers in a row the API Service must give on new connections before a fault counts as recovered. */
+const SERVICE_CHECKS = 20
+
+/** GET on a connection of its own (no keep-alive), so the Service picks an endpoint for it; its status, or 0. */
+function freshGet(url: string, apiKey: string): Promise<number> {
+  return new Promise((resolve) => {
+    const request = httpGet(url, { agent: false, headers: { 'x-api-key': apiKey } }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.statusCode ?? 0))
+    })
+    request.on('error', () => resolve(0))
+  })
+}
+
 export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<void> {
   let seen = ''
   try {
@@ -143,12 +158,16 @@ export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<
         if (ready.length < want.spec.replicas || ready.length !== pods.items.length) whole = false
       }
       seen = states.join(', ')
-      // An API route, not /readyz: every role answers /readyz, and right after the API pod is
-      // replaced the Service can still send to its old address, already another pod's (the lane
-      // saw a 404 from such a pod once).
+      // An API route, not /readyz: every role answers /readyz. And not once: right after the API
+      // pod is replaced, kube-proxy can still send part of the Service's new connections to the
+      // old pod's address, by then another pod's (the lane saw 404s with no body from it, twice).
+      // Each try a new connection, so each is balanced afresh; until kube-proxy has dropped the
+      // old address, some of them land there.
       if (!whole) return false
-      const answer = await fetch(`${release.baseUrl}/api/v1/commands?limit=1`, { headers: { 'x-api-key': release.apiKey } }).catch(() => undefined)
-      return answer?.status === 200
+      for (let i = 0; i < SERVICE_CHECKS; i++) {
+        if ((await freshGet(`${release.baseUrl}/api/v1/commands?limit=1`, release.apiKey)) !== 200) return false
+      }
+      return true
     }, timeoutMs)
   } catch (err) {
     throw new Error(`${(err as Error).message}; last seen: ${seen}`)
