@@ -1,36 +1,14 @@
 import t, { type Test } from 'tap'
-import { MongoClient, type CommandStartedEvent } from 'mongodb'
-import { connect } from 'nats'
-import { createLogger } from '../../api/logger.js'
-import { buildServer } from '../../api/server.js'
-import { startApi } from '../harness/api.js'
+import type { CommandStartedEvent } from 'mongodb'
 import { eventually } from '../harness/eventually.js'
-import { startNats } from '../harness/nats.js'
-
-const UNLIMITED = { free: 0, trial: 0, growth: 0, business: 0 }
+import { startTwoReplicas } from '../harness/two-replicas.js'
 
 t.test('API keys cached on each of two replicas', async (t) => {
-  // A local server whatever NATS_URL says: the last test stops it.
-  const nats = await startNats(t, { host: '127.0.0.1' })
-  const natsFor = async () => {
-    const connection = await connect({ servers: nats.url })
-    t.teardown(() => connection.close())
-    return connection
-  }
   // A clock that never moves: cached keys never expire, so whatever a replica learns, it learns from the feed.
   const frozen = new Date('2026-03-01T12:00:00Z')
-  const clock = () => frozen
-  const first = await startApi(t, { clock, nats: await natsFor() })
-  // The second replica: its own MongoDB client (watched, to count its store reads) and its own NATS connection, as another pod's.
-  const client = await MongoClient.connect(first.mongo.url, { monitorCommands: true })
-  t.teardown(() => client.close())
+  const { nats, first, second, secondClient } = await startTwoReplicas(t, () => frozen)
   const storeCommands: CommandStartedEvent[] = []
-  client.on('commandStarted', (event) => storeCommands.push(event))
-  const second = await buildServer({
-    logger: createLogger('test', 'silent'),
-    app: { db: client.db(first.mongo.dbName), secretBox: first.secretBox, s3: first.s3, s3Bucket: first.s3Bucket, clock, rateLimits: UNLIMITED, nats: await natsFor() },
-  })
-  t.teardown(() => second.close())
+  secondClient.on('commandStarted', (event) => storeCommands.push(event))
 
   const getCommand = (app: typeof second, key: string) => app.inject({ method: 'GET', url: '/api/v1/commands/cmd_00000000000000000000000000000000', headers: { 'x-api-key': key } })
   const getDestinations = (app: typeof second, key: string) => app.inject({ method: 'GET', url: '/api/v1/storage-destinations', headers: { 'x-api-key': key } })

@@ -9,8 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { MongoClient, type CommandStartedEvent } from 'mongodb'
-import { connect, type NatsConnection } from 'nats'
+import type { CommandStartedEvent } from 'mongodb'
 import { AccountChanges } from '../../api/accounts/account-changes.js'
 import { RetentionSweep } from '../../api/files/retention-sweep.js'
 import { ManagedStorage } from '../../api/files/managed-storage.js'
@@ -18,44 +17,26 @@ import { createLogger } from '../../api/logger.js'
 import { ServiceMetrics } from '../../api/metrics/service-metrics.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import { buildRepositories } from '../../api/repositories.js'
-import { buildServer } from '../../api/server.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { statusEventId, type StatusEvent, type StatusEventBody } from '../../contracts/status-events.js'
-import { startApi } from '../harness/api.js'
 import { eventually } from '../harness/eventually.js'
-import { startNats } from '../harness/nats.js'
 import { multiFileResult, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
 import { scratchDir } from '../harness/scratch.js'
+import { startTwoReplicas } from '../harness/two-replicas.js'
 
-const UNLIMITED = { free: 0, trial: 0, growth: 0, business: 0 }
 const DAY = 86_400_000
 const BODY = { input_files: { in_video: 'https://media.example.com/clip.mp4' }, output_files: { out_small: 'small.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_small}}' }
 
 t.test('finished commands cached on each of two replicas', async (t) => {
-  // A local server whatever NATS_URL says: the last test stops it.
-  const nats = await startNats(t, { host: '127.0.0.1' })
-  const natsFor = async (): Promise<NatsConnection> => {
-    const connection = await connect({ servers: nats.url })
-    t.teardown(() => connection.close())
-    return connection
-  }
   const frozen = new Date('2026-03-01T12:00:00Z')
   const clock = () => frozen
-  const first = await startApi(t, { clock, nats: await natsFor() })
-  // The second replica: its own MongoDB client (watched, to count its store reads), its own NATS connection and metrics, as another pod's.
-  const client = await MongoClient.connect(first.mongo.url, { monitorCommands: true })
-  t.teardown(() => client.close())
+  const metrics = new ServiceMetrics()
+  const { nats, natsFor, first, second, secondClient } = await startTwoReplicas(t, clock, { metrics })
+  // The second replica's reads of command records, by id.
   const commandReads: string[] = []
-  client.on('commandStarted', (event: CommandStartedEvent) => {
+  secondClient.on('commandStarted', (event: CommandStartedEvent) => {
     if (event.commandName === 'find' && event.command.find === 'commands') commandReads.push(String((event.command.filter as { _id?: unknown })._id))
   })
-  const metrics = new ServiceMetrics()
-  const second = await buildServer({
-    logger: createLogger('test', 'silent'),
-    metrics,
-    app: { db: client.db(first.mongo.dbName), secretBox: first.secretBox, s3: first.s3, s3Bucket: first.s3Bucket, clock, rateLimits: UNLIMITED, nats: await natsFor(), commandReadMetrics: metrics },
-  })
-  t.teardown(() => second.close())
   const projectorNats = await natsFor()
   const projector = new StatusProjector({ nats: projectorNats, commands: first.app.commands, files: first.app.files, logger: createLogger('test', 'silent'), now: clock })
   await projector.start()
