@@ -11,12 +11,11 @@ import { WorkList, type Claim } from '../work-list.js'
 import { fileMembers, managedObjectKeys, PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls } from './managed-urls.js'
-import { outputFileDocument, outputFileId, outputMembers, outputStorageUrl } from './output-files.js'
+import { outputFileDocument, outputFileId, outputHolds, outputMembers, outputStorageUrl } from './output-files.js'
 import { writePlayback } from './playback.js'
 import { PresignedGets, STORAGE_URL_TTL_SECONDS } from './presigned-gets.js'
 import type { StoredFileRow } from '../usage/usage-report.js'
 import type { Plan } from '../accounts/plans.js'
-import { outputHolds } from './output-holds.js'
 import { refusalMessage, type StorageQuota } from './storage-quota.js'
 
 /** Files in MongoDB and their bytes in the managed bucket, always within one account. */
