@@ -12,7 +12,7 @@ import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { fileMembers, NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { mapLimited } from './map-limited.js'
-import { presignGet, type PresignedGets } from './presigned-gets.js'
+import { presignGet, type PresignedGets } from './managed-urls.js'
 import { expiryFields, expiryOf } from './retention.js'
 import type { StorageHold } from './storage-quota.js'
 
