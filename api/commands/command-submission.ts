@@ -9,14 +9,13 @@ import { ApiError, ForbiddenError, ValidationError } from '../errors/api-errors.
 import { DEFAULT_RETENTION_DAYS, resolveRetentionDays, type RetentionDaysByPlan } from '../files/retention.js'
 import { toDestinationSpec } from '../storage-destinations/destination-spec.js'
 import type { StorageDestinationDocument } from '../storage-destinations/storage-destination-repository.js'
-import { validateWebhookUrl } from '../webhooks/webhook-url.js'
 import { newCommandDocument } from './command-document.js'
 import { DEFAULT_COMMAND_LIMITS, folderLimits, resolveLimits, type CommandLimitsByPlan } from './command-limits.js'
 import type { CommandRepository } from './command-repository.js'
 import { checkOutputKeys } from './output-keys.js'
 import type { CommandDraft } from './drafts.js'
 import { StorageRoomReads } from './storage-room-reads.js'
-import type { ApiErrorClass } from './validation.js'
+import { validateWebhookUrl, type ApiErrorClass } from './validation.js'
 
 /** The slice of the storage-destination repository submission needs. */
 export interface DestinationGate {

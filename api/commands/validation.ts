@@ -7,6 +7,7 @@ import { compressOutputsProblem, type CompressOutputs } from '../../contracts/co
 import { pendingDownloadPaths, inputPathsFor } from '../../contracts/ffmpeg-paths.js'
 import { planFfmpegCommands, type FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import { aliasProblem, filenameProblem, placeholderProblems, unusedOutputs, type DeclaredAliases } from '../../contracts/placeholders.js'
+import * as urlGuard from '../../contracts/url-guard.js'
 import { ValidationError, type ApiError } from '../errors/api-errors.js'
 import { MAX_FILES_PER_MAP, MAX_METADATA_KEY_LENGTH, MAX_METADATA_KEYS, MAX_METADATA_STRING_LENGTH, MAX_URL_LENGTH } from '../validation/field-schemas.js'
 import { MAX_COMMAND_LENGTH, MAX_COMMANDS, type Metadata } from './schemas.js'
@@ -38,6 +39,20 @@ export function urlProblem(value: string): string | null {
 export function checkUrl(value: string, field: string): void {
   const problem = urlProblem(value)
   if (problem) throw new ValidationError(`${field}: ${problem}`)
+}
+
+/**
+ * The one rule for a webhook URL, the account's (`PUT /webhook-config`, field
+ * `url`) and a command's (`webhook_url`): an http(s) URL as above, and not a
+ * literal non-public IP address unless ALLOW_PRIVATE_NETWORKS. Host names
+ * are judged after DNS, on every delivery. 422 on every endpoint, as the spec
+ * lists. Returns the URL as it will be called.
+ */
+export function validateWebhookUrl(raw: string, allowPrivateNetworks: boolean, field = 'url'): string {
+  const verdict = urlGuard.checkUrl(raw, { allowPrivateNetworks })
+  if (!verdict.ok) throw new ValidationError(`${field}: ${verdict.reason}`)
+  checkUrl(raw, field)
+  return verdict.url.href
 }
 
 /**

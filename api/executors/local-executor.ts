@@ -30,11 +30,9 @@ import type { CommandRepository } from '../commands/command-repository.js'
 import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
 import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from './executor.js'
-import type { RunnerProcess } from './runner-pool.js'
 import type { CpuCap } from './cpu-caps.js'
 import { RunnerLauncher } from './runner-launcher.js'
 import { RunControls, type RunControl } from './run-controls.js'
-import { Slots } from './slots.js'
 import type { RunnerSettings } from './runner-environment.js'
 import { failureOf, runnerLimits, superviseRunner, type RunnerLimits, type SupervisedExit } from './runner-supervision.js'
 
@@ -44,7 +42,7 @@ const MAX_ATTEMPTS = 2
 /** One start of a command's runner, owned by this start of the service (its boot id). */
 interface Run extends RunStart {
   commandId: string
-  /** Names the run's credentials file and the runner in #active: the command and attempt. */
+  /** Names the run's work dir, CPU cgroup and cookies dir: the command and attempt. */
   key: string
 }
 
@@ -79,10 +77,8 @@ export class LocalExecutor implements Executor {
   readonly #runs: CommandRuns
   readonly #log: Logger
   readonly #now: Clock
-  readonly #slots: Slots
   readonly #bootId = randomUUID()
-  readonly #active = new Map<string, RunnerProcess>()
-  readonly #controls = new RunControls()
+  readonly #controls: RunControls
   readonly #tasks = new Set<Promise<void>>()
   #js: JetStreamClient | null = null
   readonly #launcher: RunnerLauncher
@@ -93,7 +89,7 @@ export class LocalExecutor implements Executor {
     this.#runs = options.commands.runs
     this.#log = options.logger.child({ component: 'local-executor' })
     this.#now = options.now ?? systemClock
-    this.#slots = new Slots(options.concurrency ?? availableParallelism())
+    this.#controls = new RunControls(options.concurrency ?? availableParallelism())
     const { dataDir, runner, poolWorkerMain, destinationCredentials, ytdlpCookies } = options
     this.#launcher = new RunnerLauncher({
       ...{ dataDir, runner, poolWorkerMain, destinationCredentials, ytdlpCookies },
@@ -116,8 +112,7 @@ export class LocalExecutor implements Executor {
   /** Kills the runners of this process; their commands are retried by the next start's recovery. */
   async stop(): Promise<void> {
     this.#stopping = true
-    this.#slots.close()
-    for (const runner of this.#active.values()) runner.kill('SIGKILL')
+    this.#controls.stop()
     await Promise.all(this.#tasks)
     this.#launcher.close()
   }
@@ -213,7 +208,7 @@ export class LocalExecutor implements Executor {
 
   async #runControlled(spec: CommandSpec, run: Run, control: RunControl): Promise<void> {
     const log = this.#log.child({ command_id: spec.commandId, account_id: spec.accountId, attempt: run.attempt })
-    const release = await this.#slots.acquire()
+    const release = await this.#controls.turn()
     if (!release) return
     let cap: CpuCap | null = null
     try {
@@ -225,10 +220,10 @@ export class LocalExecutor implements Executor {
       }
       const launched = await this.#launcher.launch(spec, run, log)
       cap = launched.cap
-      const runner = this.#started(run, control, launched.runner)
+      this.#controls.started(control, launched.runner)
       const limits = runnerLimits(spec, run.workDir, this.options)
-      const ended = await superviseRunner(runner, limits)
-      this.#active.delete(run.key)
+      const ended = await superviseRunner(launched.runner, limits)
+      this.#controls.exited(control)
       // The runner is gone: the next command may start while this one's bookkeeping is written.
       release()
       // Killed by stop(): the next start's recovery decides, so the run stays running on the record.
@@ -244,15 +239,6 @@ export class LocalExecutor implements Executor {
       release()
       await this.#launcher.end(run, cap, this.#stopping)
     }
-  }
-
-  /** Records a started runner where a cancel and stop() find it. */
-  #started(run: Run, control: RunControl, runner: RunnerProcess): RunnerProcess {
-    this.#active.set(run.key, runner)
-    control.runner = runner
-    // Cancelled while its work dir was being prepared: stopped before it gets far.
-    if (control.cancelled) runner.kill('SIGKILL')
-    return runner
   }
 
   /** Publishes FAILED on the runner's behalf when it could not report its outcome itself. */

@@ -1,6 +1,7 @@
 /**
  * A finished command's outputs as `files` records (service_store_type
- * OUTPUT), so GET /files/:id and the deletes work on them.
+ * OUTPUT), so GET /files/:id and the deletes work on them, and what they add
+ * to the account's storage quota.
  */
 import { createHash } from 'node:crypto'
 import type { S3Client } from '@aws-sdk/client-s3'
@@ -11,8 +12,9 @@ import type { OutputFileMeta } from '../commands/schemas.js'
 import { publicUrlFor } from '../storage-destinations/destination-spec.js'
 import { fileMembers, NO_MEDIA_FACTS, type FileDocument, type MemberRecord } from './file-document.js'
 import { mapLimited } from './map-limited.js'
-import { presignGet, type PresignedGets } from './presigned-gets.js'
+import { presignGet, type PresignedGets } from './managed-urls.js'
 import { expiryFields, expiryOf } from './retention.js'
+import type { StorageHold } from './storage-quota.js'
 
 /**
  * An output's storage_url: presigned for a managed output; for one in the
@@ -60,6 +62,37 @@ export async function outputMembers(signer: PresignedGets, command: CommandDocum
  */
 export function outputFileId(commandId: string, alias: string): string {
   return `file_${createHash('sha256').update(`${commandId}:${alias}`).digest('hex').slice(0, 32)}`
+}
+
+const BYTES_PER_MB = 1024 * 1024
+
+/**
+ * An output's bytes: the sum of a multi-file output's members, else the
+ * single file's size_mbytes (MiB to six decimals, so within a byte of the
+ * runner's count; the hold records the figure it counted and frees the same).
+ */
+function outputBytes(result: OutputFileResult): number {
+  if (result.files) return result.files.reduce((sum, member) => sum + member.size_bytes, 0)
+  return Math.round((result.size_mbytes ?? 0) * BYTES_PER_MB)
+}
+
+/**
+ * What the outputs add to the account's storage quota: one hold per managed
+ * output, under the file id its record will get, so a replayed SUCCESS
+ * reserves nothing twice and deleting one output frees its own bytes.
+ * Outputs in a customer's bucket are never counted.
+ */
+export function outputHolds(commandId: string, results: Record<string, OutputFileResult>): StorageHold[] {
+  return Object.entries(results)
+    .filter(([, result]) => result.storage_location === 'INTERNAL')
+    .map(([alias, result]) => ({ id: outputFileId(commandId, alias), bytes: outputBytes(result) }))
+}
+
+/** Every object of the managed outputs: a single file's key, each member of a multi-file output. */
+export function outputObjectKeys(results: Record<string, OutputFileResult>): string[] {
+  return Object.values(results)
+    .filter((result) => result.storage_location === 'INTERNAL')
+    .flatMap((result) => (result.files ? result.files.map((member) => member.object_key) : [result.object_key]))
 }
 
 /** What a multi-file output's record adds: its members and, when managed, the keys of its playback copies (api/files/playback.ts). */

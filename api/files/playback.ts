@@ -16,7 +16,7 @@ import type { MemberRecord } from './file-document.js'
 import { mapLimited } from './map-limited.js'
 import { rewriteDash } from './dash-rewrite.js'
 import { playlistKind, rewriteHls, type MemberUrl, type PlaylistKind } from './playlist-rewrite.js'
-import type { PresignedGets } from './presigned-gets.js'
+import type { PresignedGets } from './managed-urls.js'
 
 /** A playlist larger than this is left as it is (its storage_url then does not play): no FFmpeg playlist of an output under the file-count caps comes near. */
 export const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024

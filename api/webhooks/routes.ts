@@ -7,7 +7,7 @@ import {
   PutWebhookConfigResponse,
   WebhookConfigResponse,
 } from './schemas.js'
-import { validateWebhookUrl } from './webhook-url.js'
+import { validateWebhookUrl } from '../commands/validation.js'
 
 const tags = ['webhook configuration']
 const errors = { 401: ErrorResponse, 429: ErrorResponse }

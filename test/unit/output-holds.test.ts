@@ -1,7 +1,6 @@
 import t from 'tap'
 import type { OutputFileResult } from '../../contracts/status-events.js'
-import { outputFileId } from '../../api/files/output-files.js'
-import { outputHolds, outputObjectKeys } from '../../api/files/output-holds.js'
+import { outputFileId, outputHolds, outputObjectKeys } from '../../api/files/output-files.js'
 import { refusedForQuota } from '../../api/projector/projection.js'
 
 const NO_MEDIA = {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { PresignedGets } from '../../api/files/presigned-gets.js'
+import { PresignedGets } from '../../api/files/managed-urls.js'
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' }
 const clients: [string, S3Client][] = [
