@@ -10,10 +10,12 @@
  * round (the order flips every round) so the machine's load hits both.
  * Each ffkube variant also reports the store operations its submits and GETs
  * send (counted by the driver's command monitoring in the server process).
- * GET is measured twice: of a command just accepted (QUEUED, what a client
- * polls while it waits: read from the store every time) and of one of the
- * account's finished commands (the seeded SUCCESS records: a replica answers
- * those from its cache, api/commands/finished-command-cache.ts).
+ * GET is measured three times: of a command just accepted (QUEUED, what a
+ * client polls while it waits: read from the store every time), of 64 such
+ * commands in turn (many clients, each polling its own: the reads a replica
+ * groups are of distinct records, api/commands/poll-reads.ts), and of one of
+ * the account's finished commands (the seeded SUCCESS records: a replica
+ * answers those from its cache, api/commands/finished-command-cache.ts).
  * BENCH_SERVER_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=DIR' profiles the servers.
  *
  * Starts its own FerretDB and NATS (rate-limit counters) on loopback
@@ -62,6 +64,9 @@ const BODY = JSON.stringify({
  * share. ffkube-dispatcher: plus the in-process dispatcher with a no-op executor.
  */
 type Variant = 'bare' | 'ffkube' | 'ffkube-nolimit' | 'ffkube-dispatcher'
+
+/** Waiting commands polled in turn by the GET phase of many clients. */
+const WAITING_COMMANDS = 64
 
 /** Command records stored before a variant is measured. */
 const SEED_BATCH = 1000
@@ -272,9 +277,10 @@ async function measure(tree: Tree, variant: Variant, stored: number, mongoUrl: s
     const submitAtRate = await atRate(submit)
     const { cost: submitCost, operations: submitOperations } = await saturated(submit)
     const submitMax = submitCost.phase
-    /** GET of one command: at the fixed rate, then saturated (its CPU and store operations per request). */
-    const gets = async (commandId: string) => {
-      const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandId}`)
+    /** GETs of these commands in turn: at the fixed rate, then saturated (CPU and store operations per request). */
+    const gets = async (...commandIds: string[]) => {
+      let turn = 0
+      const poll = () => send(ready.port, ready.apiKey, 'GET', `/api/v1/commands/${commandIds[turn++ % commandIds.length]!}`)
       await saturate(8, 1, poll)
       const getAtRate = await atRate(poll)
       const { cost: getCost, operations: getOperations } = await saturated(poll)
@@ -284,10 +290,14 @@ async function measure(tree: Tree, variant: Variant, stored: number, mongoUrl: s
     const { body } = await submit()
     const commandId = (JSON.parse(body) as { command_id: string }).command_id
     const waiting = await gets(commandId)
+    // Many clients each polling their own command: the GETs read distinct records.
+    const manyIds: string[] = []
+    for (let i = 0; i < WAITING_COMMANDS; i++) manyIds.push((JSON.parse((await submit()).body) as { command_id: string }).command_id)
+    const many = await gets(...manyIds)
     const finishedId = variant === 'bare' ? commandId : await finishedCommandOf(ready)
     const finished = finishedId ? await gets(finishedId) : null
     const floor = variant === 'bare' ? { stored: NaN, findMs: NaN, insertMs: NaN } : await databaseFloor(mongoUrl, databaseName(variant, stored), commandId)
-    return { submitAtRate, submitMax, submitCost, submitOperations, ...waiting, finished, ...floor }
+    return { submitAtRate, submitMax, submitCost, submitOperations, ...waiting, many, finished, ...floor }
   } finally {
     const exited = child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : Promise.resolve()
     child.kill('SIGTERM')
@@ -368,6 +378,12 @@ async function main(): Promise<void> {
       ['submit CPU ms per request at saturation: NATS', (r) => r.submitCost.nats],
       ['store operations per submit at saturation', (r) => r.submitOperations],
       ['store operations per GET of a waiting command at saturation', (r) => r.getOperations],
+      [`GET of ${WAITING_COMMANDS} waiting commands in turn p50 ms @${options.rate} rps`, (r) => r.many.getAtRate.p50],
+      [`GET of ${WAITING_COMMANDS} waiting commands in turn p99 ms @${options.rate} rps`, (r) => r.many.getAtRate.p99],
+      [`GET of ${WAITING_COMMANDS} waiting commands in turn max rps (${options.concurrency} clients)`, (r) => r.many.getMax.rps],
+      [`GET of ${WAITING_COMMANDS} waiting commands in turn CPU ms per request at saturation: service`, (r) => r.many.getCost.service],
+      [`GET of ${WAITING_COMMANDS} waiting commands in turn CPU ms per request at saturation: store`, (r) => r.many.getCost.store],
+      [`store operations per GET of ${WAITING_COMMANDS} waiting commands in turn at saturation`, (r) => r.many.getOperations],
       [`GET of a finished command p50 ms @${options.rate} rps`, (r) => r.finished?.getAtRate.p50 ?? NaN],
       [`GET of a finished command p99 ms @${options.rate} rps`, (r) => r.finished?.getAtRate.p99 ?? NaN],
       [`GET of a finished command max rps (${options.concurrency} clients)`, (r) => r.finished?.getMax.rps ?? NaN],

@@ -6,21 +6,19 @@ import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { DueCommands } from '../dispatcher/due-commands.js'
 import { WorkList, type Claim } from '../work-list.js'
 import type { FileMember } from '../files/schemas.js'
-import { CANCEL_FIELDS, DISPATCH_FIELDS, POLL_FIELDS, toPollResponse, type CommandDocument, type PollFields } from './command-document.js'
+import { CANCEL_FIELDS, DISPATCH_FIELDS, toPollResponse, type CommandDocument } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
 import { AcceptedCommandsWriter } from './accepted-commands-writer.js'
 import type { CommandUsageRow } from '../usage/usage-report.js'
 import type { AccountChanges } from '../accounts/account-changes.js'
 import type { Clock } from '../clock.js'
 import { FinishedCommandCache } from './finished-command-cache.js'
+import { PollReads } from './poll-reads.js'
 import type { CommandReadRecorder } from '../metrics/service-metrics.js'
 import type { CommandPollResponse } from './schemas.js'
 
 /** Read and written here alone: every other part asks this repository. */
 const COMMANDS_COLLECTION = 'commands'
-
-/** A read for GET: the fields it shows. */
-const POLL_PROJECTION = Object.fromEntries(POLL_FIELDS.map((field) => [field, 1]))
 
 /**
  * Commands in MongoDB: the only code that reads or writes the `commands`
@@ -43,6 +41,7 @@ export class CommandRepository {
   readonly #accepted: AcceptedCommandsWriter
   readonly #changes: AccountChanges | undefined
   readonly #finished: FinishedCommandCache
+  readonly #pollReads: PollReads
 
   /**
    * `changes`: the account-change feed, on which this repository announces a
@@ -59,6 +58,7 @@ export class CommandRepository {
     this.#accepted = new AcceptedCommandsWriter(this.#commands, this.schedule)
     this.#changes = options.changes
     this.#finished = new FinishedCommandCache({ now: options.now, metrics: options.metrics })
+    this.#pollReads = new PollReads(this.#commands)
     options.changes?.listen(this.#finished)
   }
 
@@ -143,11 +143,12 @@ export class CommandRepository {
   /**
    * The command as GET /commands/:id shows it, if it is the account's: a
    * finished one from this process's cache when it holds it, anything else
-   * read from the store (finished-command-cache.ts).
+   * read from the store (finished-command-cache.ts), together with the other
+   * GETs that arrive while a read is at the store (poll-reads.ts).
    */
   async findPollResponse(accountId: string, commandId: string): Promise<CommandPollResponse | null> {
     return this.#finished.read(accountId, commandId, async () => {
-      const doc = await this.#commands.findOne<PollFields>({ _id: commandId, account_id: accountId }, { projection: POLL_PROJECTION })
+      const doc = await this.#pollReads.read(accountId, commandId)
       return doc && toPollResponse(doc)
     })
   }

@@ -102,10 +102,11 @@ export class StorageQuota {
    * hand-off (CommandSpec.storageRoomBytes): the room its account has left,
    * 0 when at or over the quota; null when no quota applies (an unlimited
    * plan, or outputs bound for a storage destination, which are not counted).
+   * `plan`: when the caller knows it (the dispatcher's cached plan), as quotaOf.
    */
-  async roomFor(command: { account_id: string; storage_destination_id: string | null }): Promise<number | null> {
+  async roomFor(command: { account_id: string; storage_destination_id: string | null }, plan?: Plan): Promise<number | null> {
     if (command.storage_destination_id !== null) return null
-    const { storedBytes, quotaBytes } = await this.standing(command.account_id)
+    const { storedBytes, quotaBytes } = await this.standing(command.account_id, plan)
     return quotaBytes === null ? null : Math.max(0, quotaBytes - storedBytes)
   }
 

@@ -121,14 +121,16 @@ export function workerRole({ config, connections, repositories, secretBox, logge
   const local = executor instanceof LocalExecutor ? executor : null
   const accounts = new AccountRepository(connections.db, secretBox)
   const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
+  const plans = cachedPlans(planOf)
   const dispatcher = new Dispatcher({
     commands,
     executor,
     logger,
     metrics,
     concurrencyLimits: config.concurrencyLimits,
-    accountPlan: cachedPlans(planOf),
-    storageRoom: (command) => repositories.files.quota.roomFor(command),
+    accountPlan: plans,
+    // The plan the concurrency limit used: a hand-off reads the account's plan at most once per PLAN_CACHE_MS, not once per command.
+    storageRoom: async (command) => repositories.files.quota.roomFor(command, (await plans(command.account_id)) ?? undefined),
   })
   metrics?.readQueueDepthFrom(() => queueDepthByPlan(commands, planOf))
   // A command that ended frees its account's slot: the dispatcher may serve the account again now.
