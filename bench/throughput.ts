@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { CoreV1Api, type V1Node } from '@kubernetes/client-node'
+import { CoreV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node'
 import { LABEL_COMMAND_ID } from '../contracts/media-command.js'
 import { startInputServer } from '../test/cluster/host-servers.js'
 import { NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE, type Release } from '../test/cluster/release.js'
@@ -65,30 +65,62 @@ interface Burst {
   load: [number, number]
   /** Submits sent again after a failed connection. */
   retries: number
-  /** CPU ms over the burst: `pods` (every pod of the node), then this bench's process tree by group. */
+  /** CPU ms over the burst: `runner pods` (the pods that come and go), the lasting pods by name, then this bench's process tree by group. */
   cpu: CpuByGroup
 }
 
-/** CPU ms every pod on the node has used: the kubelet's cgroup (cgroupfs driver, cgroup v1) counts its children's. */
-function podsCpuMs(): number {
-  try {
-    return Number(readFileSync('/sys/fs/cgroup/cpuacct/kubepods/cpuacct.usage', 'utf8')) / 1e6
-  } catch {
-    return NaN
+const KUBEPODS = '/sys/fs/cgroup/cpuacct/kubepods'
+
+/** CPU ms a pod's cgroup (or with no uid, every pod on the node: the kubelet's cgroup counts its children's) has used. */
+function podsCpuMs(uid?: string): number {
+  // cgroupfs driver, cgroup v1: a pod's group is under its QoS class's, a Guaranteed pod's directly under kubepods.
+  for (const dir of uid === undefined ? [KUBEPODS] : [`${KUBEPODS}/pod${uid}`, `${KUBEPODS}/burstable/pod${uid}`, `${KUBEPODS}/besteffort/pod${uid}`]) {
+    try {
+      return Number(readFileSync(`${dir}/cpuacct.usage`, 'utf8')) / 1e6
+    } catch {
+      // Not this QoS class.
+    }
   }
+  return NaN
 }
 
 /**
- * What the node and its host side spend while `burst` runs: the pods (runners, the release's
- * pods, bare pods) and the processes under this bench (the kube components, containerd, the
- * MongoDB-wire server, NATS, S3, the bench itself), which the other sessions on the host are not.
+ * The pods that outlive a burst (the release's API, worker, operators, deliverer, and
+ * kube-system's), by uid, each with the name of its Deployment: the pod's name without the
+ * ReplicaSet's and the pod's suffixes.
  */
-async function withCpu(burst: () => Promise<Omit<Burst, 'cpu'>>): Promise<Burst> {
+async function lastingPods(release: Release): Promise<Map<string, string>> {
+  const pods = new Map<string, string>()
+  for (const namespace of [NAMESPACE, 'kube-system']) {
+    const list = await release.kubectlJson<{ items: V1Pod[] }>(['-n', namespace, 'get', 'pods'])
+    for (const pod of list.items) pods.set(pod.metadata!.uid!, `pod ${pod.metadata!.name!.replace(/(-[a-z0-9]{6,10})?-[a-z0-9]{5}$/, '')}`)
+  }
+  return pods
+}
+
+/**
+ * What the node and its host side spend while `burst` runs: the pods, split into the release's
+ * lasting pods by name and the rest (`runner pods`: ffkube's runners, or the bare pods), and the
+ * processes under this bench (the kube components, containerd, the MongoDB-wire server, NATS, S3,
+ * the bench itself), which the other sessions on the host are not.
+ */
+async function withCpu(release: Release, burst: () => Promise<Omit<Burst, 'cpu'>>): Promise<Burst> {
+  const lasting = await lastingPods(release)
+  const before = new Map([...lasting.keys()].map((uid) => [uid, podsCpuMs(uid)]))
   const pods = podsCpuMs()
   const tree = watchCpu(process.pid, 2000)
   const result = await burst()
   const cpu = await tree.stop()
-  return { ...result, cpu: { pods: podsCpuMs() - pods, ...cpu } }
+  const byPod: CpuByGroup = {}
+  let lastingTotal = 0
+  for (const [uid, name] of lasting) {
+    const used = podsCpuMs(uid) - before.get(uid)!
+    // A pod replaced during the burst (NaN) stays in `runner pods`: its share cannot be told apart.
+    if (Number.isNaN(used)) continue
+    byPod[name] = (byPod[name] ?? 0) + used
+    lastingTotal += used
+  }
+  return { ...result, cpu: { 'runner pods': podsCpuMs() - pods - lastingTotal, ...byPod, ...cpu } }
 }
 
 /** Sends `count` submits, ten at a time, as a client's burst. */
@@ -254,7 +286,7 @@ function printBursts(bursts: Burst[]): void {
     return values.reduce((a, v) => a + v, 0) / values.length
   }
   console.log('')
-  console.log('CPU per command over each burst, s (pods: every pod on the node; the rest: processes this bench started)')
+  console.log('CPU per command over each burst, s (runner pods: the pods that came and went, runners or bare pods; pod …: the lasting pods by Deployment; the rest: processes this bench started)')
   const groups = [...new Set(bursts.flatMap((b) => Object.keys(b.cpu)))]
   for (const [i, b] of bursts.entries()) {
     const total = Object.values(b.cpu).reduce((a, v) => a + v, 0)
@@ -291,7 +323,7 @@ async function main(): Promise<void> {
   for (const [i, variant] of order.entries()) {
     console.error(`throughput: burst ${i + 1}/${order.length}: ${COMMANDS} × ${variant} (load ${loadavg()[0]!.toFixed(1)})`)
     try {
-      bursts.push(await withCpu(() => (variant === 'ffkube' ? ffkubeBurst(release, inputUrl) : bareBurst(release, inputUrl, `b${i}`))))
+      bursts.push(await withCpu(release, () => (variant === 'ffkube' ? ffkubeBurst(release, inputUrl) : bareBurst(release, inputUrl, `b${i}`))))
     } catch (err) {
       console.error(`throughput: the release's pods when burst ${i + 1} failed:\n${await release.kubectl(['get', 'pods', '-A', '-o', 'wide']).catch(String)}`)
       console.error(`throughput: the release's events:\n${await release.kubectl(['-n', NAMESPACE, 'get', 'events']).catch(String)}`)
