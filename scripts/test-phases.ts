@@ -8,9 +8,14 @@
 // right run without a list to keep; should one land early anyway, the harness
 // waits for its lane (test/harness/background-lanes.ts).
 //
-//   node dist/scripts/test-phases.js early|late   # that run's test files, one a line
-import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, posix, relative, resolve } from 'node:path'
+// tap runs each file as tsc compiled it (dist/test/…/x.test.js, its source map
+// beside it): no TypeScript compiler loads in each test's Node. So both lists,
+// and the files a user names, come out as those compiled twins.
+//
+//   node dist/scripts/test-phases.js early|late      # that run's compiled test files, one a line
+//   node dist/scripts/test-phases.js compiled ARG…   # tap's arguments, test files and folders compiled
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, isAbsolute, join, posix, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The harness modules that start what the background lanes build (repository-relative). */
@@ -93,14 +98,42 @@ export function testPhases(root: string): { early: string[]; late: string[] } {
   return { early: files.filter((file) => !late.has(file)), late: files.filter((file) => late.has(file)) }
 }
 
+/** The file tsc compiles a test file into (`test/a/b.test.ts` → `dist/test/a/b.test.js`). */
+export function compiledTestFile(file: string): string {
+  return `dist/${file.replace(/\.ts$/, '.js')}`
+}
+
+/**
+ * tap's arguments with each test file or folder of the checkout named as
+ * `npm test -- …` users name them, from the checkout's root (`test/x.test.ts`,
+ * `./test/unit/`), replaced by the compiled test files; anything else (tap's
+ * options, a `.js` file) as given. `isFolder` tells a folder from a file.
+ */
+export function compiledTapArguments(args: readonly string[], testFiles: readonly string[], isFolder: (path: string) => boolean): string[] {
+  return args.flatMap((arg) => {
+    const path = posix.normalize(arg).replace(/\/$/, '')
+    if (path.startsWith('test/') && path.endsWith('.test.ts')) return [compiledTestFile(path)]
+    if ((path === 'test' || path.startsWith('test/')) && isFolder(path)) return testFiles.filter((file) => file.startsWith(`${path}/`)).map(compiledTestFile)
+    return [arg]
+  })
+}
+
 const invokedAsScript = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
 if (invokedAsScript) {
-  const phase = process.argv[2]
-  if (phase !== 'early' && phase !== 'late') {
-    process.stderr.write('usage: node dist/scripts/test-phases.js early|late\n')
+  const [command, ...args] = process.argv.slice(2)
+  // Run from dist/scripts/: the checkout is two levels up.
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+  const phases = testPhases(root)
+  let listed: string[]
+  if (command === 'early' || command === 'late') listed = phases[command].map(compiledTestFile)
+  else if (command === 'compiled') {
+    const isFolder = (path: string) => statSync(join(root, path), { throwIfNoEntry: false })?.isDirectory() === true
+    // A path inside the checkout may also be named whole.
+    const fromRoot = args.map((arg) => (isAbsolute(arg) && !relative(root, arg).startsWith('..') ? relative(root, arg) : arg))
+    listed = compiledTapArguments(fromRoot, [...phases.early, ...phases.late].sort(), isFolder)
+  } else {
+    process.stderr.write('usage: node dist/scripts/test-phases.js early|late|compiled [ARG…]\n')
     process.exit(2)
   }
-  // Run from dist/scripts/: the checkout is two levels up.
-  const phases = testPhases(resolve(dirname(fileURLToPath(import.meta.url)), '../..'))
-  process.stdout.write(phases[phase].map((file) => `${file}\n`).join(''))
+  process.stdout.write(listed.map((line) => `${line}\n`).join(''))
 }

@@ -3,6 +3,10 @@
 # lint, then run every test with tap. Extra arguments go to tap (e.g. a file):
 # then everything is provisioned first and tap runs once, as asked.
 #
+# tap runs the test files as tsc compiled them (test/x.test.ts as
+# dist/test/x.test.js, its source map beside it, so a failure still names the
+# .ts line): each file's Node then loads no TypeScript compiler.
+#
 # Without arguments, tap runs twice. Provisioning runs in the background; once
 # its `local-parts` lane is done (FFmpeg, the servers of `npm start`, Python's
 # tools, Debian's packages), the test files that need none of its background
@@ -44,13 +48,26 @@ trap stop_provisioning EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# What every tap run of compiled files is given. tap 21's TypeScript plugin loads ts-node into
+# every test's Node, .js file or not (2-6 CPU s a file: docs/benchmarks/cold-provisioning.md), unless
+# `type-strip-only` is set; set here only, so that `npx tap test/x.test.ts` still runs a
+# source file through ts-node. Removing the plugin instead (`plugin: ["!@tapjs/typescript"]`)
+# would make tap rebuild its own test class inside node_modules.
+TAP_COMPILED=(--type-strip-only)
+# tap's default `jobs` is the CPUs less one: on two cores every file ran alone while the cores
+# were ~58 % busy (a full run of 2026-11-28). Two at a time there; tap's default elsewhere. The
+# cluster files still run alone: they take a host-wide lock (one node per host), and a file
+# waiting for it would spend its tap timeout waiting.
+if (($(nproc) <= 2)); then TAP_COMPILED+=(--jobs=2); fi
+TAP_COMPILED+=(--serial=dist/test/cluster)
+
 # run_tap ARGS... — one tap run, its output also kept for the summary; its status in tap_status.
 tap_status=0
 run_tap() {
   local status=0
   # tap's status, not tee's: when a slow reader fills the pipe, tee can fail to write to the
   # output the tests' Node processes share (and set non-blocking) although every test passed.
-  npx --no-install tap "$@" | tee -a "$tap_log" || status=${PIPESTATUS[0]}
+  npx --no-install tap "${TAP_COMPILED[@]}" "$@" | tee -a "$tap_log" || status=${PIPESTATUS[0]}
   ((status == 0)) || tap_status=$status
 }
 
@@ -80,8 +97,12 @@ await_provisioning() {
 if (($# > 0)); then
   bash scripts/provision.sh test
   build_and_lint
+  # The test files and folders named, as their compiled files; through a variable, so that a
+  # failure fails here (set -e).
+  listed="$(node dist/scripts/test-phases.js compiled "$@")"
+  mapfile -t compiled <<<"$listed"
   log "tests (tap)"
-  run_tap "$@"
+  run_tap "${compiled[@]}"
 else
   FFKUBE_LANE_MARKERS="$markers" bash scripts/provision.sh test &
   provisioning=$!

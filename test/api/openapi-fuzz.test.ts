@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
-import { join } from 'node:path'
 import t from 'tap'
 import { toolPath } from '../../api/local/tools.js'
 import { startApi } from '../harness/api.js'
+import { checkoutPath } from '../harness/checkout.js'
 import { scratchDir } from '../harness/scratch.js'
 
 /**
@@ -34,7 +34,7 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
   const { api_key } = await api.createAccount('business')
   const address = await api.app.listen({ host: '127.0.0.1', port: 0 })
   const scratch = await scratchDir(t, 'ffkube-fuzz-')
-  const config = join(import.meta.dirname, 'openapi-fuzz', 'schemathesis.toml')
+  const config = checkoutPath('test', 'api', 'openapi-fuzz', 'schemathesis.toml')
   const { code, output } = await run(
     toolPath('schemathesis'),
     [
@@ -67,7 +67,7 @@ t.test('the served OpenAPI document holds under Schemathesis with every check on
         PYTHONDONTWRITEBYTECODE: '1',
         // Fits generated command strings to the generated maps (a rule across fields), and narrows use_after_free: see the file.
         SCHEMATHESIS_HOOKS: 'fuzz_hooks',
-        PYTHONPATH: join(import.meta.dirname, 'openapi-fuzz'),
+        PYTHONPATH: checkoutPath('test', 'api', 'openapi-fuzz'),
       },
     },
   )

@@ -8,9 +8,10 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { checkoutPath } from '../harness/checkout.js'
 
 const run = promisify(execFile)
-const SCRIPT = join(import.meta.dirname, '../../scripts/ffmpeg/build-ffmpeg.sh')
+const SCRIPT = checkoutPath('scripts', 'ffmpeg', 'build-ffmpeg.sh')
 
 async function keyOf(path: string): Promise<string> {
   return (await run('bash', [path, '--key'])).stdout.trim()

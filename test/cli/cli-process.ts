@@ -5,10 +5,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { CHECKOUT } from '../harness/checkout.js'
 
-export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+export const REPO = CHECKOUT
 export const CLI = join(REPO, 'cli/ffkube.mjs')
 
 export interface CliRun {

@@ -3,6 +3,7 @@ import t from 'tap'
 import { ApiError, commandEvents, createFfkubeClient, expectData } from '../../client/index.js'
 import { CLIENT_TYPES_PATH, generateClientTypes } from '../../scripts/client-types.js'
 import { startApi } from '../harness/api.js'
+import { checkoutPath } from '../harness/checkout.js'
 
 t.test('typed client', async (t) => {
   const api = await startApi(t)
@@ -13,7 +14,7 @@ t.test('typed client', async (t) => {
     const served = await fetch(`${baseUrl}/openapi.json`)
     t.equal(served.status, 200)
     const generated = await generateClientTypes((await served.json()) as Parameters<typeof generateClientTypes>[0])
-    const committed = await readFile(new URL(`../../${CLIENT_TYPES_PATH}`, import.meta.url), 'utf8')
+    const committed = await readFile(checkoutPath(CLIENT_TYPES_PATH), 'utf8')
     // t.equal would print a 4000-line diff; the first differing line says enough.
     const firstDifference = generated.split('\n').findIndex((line, i) => line !== committed.split('\n')[i])
     t.ok(

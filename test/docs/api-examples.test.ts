@@ -10,14 +10,13 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Client, serviceEnvironment, startService } from '../e2e/service.js'
+import { CHECKOUT } from '../harness/checkout.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 import { codeBlocks } from './markdown.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const API_DOCS = join(root, 'docs', 'api')
+const API_DOCS = join(CHECKOUT, 'docs', 'api')
 
 /**
  * The commands of a shell block: a line ending in `\` or `|`, or one that

@@ -6,14 +6,12 @@
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { CHECKOUT } from '../harness/checkout.js'
 import { anchors, links } from './markdown.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
 
 /** The Markdown files under `dir`, relative to the repository root. */
 function markdownUnder(dir: string): string[] {
-  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+  return readdirSync(join(CHECKOUT, dir), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.md'))
     .map((name) => join(dir, name))
     .sort()
@@ -64,7 +62,7 @@ function reachable(start: string, read: (path: string) => string | undefined): S
 
 /** Reads a repository file or folder: a folder reads as '' so links to folders resolve. */
 function readRepo(path: string): string | undefined {
-  const full = join(root, path)
+  const full = join(CHECKOUT, path)
   if (!existsSync(full)) return undefined
   return statSync(full).isDirectory() ? '' : readFileSync(full, 'utf8')
 }

@@ -5,17 +5,15 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import { codeBlocks, section } from './markdown.js'
+import { CHECKOUT } from '../harness/checkout.js'
 import { eventually } from '../harness/eventually.js'
 import { processesMentioning } from '../harness/processes.js'
 import { scratchDir } from '../harness/scratch.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-
 /** What the README shows: `npm start`, the two lines it prints, and the block to run after it. */
 async function quickstart(): Promise<{ start: string; printed: string[]; script: string }> {
-  const readme = await readFile(`${root}/README.md`, 'utf8')
+  const readme = await readFile(`${CHECKOUT}/README.md`, 'utf8')
   const blocks = codeBlocks(section(readme, 'Quickstart'))
   const [start, printed, script] = blocks
   if (blocks.length !== 3 || start?.lang !== 'sh' || printed?.lang !== 'text' || script?.lang !== 'sh') {
@@ -47,7 +45,7 @@ t.test('the README quickstart shows npm start, what it prints, and calls that en
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', FFKUBE_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }
   for (const name of ['MONGODB_URL', 'NATS_URL', 'S3_ENDPOINT', 'EXECUTOR', 'ALLOW_PRIVATE_NETWORKS']) delete env[name]
   const [command, ...args] = start.split(' ')
-  const service = spawn(command!, args, { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const service = spawn(command!, args, { cwd: CHECKOUT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let running = true
   const exited = new Promise<void>((resolve) => service.once('exit', () => resolve(void (running = false))))
   const streamsClosed = new Promise<void>((resolve) => service.once('close', () => resolve()))
@@ -90,7 +88,7 @@ t.test('the README quickstart shows npm start, what it prints, and calls that en
   )
 
   // npm start runs the service on the Node the images use, whatever Node ran npm (scripts/lib/node-runtime.sh).
-  const pinned = /^FFKUBE_NODE_VERSION=(\S+)$/m.exec(await readFile(`${root}/scripts/lib/node-runtime.sh`, 'utf8'))?.[1]
+  const pinned = /^FFKUBE_NODE_VERSION=(\S+)$/m.exec(await readFile(`${CHECKOUT}/scripts/lib/node-runtime.sh`, 'utf8'))?.[1]
   const metrics = await (await fetch(`${url}/metrics`)).text()
   t.match(metrics, new RegExp(`ffkube_nodejs_version_info\\{version="v${pinned?.replaceAll('.', '\\.')}"`), `the service runs on Node ${pinned}`)
 

@@ -4,6 +4,7 @@ import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
 import type { MediaCommand } from '../../contracts/media-command.js'
 import { LeaderElector } from '../../operator/leader-election.js'
 import { Informer, type ListResult } from '../../operator/watch.js'
+import { programArgv } from '../harness/checkout.js'
 import { startKube } from '../harness/kube.js'
 import { commandSpec } from './fixtures.js'
 import { cr, getMediaCommand, installCrd, newNamespace, settings, startOperator, testLogger } from './kube-setup.js'
@@ -207,8 +208,7 @@ t.test('operator/main.ts runs from its environment, serves /metrics, and on SIGT
   const agent = new NodeAgent(kc, ns, 'complete')
   await agent.start()
   t.teardown(() => agent.stop())
-  // process.execArgv carries tap's TypeScript loader, so the child runs main.ts as this test runs.
-  const child = spawn(process.execPath, [...process.execArgv, 'operator/main.ts'], {
+  const child = spawn(process.execPath, programArgv('operator/main.ts'), {
     env: {
       PATH: process.env.PATH, KUBECONFIG: kube.kubeconfigPath, WATCH_NAMESPACE: ns, POD_NAME: 'operator-main',
       METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', LOG_LEVEL: 'info', LEASE_DURATION_SECONDS: '3', LEASE_RENEW_DEADLINE_SECONDS: '2', LEASE_RETRY_PERIOD_SECONDS: '1',

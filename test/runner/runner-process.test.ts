@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
 import type { StatusEvent } from '../../contracts/status-events.js'
+import { checkoutPath } from '../harness/checkout.js'
 import { scratchDir } from '../harness/scratch.js'
 import { specOf } from './harness.js'
 
 // npm test builds with tsc before tap runs; this test exercises the built entrypoint as the executor will.
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'runner-image', 'runner', 'main.js')
+const MAIN = checkoutPath('dist', 'runner-image', 'runner', 'main.js')
 
 function runProcess(args: string[], stdin: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

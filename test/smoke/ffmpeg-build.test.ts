@@ -16,6 +16,7 @@ import { ALLOWED_DEMUXERS, ALLOWED_MUXERS } from '../../contracts/ffmpeg-formats
 import { DASH_DEMUXERS, HLS_DEMUXERS } from '../../contracts/ffmpeg-inputs.js'
 import { INPUT_HARDENING } from '../../contracts/ffmpeg-policy.js'
 import { REVIEWED_PROTOCOLS } from '../../contracts/ffmpeg-protocols.js'
+import { checkoutPath } from '../harness/checkout.js'
 import { makeClip } from '../harness/media.js'
 import { scratchDir } from '../harness/scratch.js'
 
@@ -50,7 +51,7 @@ const CODEC_LINE = /^ [A-Z.][F.][S.][X.][B.][D.] (\S+) /gm
 const FORMAT_LINE = /^ [D ][E ][d ] (\S+) /gm
 
 t.test('ffmpeg and ffprobe are the version scripts/ffmpeg/build-ffmpeg.sh pins, not a system build', async (t) => {
-  const script = await readFile(join(import.meta.dirname, '../../scripts/ffmpeg/build-ffmpeg.sh'), 'utf8')
+  const script = await readFile(checkoutPath('scripts', 'ffmpeg', 'build-ffmpeg.sh'), 'utf8')
   const pinned = /^FFMPEG_VERSION=(\S+)$/m.exec(script)?.[1]
   t.ok(pinned, 'the script pins a version')
   for (const program of [ffmpeg, ffprobe]) {

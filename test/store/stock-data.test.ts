@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { startLocalMongo } from '../../api/local/embedded-mongo.js'
+import { checkoutPath } from '../harness/checkout.js'
 import { scratchDir } from '../harness/scratch.js'
 import { queryPlan, usesIndex } from './query-plans.js'
 
@@ -14,7 +15,7 @@ import { queryPlan, usesIndex } from './query-plans.js'
 
 t.test('a data directory written by the stock build opens and is used as it is', { skip: process.env.MONGODB_URL ? 'about the embedded FerretDB; MONGODB_URL points elsewhere' : false }, async (t) => {
   const dir = await scratchDir(t, 'ffkube-stock-data-')
-  await cp(join(import.meta.dirname, 'fixtures', 'stock-ferretdb-1.24.2'), join(dir, 'sqlite'), { recursive: true })
+  await cp(checkoutPath('test', 'store', 'fixtures', 'stock-ferretdb-1.24.2'), join(dir, 'sqlite'), { recursive: true })
   const ferret = await startLocalMongo(dir)
   t.teardown(() => ferret.server.stop())
   const client = await MongoClient.connect(ferret.url)

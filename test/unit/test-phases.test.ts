@@ -3,9 +3,10 @@
  * starts while the background lanes still build and the run after them: a table
  * of small import graphs, then the split of this repository's own tests.
  */
+import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import t from 'tap'
-import { filesNeedingBackgroundLanes, relativeImports, testPhases } from '../../scripts/test-phases.js'
+import { compiledTapArguments, compiledTestFile, filesNeedingBackgroundLanes, relativeImports, testPhases } from '../../scripts/test-phases.js'
 
 t.test('relative imports resolve to the .ts files they load, whatever the form of the import; type-only imports load nothing', async (t) => {
   const source = [
@@ -96,4 +97,28 @@ t.test('this repository’s tests split into two runs that together hold every t
   for (const file of ['test/unit/test-phases.test.ts', 'test/unit/provision-lanes.test.ts', 'test/e2e/commands.test.ts', 'test/api/openapi-fuzz.test.ts', 'test/docs/quickstart.test.ts']) {
     t.ok(early.includes(file), `${file} runs while they build`)
   }
+})
+
+t.test('a test file runs as the file tsc compiles it into, under dist/', async (t) => {
+  t.equal(compiledTestFile('test/unit/a.test.ts'), 'dist/test/unit/a.test.js')
+  t.equal(compiledTestFile('test/a.test.ts'), 'dist/test/a.test.js')
+})
+
+t.test('the test files and folders a user names become compiled files; tap\'s options and other paths stay as given', async (t) => {
+  const files = ['test/api/b.test.ts', 'test/unit/a.test.ts', 'test/unit/deeper/c.test.ts', 'test/unitary/d.test.ts']
+  const folders = new Set(['test', 'test/unit', 'test/unit/deeper', 'test/api'])
+  const compiled = (...args: string[]) => compiledTapArguments(args, files, (path) => folders.has(path))
+  t.same(compiled('test/unit/a.test.ts'), ['dist/test/unit/a.test.js'], 'a file')
+  t.same(compiled('./test/unit/a.test.ts'), ['dist/test/unit/a.test.js'], 'a file named from ./')
+  t.same(compiled('test/unit'), ['dist/test/unit/a.test.js', 'dist/test/unit/deeper/c.test.js'], 'a folder: its files at any depth, not those of a folder whose name starts alike')
+  t.same(compiled('./test/unit/deeper/'), ['dist/test/unit/deeper/c.test.js'], 'a folder named with slashes')
+  t.same(compiled('test'), files.map(compiledTestFile), 'the whole test folder')
+  t.same(compiled('--grep=late', '-R', 'tap', 'test/api/b.test.ts'), ['--grep=late', '-R', 'tap', 'dist/test/api/b.test.js'], 'options around a file')
+  t.same(compiled('dist/test/api/b.test.js', 'test/harness/kube.ts'), ['dist/test/api/b.test.js', 'test/harness/kube.ts'], 'a compiled file, and a file that is no test, as given')
+})
+
+t.test('every test file of this repository has its compiled file once tsc has run, as npm test runs them', async (t) => {
+  const { early, late } = testPhases(process.cwd())
+  const missing = [...early, ...late].map(compiledTestFile).filter((file) => !existsSync(file))
+  t.same(missing, [], 'tsconfig.json compiles every test file into dist/')
 })

@@ -2,13 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { classifyYtdlpFailure } from '../../runner-image/runner/fetch/ytdlp-failures.js'
+import { checkoutPath } from '../harness/checkout.js'
 
 /**
  * Each fixture is yt-dlp's stderr for one failure, with the texts of its
  * extractors and of the sites they relay; the file name's prefix is the
  * error_status a user should get for it.
  */
-const FIXTURES = join(import.meta.dirname, 'ytdlp-stderr')
+const FIXTURES = checkoutPath('test', 'unit', 'ytdlp-stderr')
 const EXPECTED: Record<string, string> = {
   'bot-check': 'SOURCE_BOT_CHECK',
   'login-required': 'SOURCE_LOGIN_REQUIRED',
