@@ -54,12 +54,6 @@ trap 'exit 143' TERM
 # source file through ts-node. Removing the plugin instead (`plugin: ["!@tapjs/typescript"]`)
 # would make tap rebuild its own test class inside node_modules.
 TAP_COMPILED=(--type-strip-only)
-# tap's default `jobs` is the CPUs less one: on two cores every file ran alone while the cores
-# were ~58 % busy (a full run of 2026-11-28). Two at a time there; tap's default elsewhere. The
-# cluster files still run alone: they take a host-wide lock (one node per host), and a file
-# waiting for it would spend its tap timeout waiting.
-if (($(nproc) <= 2)); then TAP_COMPILED+=(--jobs=2); fi
-TAP_COMPILED+=(--serial=dist/test/cluster)
 
 # run_tap ARGS... — one tap run, its output also kept for the summary; its status in tap_status.
 tap_status=0
