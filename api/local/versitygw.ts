@@ -44,7 +44,12 @@ export async function startVersitygwOn(port: number, dataDir: string, credential
     // after an aws-chunked upload with a checksum trailer (the SDK's default for a streamed
     // body); our build carries the fix (scripts/toolchain/versitygw/patches, ADR 0007).
     // --quiet: no line per request.
-    args: ['--port', `${host}:${port}`, '--health', healthPath, '--keep-alive', '--quiet', 'posix', dataDir],
+    // posix --data-integrity-etag: an object's ETag is derived from the checksum the
+    // server computes anyway (CRC32 sent by the client, else CRC64NVME) instead of an MD5
+    // over every byte: nothing of ours reads an ETag, and an HLS ladder is ~40 MB of MD5.
+    // posix --disable-object-lock-file: no lock file opened and flocked per PUT; it guards
+    // conditional writes between several gateways on one folder, and each folder has one.
+    args: ['--port', `${host}:${port}`, '--health', healthPath, '--keep-alive', '--quiet', 'posix', '--data-integrity-etag', '--disable-object-lock-file', dataDir],
     env: {
       PATH: process.env.PATH ?? '',
       ROOT_ACCESS_KEY_ID: credentials.accessKeyId,
