@@ -47,7 +47,9 @@ t.test('the warm pool relays its workers’ status events', async (t) => {
     t.ok(endedAt >= lastPublishedAt, 'the job ended after its last event was acknowledged, not when the worker wrote it')
     t.ok(published.every((event) => event.command_id === spec.commandId && event.event_id.startsWith(spec.commandId)))
     t.ok(published.slice(0, -1).every((event) => event.type === 'PROCESSING'), 'progress before the end, never after')
-    t.ok(published.length <= 3, `stages within 250 ms are merged: ${published.map((e) => (e.type === 'PROCESSING' ? e.stage : e.type)).join(', ')}`)
+    // How many PROCESSING events a remux sends depends on how long it takes (the throttle's
+    // 250 ms interval): on a loaded machine more of them. The merging itself is asserted with an
+    // injected clock in test/unit/progress-throttle.test.ts.
 
     // The same worker takes the next job (warm), with its own events.
     const next = remux()
