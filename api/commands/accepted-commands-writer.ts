@@ -1,5 +1,6 @@
 import { MongoBulkWriteError, MongoServerError, type Collection, type WriteError } from 'mongodb'
 import type { AccountSchedule } from '../dispatcher/account-schedule.js'
+import { GroupedTurns } from '../grouped-turns.js'
 import type { CommandDocument } from './command-document.js'
 
 /** One request's accepted commands, and how its submitter learns the outcome. */
@@ -27,8 +28,7 @@ interface Submission {
  * client got an error and may resubmit).
  */
 export class AcceptedCommandsWriter {
-  #waiting: Submission[] = []
-  #writing = false
+  readonly #turns = new GroupedTurns<Submission>((batch) => this.#write(batch))
 
   constructor(
     private readonly commands: Collection<CommandDocument>,
@@ -37,17 +37,10 @@ export class AcceptedCommandsWriter {
 
   /** Records the documents, then announces their accounts to the dispatcher; resolves when both are done. */
   write(docs: readonly CommandDocument[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ docs, resolve, reject })
-      if (!this.#writing && this.#waiting.length === 1) setImmediate(() => void this.#flush())
-    })
+    return new Promise((resolve, reject) => this.#turns.add({ docs, resolve, reject }))
   }
 
-  async #flush(): Promise<void> {
-    if (this.#writing || this.#waiting.length === 0) return
-    this.#writing = true
-    const batch = this.#waiting
-    this.#waiting = []
+  async #write(batch: Submission[]): Promise<void> {
     try {
       const failures = await this.#insert(batch)
       await this.#announce(batch, failures)
@@ -59,10 +52,6 @@ export class AcceptedCommandsWriter {
     } catch (error) {
       // Never leave a submitter waiting: whatever escaped answers the batch (a settled submission ignores it).
       for (const submission of batch) submission.reject(error)
-    } finally {
-      this.#writing = false
-      // What arrived while this batch was at the store is the next batch.
-      if (this.#waiting.length > 0) setImmediate(() => void this.#flush())
     }
   }
 

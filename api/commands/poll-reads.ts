@@ -1,4 +1,5 @@
 import type { Collection } from 'mongodb'
+import { GroupedTurns } from '../grouped-turns.js'
 import { POLL_FIELDS, type CommandDocument, type PollFields } from './command-document.js'
 
 /** Ids per read: fewer than the 101 documents of a find's first reply, so a read is one round trip. */
@@ -32,23 +33,16 @@ interface Waiter {
  * request arrived, or later, as with a read of its own.
  */
 export class PollReads {
-  #waiting: Waiter[] = []
-  #reading = false
+  readonly #turns = new GroupedTurns<Waiter>((batch) => this.#read(batch), MAX_IDS_PER_READ)
 
   constructor(private readonly commands: Collection<CommandDocument>) {}
 
   /** The command's fields GET shows, if it is the account's; null when there is none or it is another's. */
   read(accountId: string, commandId: string): Promise<PollFields | null> {
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ accountId, commandId, resolve, reject })
-      if (!this.#reading && this.#waiting.length === 1) setImmediate(() => void this.#flush())
-    })
+    return new Promise((resolve, reject) => this.#turns.add({ accountId, commandId, resolve, reject }))
   }
 
-  async #flush(): Promise<void> {
-    if (this.#reading || this.#waiting.length === 0) return
-    this.#reading = true
-    const batch = this.#waiting.splice(0, MAX_IDS_PER_READ)
+  async #read(batch: Waiter[]): Promise<void> {
     try {
       const found = await this.#find([...new Set(batch.map((waiter) => waiter.commandId))])
       for (const waiter of batch) {
@@ -58,10 +52,6 @@ export class PollReads {
       }
     } catch (error) {
       for (const waiter of batch) waiter.reject(error)
-    } finally {
-      this.#reading = false
-      // What arrived while this read was at the store is the next read.
-      if (this.#waiting.length > 0) setImmediate(() => void this.#flush())
     }
   }
 
