@@ -7,7 +7,6 @@ import type { StatusReporter } from './report/reporter.js'
 import type { UploadTarget } from './upload/upload-target.js'
 import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
-import type { ToolRunner } from './foreground-tools.js'
 
 export interface RunDeps {
   config: RunnerConfig
@@ -19,8 +18,6 @@ export interface RunDeps {
   resolve?: Resolver
   /** Plans the command strings (contracts/ffmpeg-plan.ts); planFfmpegCommands, the policy's, unless the entry point chose another. */
   ffmpegPlanner?: FfmpegPlanner
-  /** Starts ffmpeg and ffprobe: contracts/tool-process.ts's runTool unless the entry point starts them elsewhere (the warm runner's tool thread, foreground-tools.ts). */
-  runTool?: ToolRunner
 }
 
 export interface PhaseContext {

@@ -18,8 +18,6 @@
  * S3_CREDENTIALS_FILE by the upload phase, as in main.ts. When stdin closes
  * (the service stopped or died) the worker kills its process group, so no
  * ffmpeg outlives it and the next start's recovery decides what to re-run.
- * The worker's own work runs niced (BACKGROUND_NICENESS below its start
- * value), its tools at the start value: foreground-tools.ts says why and how.
  */
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
@@ -27,7 +25,6 @@ import { pino } from 'pino'
 import { parseDestinationCredentials, type DestinationCredentials } from '../../contracts/destination-credentials.js'
 import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
 import { readRunnerConfig } from './config.js'
-import { ForegroundTools } from './foreground-tools.js'
 import { runCommand } from './phases.js'
 import { JsonLinesReporter } from './report/reporter.js'
 import { parseCommandSpec } from './spec.js'
@@ -40,8 +37,6 @@ export async function runPoolWorker(parts: { ffmpegPlanner?: FfmpegPlanner } = {
   const config = readRunnerConfig(process.env)
   // Loaded now, while idle, rather than during a command's fetch.
   preloadUploader()
-  const { tools, from, to } = await ForegroundTools.start()
-  logger.debug({ niceness: to, tools_niceness: from }, 'runner niced; its tools keep the start value')
   const lines = createInterface({ input: process.stdin })
   // stdin closed means the service stopped or died: take any tool still running down with this worker at once.
   lines.once('close', () => process.kill(-process.pid, 'SIGKILL'))
@@ -68,7 +63,6 @@ export async function runPoolWorker(parts: { ffmpegPlanner?: FfmpegPlanner } = {
         reporter: new JsonLinesReporter(spec.commandId, process.stdout),
         logger,
         uploadTarget: () => uploadTargetFor(spec, config, process.env, destinationCredentials),
-        runTool: tools.runTool,
         ...(parts.ffmpegPlanner ? { ffmpegPlanner: parts.ffmpegPlanner } : {}),
       })
     } catch (error) {

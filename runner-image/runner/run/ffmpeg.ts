@@ -11,7 +11,6 @@ import { RunnerFailure } from '../failure.js'
 import { lastLines } from '../stderr-tail.js'
 import type { ToolLog } from '../report/log-shipper.js'
 import { checkWorkFiles } from './work-file-checks.js'
-import type { ToolRunner } from '../foreground-tools.js'
 
 export interface FfmpegRunOptions {
   ffmpegPath: string
@@ -28,8 +27,6 @@ export interface FfmpegRunOptions {
   now?: () => number
   /** Kills the running ffmpeg and starts no other when aborted (file-count-watch.ts). */
   signal?: AbortSignal
-  /** Starts ffmpeg (absent: runTool, from this thread). */
-  runTool?: ToolRunner
 }
 
 /** The runner's own progress channel, placed before the policy's argv. */
@@ -47,7 +44,7 @@ export async function runFfmpegCommands(argvs: readonly string[][], options: Ffm
     let stderrHead = ''
     const remaining = Math.max(deadline - now(), 1)
     options.log?.step(argvs.length > 1 ? `ffmpeg: command ${index + 1} of ${argvs.length}` : 'ffmpeg')
-    const run = await (options.runTool ?? runTool)(options.ffmpegPath, [...PROGRESS_OPTIONS, ...argv], {
+    const run = await runTool(options.ffmpegPath, [...PROGRESS_OPTIONS, ...argv], {
       cwd: options.workDir,
       timeoutMs: remaining,
       sandbox: { host: options.sandbox ?? null, network: 'none' },

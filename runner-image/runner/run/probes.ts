@@ -13,7 +13,6 @@ import type { SandboxHost } from '../../../contracts/sandbox.js'
 import { runTool } from '../../../contracts/tool-process.js'
 import { RunnerFailure } from '../failure.js'
 import type { CollectedOutput } from '../produced-files.js'
-import type { ToolRunner } from '../foreground-tools.js'
 
 async function sizeOf(workDir: string, relativePath: string): Promise<number> {
   try {
@@ -35,11 +34,10 @@ export async function probeFile(
   sandbox: SandboxHost | null = null,
   timeoutMs = PROBE_TIMEOUT_MS,
   args: (path: string) => string[] = probeArgs,
-  run: ToolRunner = runTool,
 ): Promise<MediaMeta> {
   const size = await sizeOf(workDir, relativePath)
-  const probe = await run(ffprobePath, args(relativePath), { cwd: workDir, timeoutMs, sandbox: jail(sandbox) })
-  return metaOfProbe(probe, relativePath, size)
+  const run = await runTool(ffprobePath, args(relativePath), { cwd: workDir, timeoutMs, sandbox: jail(sandbox) })
+  return metaOfProbe(run, relativePath, size)
 }
 
 /**
@@ -50,11 +48,11 @@ export async function probeFile(
  */
 export async function probeOutputs(
   outputs: readonly CollectedOutput[],
-  context: { workDir: string; ffprobePath: string; sandbox: SandboxHost | null; runTool?: ToolRunner },
+  context: { workDir: string; ffprobePath: string; sandbox: SandboxHost | null },
 ): Promise<Record<string, MediaMeta>> {
   const probed = await Promise.all(
     outputs.map(async (output) =>
-      probeFile(context.ffprobePath, context.workDir, output.mainPath, context.sandbox, PROBE_TIMEOUT_MS, (await playlistsConfined(context.workDir, output)) ? playlistProbeArgs : probeArgs, context.runTool),
+      probeFile(context.ffprobePath, context.workDir, output.mainPath, context.sandbox, PROBE_TIMEOUT_MS, (await playlistsConfined(context.workDir, output)) ? playlistProbeArgs : probeArgs),
     ),
   )
   return Object.fromEntries(outputs.map(({ file }, index) => [file.alias, probed[index] as MediaMeta]))

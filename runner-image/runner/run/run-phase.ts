@@ -45,7 +45,7 @@ export async function runPhase(spec: CommandSpec, fetched: Fetched, context: Pha
   const collected = await collectOutputs(deps.workDir, files, max)
   // An output delivered inside a zip is not probed: its result describes the zip (upload/output-zips.ts).
   const probed = collected.filter(({ file }) => !isZipped(spec.compressOutputs, file.alias))
-  const metas = probeOutputs(probed, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox, ...(deps.runTool ? { runTool: deps.runTool } : {}) })
+  const metas = probeOutputs(probed, { workDir: deps.workDir, ffprobePath: deps.config.ffprobePath, sandbox: deps.config.sandbox })
   // Observed so a rejection before the caller awaits it is not unhandled; the caller still sees it.
   metas.catch(() => undefined)
   return { runSeconds, metas }
@@ -74,7 +74,6 @@ async function runFfmpeg(
       onProgress: (percent) => progress.percent(percent),
       log: logs,
       ...(watch ? { signal: watch.signal } : {}),
-      ...(deps.runTool ? { runTool: deps.runTool } : {}),
     })
   } catch (error) {
     if (watch?.signal.aborted) throw tooManyFiles(max)
