@@ -23,10 +23,9 @@ import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { EventStreamRecorder } from '../metrics/service-metrics.js'
 import { NotFoundError } from '../errors/api-errors.js'
 import { errorResponses } from '../errors/error-response.js'
-import { stringifyBySchema } from '../webhook-delivery/schema-ordered-json.js'
 import { toPollResponse, type CommandDocument } from './command-document.js'
 import { CommandWatch, type ChangeFeed } from './command-watch.js'
-import { CommandParams, CommandPollResponse } from './schemas.js'
+import { CommandParams, stringifyPollResponse } from './schemas.js'
 import { KEEP_ALIVE_MS, SseStream } from './sse-stream.js'
 import { StreamSlots } from './stream-slots.js'
 
@@ -54,7 +53,7 @@ export function formatEvent(id: number, data: string): string {
 
 /** The poll response of a record as GET serializes it. */
 export function pollJson(doc: CommandDocument): string {
-  return stringifyBySchema(CommandPollResponse, toPollResponse(doc))
+  return stringifyPollResponse(toPollResponse(doc))
 }
 
 const EventStreamDescription =

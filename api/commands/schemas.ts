@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import fastJson from 'fast-json-stringify'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
 import { PageQuery } from '../pagination.js'
@@ -236,6 +237,14 @@ export const CommandPollResponse = Type.Object({
   processing_stage: Nullable(Type.String({ description: 'while PROCESSING: FETCHING, DOWNLOADING, RUNNING, PROBING or UPLOADING; null in every other status' })),
 })
 export type CommandPollResponse = Static<typeof CommandPollResponse>
+
+/**
+ * A poll response's JSON text as `GET /commands/:id` sends it: Fastify's own
+ * serializer (fast-json-stringify, no options) compiled once from the same
+ * schema, for the writers that have no route to borrow it from. The webhook's
+ * `data` and the event stream's events must be byte-for-byte that body.
+ */
+export const stringifyPollResponse: (poll: CommandPollResponse) => string = fastJson(CommandPollResponse)
 
 export const CommandListResponse = Type.Object({
   commands: Type.Array(CommandPollResponse),

@@ -5,8 +5,7 @@
  * that spec's libraries instead of writing the HMAC check by hand.
  */
 import { createHmac } from 'node:crypto'
-import { CommandPollResponse } from '../commands/schemas.js'
-import { stringifyBySchema } from './schema-ordered-json.js'
+import { stringifyPollResponse, type CommandPollResponse } from '../commands/schemas.js'
 
 /** The spec's User-Agent, `<SERVICE_NAME>-Webhook/1.0` (DESIGN.md fixes the name). */
 export const WEBHOOK_USER_AGENT = 'ffkube-Webhook/1.0'
@@ -40,7 +39,7 @@ export function buildWebhookRequest(input: {
   attempt: number
   secret: string | null
 }): WebhookRequest {
-  const data = stringifyBySchema(CommandPollResponse, input.poll)
+  const data = stringifyPollResponse(input.poll)
   const body = `{"data":${data},"timestamp":${input.timestampMs}}`
   const timestampSeconds = Math.floor(input.timestampMs / 1000)
   const headers: Record<string, string> = {

@@ -2,8 +2,7 @@ import { createHmac } from 'node:crypto'
 import t from 'tap'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { CommandPollResponse } from '../../api/commands/schemas.js'
-import { stringifyBySchema } from '../../api/webhook-delivery/schema-ordered-json.js'
+import { CommandPollResponse, stringifyPollResponse } from '../../api/commands/schemas.js'
 import { buildWebhookRequest } from '../../api/webhook-delivery/webhook-request.js'
 
 const file = {
@@ -76,13 +75,13 @@ t.test('the webhook data is the text Fastify sends for the poll response', async
   for (const poll of polls) {
     current = poll
     const viaFastify = (await app.inject({ method: 'GET', url: '/poll' })).body
-    t.equal(stringifyBySchema(CommandPollResponse, poll), viaFastify, String(poll.command_id))
+    t.equal(stringifyPollResponse(poll as never), viaFastify, String(poll.command_id))
   }
 })
 
 t.test('the body wraps that text and the signature covers the exact bytes', async (t) => {
   const request = buildWebhookRequest({ poll: polls[1] as never, timestampMs: 1_700_000_000_123, deliveryId: 'whd_c2', attempt: 3, secret: 's3cret' })
-  t.equal(request.body, `{"data":${stringifyBySchema(CommandPollResponse, polls[1])},"timestamp":1700000000123}`)
+  t.equal(request.body, `{"data":${stringifyPollResponse(polls[1] as never)},"timestamp":1700000000123}`)
   t.equal(request.headers['X-Webhook-Signature'], createHmac('sha256', 's3cret').update(request.body).digest('hex'), 'an HMAC written here, over the body as sent')
   t.match(request.headers, { 'Content-Type': 'application/json', 'User-Agent': 'ffkube-Webhook/1.0', 'X-Webhook-Id': 'whd_c2', 'X-Webhook-Timestamp': '1700000000123', 'X-Webhook-Attempt': '3' })
   const unsigned = buildWebhookRequest({ poll: polls[1] as never, timestampMs: 1, deliveryId: 'd', attempt: 1, secret: null })
