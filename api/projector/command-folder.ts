@@ -39,8 +39,11 @@ export interface MisplacedOutput {
 
 /**
  * The first output, or member of a multi-file output, of a SUCCESS's
- * `output_files` that is not an object of `folder`; null when all are. The
- * event is untrusted JSON, so its shape is checked here too.
+ * `output_files` that is not an object of `folder`; null when all are. Each
+ * key must also be exactly its filename in the folder, as the runner stores
+ * it (contracts/object-keys.ts): the API names playback copies and MIME types
+ * after filenames, so a filename must be as safe as a key. The event is
+ * untrusted JSON, so its shape is checked here too.
  */
 export function misplacedOutput(outputFiles: unknown, folder: CommandFolder): MisplacedOutput | null {
   if (!isRecord(outputFiles)) return { alias: '', bucket: null, objectKey: null, reason: 'output_files is not an object' }
@@ -49,10 +52,11 @@ export function misplacedOutput(outputFiles: unknown, folder: CommandFolder): Mi
     const misplaced = (objectKey: unknown, reason: string): MisplacedOutput => ({ alias, bucket: result.bucket, objectKey, reason })
     if (result.storage_location !== folder.location) return misplaced(result.object_key, `it is not in ${folder.location === 'INTERNAL' ? 'managed storage' : "the command's storage destination"}`)
     if (result.bucket !== folder.bucket) return misplaced(result.object_key, "it is in another bucket than the command's")
-    const keys = result.files === undefined ? [result.object_key] : Array.isArray(result.files) ? [result.object_key, ...result.files.map((member) => (isRecord(member) ? member.object_key : member))] : null
-    if (keys === null) return misplaced(result.object_key, 'its files are not a list')
-    for (const key of keys) {
-      const problem = keyProblem(key, folder.folder)
+    const members = result.files === undefined ? [] : Array.isArray(result.files) ? result.files : null
+    if (members === null) return misplaced(result.object_key, 'its files are not a list')
+    for (const file of [result, ...members]) {
+      const key = isRecord(file) ? file.object_key : undefined
+      const problem = keyProblem(key, folder.folder) ?? (isRecord(file) && typeof file.filename === 'string' && key === `${folder.folder}${file.filename}` ? null : "its object key is not its filename in the command's folder")
       if (problem !== null) return misplaced(key, problem)
     }
   }
@@ -85,12 +89,16 @@ function keyProblem(key: unknown, folder: string): string | null {
   return null
 }
 
+const PLAIN = /^[\x20-\x24\x26-\x5b\x5d-\x7e]*$/
+
 /**
  * The segment as a lenient reader might show it: every run of valid
  * percent-escapes decoded, again until nothing changes (double encoding;
  * each pass shortens it, so this ends), then NFKC-normalised.
  */
 function readable(segment: string): string {
+  // The common case, a runner's own name: printable ASCII without escapes reads as written.
+  if (PLAIN.test(segment)) return segment
   let current = segment
   for (;;) {
     const decoded = current.replace(/(?:%[0-9A-Fa-f]{2})+/g, decodeRun)

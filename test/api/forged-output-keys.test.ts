@@ -129,6 +129,22 @@ t.test('a SUCCESS naming objects outside its own command\'s folder', async (t) =
     await victimIntact(t)
   })
 
+  t.test("a SUCCESS whose member's filename climbs out of the command's playback folder is refused, and the victim's playable copy is unchanged", async (t) => {
+    const commandId = await world.submit(attacker.api_key)
+    // A real playlist in the attacker's own folder, reported under a filename that would name the victim's playback copy.
+    const own = join(dir, `own-${commandId}`)
+    await mkdir(own)
+    await writeFile(join(own, 'evil.m3u8'), '#EXTM3U\n#EXTINF:1,\nhttps://attacker.example/seg.ts\n#EXT-X-ENDLIST\n')
+    const [stored] = await putLikeRunner(s3, bucket, 'outputs', commandId, own)
+    const climbing = { ...stored!, filename: `../../${victimCommand}/out_hls/master.m3u8` }
+    const copiesBefore = await listBucket(s3, bucket, `playback/${victimCommand}/`)
+    t.not(copiesBefore.length, 0, 'the victim has playable copies')
+    t.match(await forge(commandId, [climbing]), { status: 'FAILED', error_status: 'OUTPUT_OUTSIDE_COMMAND_FOLDER', error_message: /not its filename/ })
+    t.same(await listBucket(s3, bucket, `playback/${victimCommand}/`), copiesBefore, "the victim's playable copies are unchanged")
+    t.same(await listBucket(s3, bucket, `playback/${commandId}/`), [], 'and none was written for the attacker')
+    await victimIntact(t)
+  })
+
   t.test("a destination command's SUCCESS naming a key outside {prefix}/{command_id}/ of its destination is refused", async (t) => {
     const customer = await startS3(t, { server: 'minio' })
     const customerBucket = await customer.createBucket('customer-media')

@@ -19,8 +19,10 @@ const NO_MEDIA = {
 const managed = commandFolder({ _id: A }, MANAGED)
 const external = commandFolder({ _id: A, storage_destination: DESTINATION }, MANAGED)
 
-function single(key: unknown, where: { bucket?: unknown; storage_location?: unknown } = {}): Record<string, unknown> {
-  return { ...NO_MEDIA, filename: 'x.mp4', storage_location: 'INTERNAL', bucket: MANAGED, object_key: key, ...where }
+/** An output as the runner reports it: its filename is the key's part after `{prefix}/{command_id}/`. */
+function single(key: unknown, where: { bucket?: unknown; storage_location?: unknown; filename?: unknown } = {}): Record<string, unknown> {
+  const filename = typeof key === 'string' ? key.split('/').slice(2).join('/') : 'x.mp4'
+  return { ...NO_MEDIA, filename, storage_location: 'INTERNAL', bucket: MANAGED, object_key: key, ...where }
 }
 
 t.test("a command's folder is outputs/<id>/ in the configured managed bucket, or {prefix}/<id>/ in its destination's bucket", async (t) => {
@@ -97,6 +99,20 @@ t.test('refuses a multi-file output if any member is outside the folder, even wh
   t.match(misplacedOutput({ out_hls: { ...single(`outputs/${A}/index.m3u8`), files: 'outputs/x' } }, managed), { reason: /files are not a list/ })
   t.match(misplacedOutput({ out_hls: { ...single(`outputs/${A}/index.m3u8`), files: [null] } }, managed), { reason: /not a string/ })
   t.match(misplacedOutput({ out_hls: { ...single(`outputs/${A}/index.m3u8`), files: [{ object_key: 7 }] } }, managed), { reason: /not a string/ })
+})
+
+t.test('refuses a key that is not its own filename in the folder: the API names playback copies after filenames', async (t) => {
+  const member = (filename: unknown, key: string) => ({ filename, object_key: key, size_bytes: 1, mime_type: null })
+  const main = single(`outputs/${A}/index.m3u8`)
+  const cases: Array<[string, unknown]> = [
+    ["a member's filename climbing out of the playback folder", [member(`../../../playback/${B}/out_hls/index.m3u8`, `outputs/${A}/index.m3u8`)]],
+    ["a member's filename naming another of the folder's files", [member('other.ts', `outputs/${A}/seg_000.ts`)]],
+    ['a member without a filename', [member(undefined, `outputs/${A}/seg_000.ts`)]],
+    ['a member whose filename is a number', [member(0, `outputs/${A}/0`)]],
+  ]
+  for (const [what, files] of cases) t.match(misplacedOutput({ out_hls: { ...main, files } }, managed), { alias: 'out_hls', reason: /not its filename/ }, what)
+  t.match(misplacedOutput({ out_v: single(`outputs/${A}/x.mp4`, { filename: 'y.mp4' }) }, managed), { reason: /not its filename/ }, "a single file's filename")
+  t.match(misplacedOutput({ out_v: single(`outputs/${A}/x.mp4`, { filename: `../${A}/x.mp4` }) }, managed), { reason: /not its filename/ }, 'a filename that only resolves to the key')
 })
 
 t.test('refuses a result whose shape is not a runner\'s, without throwing', async (t) => {
