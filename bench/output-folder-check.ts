@@ -1,6 +1,6 @@
 /**
  * CPU of the status projector's check that a SUCCESS names only objects in
- * its command's folder (api/projector/command-folder.ts), which runs on every
+ * its command's folder (contracts/command-folder.ts), which runs on every
  * SUCCESS, beside what the projector does next with the same outputs: their
  * quota holds, and for a managed multi-file output the presigned GET of
  * every member (signing only: no network).
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { S3Client } from '@aws-sdk/client-s3'
 import { PresignedGets } from '../api/files/managed-urls.js'
 import { outputHolds } from '../api/files/output-files.js'
-import { commandFolder, misplacedOutput } from '../api/projector/command-folder.js'
+import { commandFolder, misplacedOutput } from '../contracts/command-folder.js'
 import type { MediaMeta } from '../contracts/output-file-meta.js'
 import type { OutputFileResult } from '../contracts/status-events.js'
 
@@ -42,7 +42,7 @@ const files = Array.from({ length: members }, (_, i) => {
   return { filename, object_key: key(filename), size_bytes: 1000, mime_type: null }
 })
 const multi: Record<string, OutputFileResult> = { out_hls: { ...MEDIA, filename: 'master.m3u8', storage_location: 'INTERNAL', bucket: BUCKET, object_key: key('master.m3u8'), files } }
-const folder = commandFolder({ _id: COMMAND_ID }, BUCKET)
+const folder = commandFolder(COMMAND_ID, null, BUCKET)
 
 const s3 = new S3Client({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'AKIABENCHEXAMPLE', secretAccessKey: 'b'.repeat(40) } })
 const signer = await PresignedGets.of(s3, BUCKET, 7 * 86_400)

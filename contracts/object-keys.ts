@@ -15,7 +15,7 @@ export const MAX_OBJECT_KEY_BYTES = 1024
 /**
  * The prefix of every output in the managed bucket. Fixed, not configured:
  * the API accepts a runner's report only for keys under
- * `outputs/<command_id>/` (api/projector/command-folder.ts), so the runner
+ * `outputs/<command_id>/` (contracts/command-folder.ts), so the runner
  * and the API must not be able to disagree on it.
  */
 export const MANAGED_OUTPUT_PREFIX = 'outputs'

@@ -8,7 +8,7 @@
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { FailedEvent, StatusEvent, SuccessEvent } from '../../contracts/status-events.js'
 import { STORAGE_QUOTA_EXCEEDED } from '../files/storage-quota.js'
-import { OUTPUT_OUTSIDE_COMMAND_FOLDER, type CommandFolder, type MisplacedOutput } from './command-folder.js'
+import { OUTPUT_OUTSIDE_COMMAND_FOLDER, type CommandFolder, type MisplacedOutput } from '../../contracts/command-folder.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 
@@ -117,7 +117,7 @@ export function refusedForQuota(event: SuccessEvent, message: string): FailedEve
 
 /**
  * The FAILED a SUCCESS becomes when it reports an output outside its
- * command's folder (command-folder.ts). Nothing of such an event is kept,
+ * command's folder (contracts/command-folder.ts). Nothing of such an event is kept,
  * not even its run seconds or failed_files: it may be forged.
  */
 export function refusedAsMisplaced(event: SuccessEvent, misplaced: MisplacedOutput, folder: CommandFolder): FailedEvent {

@@ -24,6 +24,7 @@ import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, typ
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
+import { commandFolder, misplacedOutput } from '../../contracts/command-folder.js'
 import { STATUS_STREAM, type FailedEvent, type OutputFileResult, type StatusEvent, type SuccessEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
@@ -35,7 +36,6 @@ import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import { commandFolder, misplacedOutput } from './command-folder.js'
 import { endingEvent, foldEvents, isTerminalEvent, refusedAsMisplaced, refusedForQuota } from './projection.js'
 
 const codec = JSONCodec()
@@ -229,13 +229,13 @@ export class StatusProjector {
   /**
    * The FAILED a SUCCESS ends as instead, or null when it stands. First,
    * before anything is counted, signed or deleted: an output outside the
-   * command's folder (command-folder.ts), which may name another tenant's
+   * command's folder (contracts/command-folder.ts), which may name another tenant's
    * objects, so nothing of it is touched. Then managed outputs that would
    * pass the account's storage quota (storage-quota.ts): the command's own
    * objects, deleted once the record says FAILED.
    */
   async #refusal(doc: CommandDocument, success: SuccessEvent, log: Logger): Promise<{ failed: FailedEvent; discard: boolean } | null> {
-    const folder = commandFolder(doc, this.#files.storage.bucket)
+    const folder = commandFolder(doc._id, doc.storage_destination ?? null, this.#files.storage.bucket)
     const misplaced = misplacedOutput(success.output_files, folder)
     if (misplaced) {
       const { alias, bucket, objectKey, reason } = misplaced

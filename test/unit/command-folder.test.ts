@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { OutputFileResult, SuccessEvent } from '../../contracts/status-events.js'
-import { commandFolder, misplacedOutput, OUTPUT_OUTSIDE_COMMAND_FOLDER } from '../../api/projector/command-folder.js'
+import { commandFolder, misplacedOutput, OUTPUT_OUTSIDE_COMMAND_FOLDER } from '../../contracts/command-folder.js'
 import { refusedAsMisplaced } from '../../api/projector/projection.js'
 
 const A = '0b7c3a52-1d4e-4f60-9a8b-2c3d4e5f6a7b'
@@ -16,8 +16,8 @@ const NO_MEDIA = {
   file_type: null, file_format: null, codec: null, pixel_format: null, mime_type: null,
 }
 
-const managed = commandFolder({ _id: A }, MANAGED)
-const external = commandFolder({ _id: A, storage_destination: DESTINATION }, MANAGED)
+const managed = commandFolder(A, null, MANAGED)
+const external = commandFolder(A, DESTINATION, MANAGED)
 
 /** An output as the runner reports it: its filename is the key's part after `{prefix}/{command_id}/`. */
 function single(key: unknown, where: { bucket?: unknown; storage_location?: unknown; filename?: unknown } = {}): Record<string, unknown> {
@@ -28,9 +28,8 @@ function single(key: unknown, where: { bucket?: unknown; storage_location?: unkn
 t.test("a command's folder is outputs/<id>/ in the configured managed bucket, or {prefix}/<id>/ in its destination's bucket", async (t) => {
   t.same(managed, { location: 'INTERNAL', bucket: MANAGED, folder: `outputs/${A}/` })
   t.same(external, { location: 'EXTERNAL', bucket: 'media', folder: `tenant-a/${A}/` })
-  t.same(commandFolder({ _id: A, storage_destination: { ...DESTINATION, prefix: '' } }, MANAGED).folder, `${A}/`, "a destination at the bucket's root")
-  t.same(commandFolder({ _id: A, storage_destination: { ...DESTINATION, prefix: 'a/b' } }, MANAGED).folder, `a/b/${A}/`)
-  t.same(commandFolder({ _id: A, storage_destination: null }, MANAGED), managed, 'a null destination is managed storage')
+  t.same(commandFolder(A, { ...DESTINATION, prefix: '' }, MANAGED).folder, `${A}/`, "a destination at the bucket's root")
+  t.same(commandFolder(A, { ...DESTINATION, prefix: 'a/b' }, MANAGED).folder, `a/b/${A}/`)
 })
 
 t.test("accepts every output and member the runner would store in the command's own folder", async (t) => {

@@ -4,12 +4,12 @@
  * `{prefix}/<command_id>/` (contracts/object-keys.ts, where the runner puts
  * them). A SUCCESS event comes from a runner pod whose ffmpeg shares a
  * process space and a NATS connection with it, so its keys are hostile
- * input: the projector presigns a GET for the ones it records and deletes
- * them when the quota refuses them. Pure; checked on every SUCCESS before
- * anything is read, counted, signed or deleted.
+ * input: the API's status projector presigns a GET for the ones it records
+ * and deletes them when the quota refuses them. Pure; the projector checks
+ * every SUCCESS with it before anything is read, counted, signed or deleted.
  */
-import { MANAGED_OUTPUT_PREFIX, objectKey } from '../../contracts/object-keys.js'
-import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
+import { MANAGED_OUTPUT_PREFIX, objectKey } from './object-keys.js'
+import type { StorageDestinationSpec } from './command-spec.js'
 
 /** The error_status of a command whose runner reported an output outside the command's folder. */
 export const OUTPUT_OUTSIDE_COMMAND_FOLDER = 'OUTPUT_OUTSIDE_COMMAND_FOLDER'
@@ -22,10 +22,9 @@ export interface CommandFolder {
 }
 
 /** The command's folder: in its destination's bucket if it has one, else in the managed bucket (the service's, not any). */
-export function commandFolder(command: { _id: string; storage_destination?: StorageDestinationSpec | null }, managedBucket: string): CommandFolder {
-  const destination = command.storage_destination ?? null
-  if (destination) return { location: 'EXTERNAL', bucket: destination.bucket, folder: objectKey(destination.prefix, command._id, '') }
-  return { location: 'INTERNAL', bucket: managedBucket, folder: objectKey(MANAGED_OUTPUT_PREFIX, command._id, '') }
+export function commandFolder(commandId: string, destination: StorageDestinationSpec | null, managedBucket: string): CommandFolder {
+  if (destination) return { location: 'EXTERNAL', bucket: destination.bucket, folder: objectKey(destination.prefix, commandId, '') }
+  return { location: 'INTERNAL', bucket: managedBucket, folder: objectKey(MANAGED_OUTPUT_PREFIX, commandId, '') }
 }
 
 /** One reported object outside its command's folder; `reason` names no value of the event, so it may be shown to the command's owner. */
