@@ -12,8 +12,13 @@
  */
 export const MAX_OBJECT_KEY_BYTES = 1024
 
-/** The runner's managed-storage prefix when S3_OUTPUT_PREFIX is unset. */
-export const DEFAULT_OUTPUT_PREFIX = 'outputs'
+/**
+ * The prefix of every output in the managed bucket. Fixed, not configured:
+ * the API accepts a runner's report only for keys under
+ * `outputs/<command_id>/` (contracts/command-folder.ts), so the runner
+ * and the API must not be able to disagree on it.
+ */
+export const MANAGED_OUTPUT_PREFIX = 'outputs'
 
 /** `{prefix}/{command_id}/{filename}`; no leading slash when the prefix is empty. */
 export function objectKey(prefix: string, commandId: string, filename: string): string {

@@ -6,7 +6,7 @@
  * The runner checks every key again before it stores anything, including the
  * files of a folder output, whose names only ffmpeg knows.
  */
-import { DEFAULT_OUTPUT_PREFIX, objectKey, objectKeyProblem } from '../../contracts/object-keys.js'
+import { MANAGED_OUTPUT_PREFIX, objectKey, objectKeyProblem } from '../../contracts/object-keys.js'
 import type { StorageDestinationSpec } from '../../contracts/command-spec.js'
 import type { ApiErrorClass } from './validation.js'
 
@@ -26,7 +26,7 @@ export function shortestName(filename: string): string {
 
 /** Throws `Fault` naming `field.<alias>` when an output's key would be over S3's limit. */
 export function checkOutputKeys(outputFiles: Record<string, string>, destination: StorageDestinationSpec | null, field: string, Fault: ApiErrorClass): void {
-  const prefix = destination ? destination.prefix : DEFAULT_OUTPUT_PREFIX
+  const prefix = destination ? destination.prefix : MANAGED_OUTPUT_PREFIX
   for (const [alias, filename] of Object.entries(outputFiles)) {
     const problem = objectKeyProblem(objectKey(prefix, ANY_COMMAND_ID, shortestName(filename)))
     if (problem === null) continue

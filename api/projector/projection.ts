@@ -8,6 +8,7 @@
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import type { FailedEvent, StatusEvent, SuccessEvent } from '../../contracts/status-events.js'
 import { STORAGE_QUOTA_EXCEEDED } from '../files/storage-quota.js'
+import { OUTPUT_OUTSIDE_COMMAND_FOLDER, type CommandFolder, type MisplacedOutput } from '../../contracts/command-folder.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { OutputFileMeta } from '../commands/schemas.js'
 
@@ -92,19 +93,36 @@ export function foldEvents(doc: CommandDocument, events: readonly StatusEvent[],
 }
 
 /**
- * The FAILED a SUCCESS becomes when its managed outputs would pass the
- * account's storage quota: same run seconds, no outputs, the refusal as
- * error_message. Applied in place of the runner's event, never published.
+ * The FAILED a refused SUCCESS becomes: same run seconds, no outputs, the
+ * refusal as error_status and error_message. Applied in place of the
+ * runner's event, never published.
  */
-export function refusedForQuota(event: SuccessEvent, message: string): FailedEvent {
+function refusedSuccess(event: SuccessEvent, errorStatus: string, errorMessage: string): FailedEvent {
   return {
     type: 'FAILED',
     command_id: event.command_id,
     event_id: event.event_id,
     emitted_at: event.emitted_at,
-    error_status: STORAGE_QUOTA_EXCEEDED,
-    error_message: `${message}; none of the outputs was kept`,
+    error_status: errorStatus,
+    error_message: errorMessage,
     ffmpeg_command_run_seconds: event.ffmpeg_command_run_seconds,
     failed_files: event.failed_files,
   }
+}
+
+/** The FAILED a SUCCESS becomes when its managed outputs would pass the account's storage quota. */
+export function refusedForQuota(event: SuccessEvent, message: string): FailedEvent {
+  return refusedSuccess(event, STORAGE_QUOTA_EXCEEDED, `${message}; none of the outputs was kept`)
+}
+
+/**
+ * The FAILED a SUCCESS becomes when it reports an output outside its
+ * command's folder (contracts/command-folder.ts). Nothing of such an event is kept,
+ * not even its run seconds or failed_files: it may be forged.
+ */
+export function refusedAsMisplaced(event: SuccessEvent, misplaced: MisplacedOutput, folder: CommandFolder): FailedEvent {
+  // The alias is the event's too: shown only when it reads as one.
+  const output = misplaced.alias === '' ? 'the result' : /^[A-Za-z0-9_]{1,64}$/.test(misplaced.alias) ? `output ${misplaced.alias}` : 'an output'
+  const message = `${output}: ${misplaced.reason}; a runner may report only objects under ${folder.folder} in the command's bucket, so its result was refused and none of its outputs recorded`
+  return { ...refusedSuccess(event, OUTPUT_OUTSIDE_COMMAND_FOLDER, message), ffmpeg_command_run_seconds: null, failed_files: null }
 }

@@ -24,7 +24,8 @@ import { JSONCodec, type ConsumerMessages, type JetStreamClient, type JsMsg, typ
 import { completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { COMMAND_ENDED_NUDGE, commandChangedSubject } from '../../contracts/command-changes.js'
-import { STATUS_STREAM, type OutputFileResult, type StatusEvent } from '../../contracts/status-events.js'
+import { commandFolder, misplacedOutput } from '../../contracts/command-folder.js'
+import { STATUS_STREAM, type FailedEvent, type OutputFileResult, type StatusEvent, type SuccessEvent } from '../../contracts/status-events.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toPollResponse, type CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
@@ -35,7 +36,7 @@ import type { Logger } from '../logger.js'
 import type { ProjectionRecorder } from '../metrics/service-metrics.js'
 import { CoalescingQueues } from './coalescing-queues.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
-import { endingEvent, foldEvents, isTerminalEvent, refusedForQuota } from './projection.js'
+import { endingEvent, foldEvents, isTerminalEvent, refusedAsMisplaced, refusedForQuota } from './projection.js'
 
 const codec = JSONCodec()
 
@@ -180,9 +181,8 @@ export class StatusProjector {
       }
       const now = this.#now()
       const reported = endingEvent(doc, events)
-      // A SUCCESS whose managed outputs would pass the account's storage quota ends FAILED instead (storage-quota.ts).
-      const refusal = reported?.type === 'SUCCESS' ? await this.#files.reserveOutputs(doc, reported.output_files) : null
-      const applied = refusal === null || reported?.type !== 'SUCCESS' ? events : events.map((event) => (event === reported ? refusedForQuota(reported, refusal) : event))
+      const refusal = reported?.type === 'SUCCESS' ? await this.#refusal(doc, reported, log) : null
+      const applied = refusal === null ? events : events.map((event) => (event === reported ? refusal.failed : event))
       const ending = endingEvent(doc, applied)
       const outputs = ending?.type === 'SUCCESS' ? await this.#storeOutputs(doc, ending, now) : {}
       const { doc: after, set } = foldEvents(doc, applied, outputs, now)
@@ -195,7 +195,7 @@ export class StatusProjector {
         }
         this.#nudgeWatchers(commandId, isTerminalStatus(after.status))
         // The record says FAILED first, then the bytes go: a crash in between leaves unreferenced objects, never a SUCCESS without its bytes.
-        if (refusal !== null && reported?.type === 'SUCCESS') await this.#discard(reported.output_files, log)
+        if (refusal?.discard && reported?.type === 'SUCCESS') await this.#discard(reported.output_files, log)
       }
       if (ending) {
         log.info({ status: ending.type, error_status: ending.type === 'FAILED' ? ending.error_status : null, events: events.length }, 'command finished')
@@ -224,6 +224,26 @@ export class StatusProjector {
     } catch (err) {
       this.#log.debug({ err, command_id: commandId }, 'change nudge not published')
     }
+  }
+
+  /**
+   * The FAILED a SUCCESS ends as instead, or null when it stands. First,
+   * before anything is counted, signed or deleted: an output outside the
+   * command's folder (contracts/command-folder.ts), which may name another tenant's
+   * objects, so nothing of it is touched. Then managed outputs that would
+   * pass the account's storage quota (storage-quota.ts): the command's own
+   * objects, deleted once the record says FAILED.
+   */
+  async #refusal(doc: CommandDocument, success: SuccessEvent, log: Logger): Promise<{ failed: FailedEvent; discard: boolean } | null> {
+    const folder = commandFolder(doc._id, doc.storage_destination ?? null, this.#files.storage.bucket)
+    const misplaced = misplacedOutput(success.output_files, folder)
+    if (misplaced) {
+      const { alias, bucket, objectKey, reason } = misplaced
+      log.warn({ account_id: doc.account_id, alias, bucket, object_key: objectKey, reason }, "a SUCCESS reporting an object outside its command's folder was refused")
+      return { failed: refusedAsMisplaced(success, misplaced, folder), discard: false }
+    }
+    const quota = await this.#files.reserveOutputs(doc, success.output_files)
+    return quota === null ? null : { failed: refusedForQuota(success, quota), discard: true }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { DEFAULT_OUTPUT_PREFIX } from '../../contracts/object-keys.js'
+import { MANAGED_OUTPUT_PREFIX } from '../../contracts/object-keys.js'
 import { parseSandboxHost, SANDBOX_ENV, type SandboxHost } from '../../contracts/sandbox.js'
 import { YTDLP_COOKIES_DIR_ENV, YTDLP_COOKIES_FILE_ENV, YTDLP_COOKIES_SOURCE_ENV } from '../../contracts/ytdlp-cookies.js'
 import { PROGRESS_INTERVAL_MS } from './report/progress-throttle.js'
@@ -103,7 +103,7 @@ export function readRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       endpoint: env.S3_ENDPOINT || null,
       region: env.S3_REGION ?? 'us-east-1',
       bucket: env.S3_BUCKET ?? 'ffkube',
-      prefix: env.S3_OUTPUT_PREFIX ?? DEFAULT_OUTPUT_PREFIX,
+      prefix: MANAGED_OUTPUT_PREFIX,
       forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', true),
     },
   }

@@ -15,8 +15,8 @@ import { seededRandom } from '../harness/random.js'
 const codec = JSONCodec()
 const DURABLE = 'ffkube-status-projector'
 
-const OUTPUT: Omit<OutputFileResult, 'object_key'> = {
-  filename: 'small.mp4', storage_location: 'INTERNAL', bucket: 'ffkube', size_mbytes: 1, duration: 2, file_type: 'video', file_format: 'mp4', codec: 'h264',
+const OUTPUT: Omit<OutputFileResult, 'object_key' | 'bucket'> = {
+  filename: 'small.mp4', storage_location: 'INTERNAL', size_mbytes: 1, duration: 2, file_type: 'video', file_format: 'mp4', codec: 'h264',
   pixel_format: 'yuv420p', mime_type: 'video/mp4', width: 640, height: 360, frame_rate: 25, bitrate_video_kb: 900, bitrate_audio_kb: 128, sample_rate: 48000, channels: 2,
 }
 
@@ -26,7 +26,7 @@ const OUTPUT: Omit<OutputFileResult, 'object_key'> = {
  * events without progress, repeats of earlier events, then SUCCESS, FAILED,
  * or nothing yet, sometimes followed by stragglers.
  */
-function eventsFor(commandId: string, next: () => number): StatusEvent[] {
+function eventsFor(commandId: string, bucket: string, next: () => number): StatusEvent[] {
   const bodies: StatusEventBody[] = [{ type: 'PROCESSING', stage: 'FETCHING', progress: null }, { type: 'PROCESSING', stage: 'RUNNING', progress: null }]
   let progress = 0
   for (let i = Math.floor(next() * 6); i > 0; i--) {
@@ -37,7 +37,7 @@ function eventsFor(commandId: string, next: () => number): StatusEvent[] {
   if (next() < 0.3) bodies.splice(1 + Math.floor(next() * (bodies.length - 1)), 0, bodies[Math.floor(next() * bodies.length)]!)
   const ending = next()
   if (ending < 0.45) {
-    bodies.push({ type: 'SUCCESS', output_files: { out_small: { ...OUTPUT, object_key: `outputs/${commandId}/small.mp4` } }, ffmpeg_command_run_seconds: 1.5, failed_files: null })
+    bodies.push({ type: 'SUCCESS', output_files: { out_small: { ...OUTPUT, bucket, object_key: `outputs/${commandId}/small.mp4` } }, ffmpeg_command_run_seconds: 1.5, failed_files: null })
   } else if (ending < 0.8) {
     bodies.push({ type: 'FAILED', error_status: 'FFMPEG_FAILED', error_message: 'exit status 1', ffmpeg_command_run_seconds: 0.5, failed_files: null })
   }
@@ -102,7 +102,7 @@ t.test('a backlog of many commands\' events ends with each record as one write p
   const plans: { id: string; before: CommandDocument; events: StatusEvent[] }[] = []
   for (let i = 0; i < 10; i++) {
     const id = await world.submit(api_key)
-    plans.push({ id, before: (await commands.findOne({ _id: id }))!, events: eventsFor(id, next) })
+    plans.push({ id, before: (await commands.findOne({ _id: id }))!, events: eventsFor(id, world.api.s3Bucket, next) })
   }
   // Interleaved across commands, as concurrent runners publish; each under its own msgID, so repeats reach the projector as redeliveries would.
   await ensureStream(world.nc, STATUS_STREAM_DEFINITION)
