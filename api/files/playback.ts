@@ -11,7 +11,7 @@
  * signed at the same moment and so expires together, STORAGE_URL_TTL_SECONDS
  * after the command's SUCCESS was recorded.
  */
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import type { MemberRecord } from './file-document.js'
 import { mapLimited } from './map-limited.js'
 import { rewriteDash } from './dash-rewrite.js'
@@ -38,9 +38,18 @@ export interface Playback {
   mainUrl: string | null
 }
 
-/** A playlist's text, or null when it is too large to rewrite. */
+/**
+ * A playlist's text, or null when it is too large to rewrite or not there.
+ * An honest runner stores every file before its SUCCESS, so a missing one
+ * is a forged or damaged report: retrying it (the projector naks an error)
+ * would never end the command.
+ */
 async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<string | null> {
-  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })).catch((err: unknown) => {
+    if (err instanceof NoSuchKey) return null
+    throw err
+  })
+  if (!object) return null
   if (!object.Body) return null
   if ((object.ContentLength ?? 0) > MAX_PLAYLIST_BYTES) {
     // Not read: close the connection's body.

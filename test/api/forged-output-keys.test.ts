@@ -145,6 +145,20 @@ t.test('a SUCCESS naming objects outside its own command\'s folder', async (t) =
     await victimIntact(t)
   })
 
+  t.test('a SUCCESS naming a playlist its own folder does not hold still ends the command, with no playable copy', async (t) => {
+    const commandId = await world.submit(attacker.api_key)
+    const own = join(dir, `ghost-${commandId}`)
+    await mkdir(own)
+    await writeFile(join(own, 'seg_000.ts'), randomBytes(1000))
+    const [segment] = await putLikeRunner(s3, bucket, 'outputs', commandId, own)
+    // Reported, never stored: an honest runner stores every file before its SUCCESS.
+    const ghost = { filename: 'ghost.m3u8', object_key: `outputs/${commandId}/ghost.m3u8`, size_bytes: 100, mime_type: null }
+    const poll = await forge(commandId, [ghost, segment!])
+    t.equal(poll.status, 'SUCCESS', 'the command ends instead of being retried for ever')
+    t.same(await listBucket(s3, bucket, `playback/${commandId}/`), [], 'no playable copy was written for a playlist that is not there')
+    await victimIntact(t)
+  })
+
   t.test("a destination command's SUCCESS naming a key outside {prefix}/{command_id}/ of its destination is refused", async (t) => {
     const customer = await startS3(t, { server: 'minio' })
     const customerBucket = await customer.createBucket('customer-media')
