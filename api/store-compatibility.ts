@@ -7,6 +7,10 @@
  *
  * - A unique-index violation raised by an update (not an insert) comes back
  *   as an InternalError carrying SQLite's text instead of E11000.
+ * - An index is searched by its leading field only (each equality is pushed
+ *   down as an OR of its own): indexes are declared as equality fields then
+ *   sort and range fields, and the embedded store gets the first field alone
+ *   (api/store-indexes.ts), sparing every write the fields never searched.
  * - No TTL indexes: collections with an expiry are swept by their writers
  *   (sweepExpired), and their reads check the expiry themselves.
  * - No partial indexes: a field that holds a unique value only while the

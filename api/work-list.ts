@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Collection, Document, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb'
 import { isDuplicateKey } from './store-compatibility.js'
+import type { StoreIndexes } from './store-indexes.js'
 
 /** The names of a collection's four work fields. */
 export interface WorkFields {
@@ -57,8 +58,8 @@ export class WorkList<T extends Document & { _id: string }> {
    * due order on MongoDB (the embedded store uses its first key and sorts
    * the waiting records itself).
    */
-  async ensureIndexes(): Promise<void> {
-    await this.#collection.createIndex({ [this.#fields.state]: 1, [this.#fields.dueAt]: 1 })
+  async ensureIndexes(indexes: StoreIndexes): Promise<void> {
+    await indexes.ensure(this.#collection, { [this.#fields.state]: 1 }, { [this.#fields.dueAt]: 1 })
   }
 
   /** The work fields of a record that starts out waiting (to spread into its insert). */

@@ -5,6 +5,7 @@ import { isTerminalStatus, type CommandStatus } from '../../contracts/command-ty
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
 import { DueCommands } from '../dispatcher/due-commands.js'
 import { WorkList, type Claim } from '../work-list.js'
+import { StoreIndexes } from '../store-indexes.js'
 import type { FileMember } from '../files/schemas.js'
 import { CANCEL_FIELDS, DISPATCH_FIELDS, toPollResponse, type CommandDocument } from './command-document.js'
 import { CommandRuns } from './command-runs.js'
@@ -42,6 +43,7 @@ export class CommandRepository {
   readonly #changes: AccountChanges | undefined
   readonly #finished: FinishedCommandCache
   readonly #pollReads: PollReads
+  readonly #indexes: StoreIndexes
 
   /**
    * `changes`: the account-change feed, on which this repository announces a
@@ -59,19 +61,20 @@ export class CommandRepository {
     this.#changes = options.changes
     this.#finished = new FinishedCommandCache({ now: options.now, metrics: options.metrics })
     this.#pollReads = new PollReads(this.#commands)
+    this.#indexes = new StoreIndexes(db)
     options.changes?.listen(this.#finished)
   }
 
   /** One index per query shape: the list (with and without status), the waiting hand-offs, the runs a restart interrupted. */
   async ensureIndexes(): Promise<void> {
-    await this.#commands.createIndex({ account_id: 1, created_at: -1, _id: -1 })
-    await this.#commands.createIndex({ account_id: 1, status: 1, created_at: -1, _id: -1 })
-    await this.dispatch.ensureIndexes()
-    await this.cancels.ensureIndexes()
-    await this.#commands.createIndex({ run_state: 1 })
+    await this.#indexes.ensure(this.#commands, { account_id: 1 }, { created_at: -1, _id: -1 })
+    await this.#indexes.ensure(this.#commands, { account_id: 1, status: 1 }, { created_at: -1, _id: -1 })
+    await this.dispatch.ensureIndexes(this.#indexes)
+    await this.cancels.ensureIndexes(this.#indexes)
+    await this.#indexes.ensure(this.#commands, { run_state: 1 })
     // An account's waiting commands and its commands in flight: each an equality on a field set only then.
-    await this.#commands.createIndex({ dispatch_queue: 1, dispatch_due_at: 1 })
-    await this.#commands.createIndex({ dispatch_slot: 1 })
+    await this.#indexes.ensure(this.#commands, { dispatch_queue: 1 }, { dispatch_due_at: 1 })
+    await this.#indexes.ensure(this.#commands, { dispatch_slot: 1 })
     await this.schedule.ensureIndexes()
   }
 

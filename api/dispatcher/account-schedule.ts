@@ -29,6 +29,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Collection, Db } from 'mongodb'
 import { isDuplicateKey } from '../store-compatibility.js'
+import { StoreIndexes } from '../store-indexes.js'
 
 const COLLECTION = 'dispatch_accounts'
 
@@ -62,14 +63,16 @@ export interface AccountScheduleDocument {
 
 export class AccountSchedule {
   readonly #accounts: Collection<AccountScheduleDocument>
+  readonly #indexes: StoreIndexes
 
   constructor(db: Db) {
     this.#accounts = db.collection<AccountScheduleDocument>(COLLECTION)
+    this.#indexes = new StoreIndexes(db)
   }
 
   /** "Whose turn is next" reads the waiting accounts only (a handful), on MongoDB and on the embedded store. */
   async ensureIndexes(): Promise<void> {
-    await this.#accounts.createIndex({ state: 1, due_at: 1 })
+    await this.#indexes.ensure(this.#accounts, { state: 1 }, { due_at: 1 })
   }
 
   /**

@@ -8,6 +8,7 @@ import { ValidationError } from '../errors/api-errors.js'
 import type { OutputFileResult } from '../../contracts/status-events.js'
 import { isDuplicateKey } from '../store-compatibility.js'
 import { WorkList, type Claim } from '../work-list.js'
+import { StoreIndexes } from '../store-indexes.js'
 import { fileMembers, managedObjectKeys, PROCESSING_WORK, type FileDocument, type ProcessingOutcome } from './file-document.js'
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls, PresignedGets, STORAGE_URL_TTL_SECONDS } from './managed-urls.js'
@@ -21,6 +22,7 @@ import { refusalMessage, type StorageQuota } from './storage-quota.js'
 export class FileRepository {
   readonly #files: Collection<FileDocument>
   readonly #processing: WorkList<FileDocument>
+  readonly #indexes: StoreIndexes
   readonly #urls: ManagedUrls
 
   constructor(
@@ -34,15 +36,16 @@ export class FileRepository {
   ) {
     this.#files = db.collection<FileDocument>('files')
     this.#processing = new WorkList(this.#files, PROCESSING_WORK)
+    this.#indexes = new StoreIndexes(db)
     this.#urls = new ManagedUrls(storage.s3, storage.bucket, now)
   }
 
   /** The list, a command's outputs, the retention sweep, and the file processor's work list. */
   async ensureIndexes(): Promise<void> {
-    await this.#files.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })
-    await this.#files.createIndex({ command_id: 1 })
-    await this.#files.createIndex({ expires_on: 1, is_deleted: 1 })
-    await this.#processing.ensureIndexes()
+    await this.#indexes.ensure(this.#files, { account_id: 1, is_deleted: 1 }, { created_at: -1, _id: -1 })
+    await this.#indexes.ensure(this.#files, { command_id: 1 })
+    await this.#indexes.ensure(this.#files, { expires_on: 1, is_deleted: 1 })
+    await this.#processing.ensureIndexes(this.#indexes)
   }
 
   /**

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { Collection, Db, Filter } from 'mongodb'
 import { insertEach, PerTurnBatch } from './batched-writes.js'
+import { StoreIndexes } from '../store-indexes.js'
 
 /**
  * The delivery log (`webhook_attempts`): one record per attempt that ended,
@@ -48,14 +49,16 @@ export function attemptKey(deliveryId: string, attempt: number): string {
 export class AttemptLog {
   readonly #attempts: Collection<AttemptRecord>
   readonly #inserts: PerTurnBatch<AttemptRecord, boolean>
+  readonly #indexes: StoreIndexes
 
   constructor(db: Db) {
     this.#attempts = db.collection('webhook_attempts')
+    this.#indexes = new StoreIndexes(db)
     this.#inserts = new PerTurnBatch((records) => insertEach(this.#attempts, records))
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.#attempts.createIndex({ account_id: 1, finished_at: -1, logged_seq: -1 })
+    await this.#indexes.ensure(this.#attempts, { account_id: 1 }, { finished_at: -1, logged_seq: -1 })
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb'
 import { WorkList, type Claim, type WorkFields, type WorkState } from '../work-list.js'
+import { StoreIndexes } from '../store-indexes.js'
 import { insertEach, PerTurnBatch } from './batched-writes.js'
 
 /**
@@ -77,19 +78,21 @@ export function startedBefore(doc: DeliveryDocument): boolean {
 export class Deliveries {
   readonly #deliveries: Collection<DeliveryDocument>
   readonly #list: WorkList<DeliveryDocument>
+  readonly #indexes: StoreIndexes
   readonly #inserts: PerTurnBatch<DeliveryDocument, boolean>
   readonly #ends: PerTurnBatch<{ held: HeldDelivery; outcome: DeliveryOutcome; now: Date }, boolean>
 
   constructor(db: Db) {
     this.#deliveries = db.collection('webhook_deliveries')
     this.#list = new WorkList(this.#deliveries, WORK_FIELDS)
+    this.#indexes = new StoreIndexes(db)
     // A burst of completions creates its deliveries, and ends them, a batch at a time.
     this.#inserts = new PerTurnBatch((docs) => insertEach(this.#deliveries, docs))
     this.#ends = new PerTurnBatch((ends) => this.#endAll(ends))
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.#list.ensureIndexes()
+    await this.#list.ensureIndexes(this.#indexes)
   }
 
   /** A completion's delivery, held by the caller for its first attempt; null when it exists already (a repeated event). */

@@ -1,6 +1,7 @@
 import { MongoClient, type Collection } from 'mongodb'
 import t from 'tap'
 import { WorkList, type Claim, type WorkFields } from '../../api/work-list.js'
+import { StoreIndexes } from '../../api/store-indexes.js'
 import { startMongo } from '../harness/mongo.js'
 import { queryPlan, usesIndex } from './query-plans.js'
 
@@ -34,7 +35,7 @@ t.test('a work list on the records it is about', async (t) => {
   async function freshList(): Promise<{ items: Collection<Item>; list: WorkList<Item> }> {
     const items = db.collection<Item>(`items_${collections++}`)
     const list = new WorkList(items, FIELDS)
-    await list.ensureIndexes()
+    await list.ensureIndexes(new StoreIndexes(db))
     return { items, list }
   }
   async function add(items: Collection<Item>, list: WorkList<Item>, id: string, dueAt: Date, kind = 'a'): Promise<void> {
