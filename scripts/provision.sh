@@ -36,8 +36,8 @@ mkdir -p "$bin" "$stamps"
 YTDLP_VERSION=2026.10.26
 # The OpenAPI fuzzer `npm test` runs against the served document (test/api/openapi-fuzz.test.ts).
 SCHEMATHESIS_VERSION=4.32.5
-# The S3 server of local mode and of the tests' managed bucket (docs/adr/0007-versitygw.md).
-VERSITYGW_VERSION=v1.8.0
+# The S3 server of local mode and of the tests' managed bucket (docs/adr/0007-versitygw.md):
+# pinned by scripts/toolchain/versitygw/go.mod.
 # The tests' customer-owned bucket only (storage destinations): the last MinIO commit
 # published before upstream stopped maintaining it, a second S3 implementation beside versitygw.
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
@@ -204,30 +204,38 @@ patched_module_copy() {
 }
 
 # FerretDB with ffkube's patches (docs/adr/0001-patched-ferretdb.md), built through a copy
-# of the wrapper with a `replace` pointing at the patched copy.
+# of the wrapper with a `replace` pointing at the patched copy. Its SQLite backend only:
+# upstream's build tag leaves out the PostgreSQL backend and its driver (pgx), which
+# nothing here runs (docs/benchmarks/cold-provisioning.md: 9 % of its cold build's CPU).
+FERRETDB_TAGS=ferretdb_no_postgresql
 provision_ferretdb() {
   local dir="$root/scripts/toolchain/ferretdb" key
-  key="$(tree_hash "$dir") $(go env GOVERSION)"
+  key="$(tree_hash "$dir") $(go env GOVERSION) $FERRETDB_TAGS"
   if stamp_matches ferretdb "$key" && [[ -x "$bin/ferretdb" ]]; then return 0; fi
   log "building ferretdb with ffkube's patches (first time takes minutes; cached in $cache)"
   local module=github.com/FerretDB/FerretDB src="$cache/src/ferretdb"
   patched_module_copy "$(cd "$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")" "$src" "$dir/patches" "$module"
   cp "$dir/main.go" "$dir/go.mod" "$dir/go.sum" "$src/"
-  (cd "$src" && go mod edit -replace "$module=./module" && go build -trimpath -ldflags "-s -w" -o "$bin/ferretdb" .)
+  (cd "$src" && go mod edit -replace "$module=./module" && go build -trimpath -tags "$FERRETDB_TAGS" -ldflags "-s -w" -o "$bin/ferretdb" .)
   write_stamp ferretdb "$key"
 }
 
-# versitygw with ffkube's patch (docs/adr/0007-versitygw.md), built as its own main module,
-# as `go install …@version` builds it, stamped with its version as its own release build is
-# (Makefile LDFLAGS), so `versitygw --version` names what runs.
+# versitygw with ffkube's patch (docs/adr/0007-versitygw.md), built as FerretDB is: through
+# a copy of the wrapper (scripts/toolchain/versitygw: a main serving the posix backend alone,
+# without upstream's other backends and their SDKs) with a `replace` pointing at the patched
+# copy. Stamped with its version as its own release build is (Makefile LDFLAGS), so
+# `versitygw --version` names what runs.
 provision_versitygw() {
-  local dir="$root/scripts/toolchain/versitygw" key
-  key="$VERSITYGW_VERSION $(tree_hash "$dir") $(go env GOVERSION)"
+  local dir="$root/scripts/toolchain/versitygw" key version
+  key="$(tree_hash "$dir") $(go env GOVERSION)"
   if stamp_matches versitygw "$key" && [[ -x "$bin/versitygw" ]]; then return 0; fi
-  log "building versitygw $VERSITYGW_VERSION with ffkube's patch (first time takes a few minutes; cached in $cache)"
   local module=github.com/versity/versitygw src="$cache/src/versitygw"
-  patched_module_copy "$(go mod download -json "$module@$VERSITYGW_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" "$src" "$dir/patches" "$module@$VERSITYGW_VERSION"
-  (cd "$src/module" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$VERSITYGW_VERSION-ffkube -X main.BuildTime=none" -o "$bin/versitygw" ./cmd/versitygw)
+  version="$(cd "$dir" && go list -m -f '{{.Version}}' "$module")"
+  log "building versitygw $version with ffkube's patch (first time takes a few minutes; cached in $cache)"
+  patched_module_copy "$(cd "$dir" && go mod download "$module" && go list -m -f '{{.Dir}}' "$module")" "$src" "$dir/patches" "$module@$version"
+  cp "$dir/main.go" "$dir/go.mod" "$dir/go.sum" "$src/"
+  (cd "$src" && go mod edit -replace "$module=./module" &&
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.Version=$version-ffkube -X main.BuildTime=none" -o "$bin/versitygw" .)
   write_stamp versitygw "$key"
 }
 
