@@ -49,8 +49,7 @@ async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<
     if (err instanceof NoSuchKey) return null
     throw err
   })
-  if (!object) return null
-  if (!object.Body) return null
+  if (!object?.Body) return null
   if ((object.ContentLength ?? 0) > MAX_PLAYLIST_BYTES) {
     // Not read: close the connection's body.
     ;(object.Body as { destroy?: () => void }).destroy?.()
