@@ -14,7 +14,7 @@ import t, { type Test } from 'tap'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import type { OutputMember } from '../../contracts/status-events.js'
 import { keysUnder, listBucket, multiFileResult, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
-import { startS3 } from '../harness/s3.js'
+import { destinationFields, startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startReceiver, startWorld, until, type World } from '../webhooks/world.js'
 
@@ -164,15 +164,7 @@ t.test('a SUCCESS naming objects outside its own command\'s folder', async (t) =
     const customerBucket = await customer.createBucket('customer-media')
     const customerS3 = customer.client()
     t.teardown(() => customerS3.destroy())
-    const created = await call(world, attacker.api_key, 'POST', '/storage-destinations', {
-      name: 'customer',
-      endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
-      region: customer.region,
-      bucket: customerBucket,
-      prefix: 'tenant-a',
-      path_style: true,
-      credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
-    })
+    const created = await call(world, attacker.api_key, 'POST', '/storage-destinations', { name: 'customer', prefix: 'tenant-a', ...destinationFields(customer, customerBucket) })
     t.equal(created.statusCode, 201, created.body)
     const destination = { storage_destination_id: created.json().storage_destination_id }
     const external = { bucket: customerBucket, storage_location: 'EXTERNAL' as const }

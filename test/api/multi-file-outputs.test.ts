@@ -15,7 +15,7 @@ import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import { STATUS_STREAM } from '../../contracts/status-events.js'
 import { listBucket, makeHlsLadder, multiFileResult, play, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
-import { startS3 } from '../harness/s3.js'
+import { destinationFields, startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startReceiver, startWorld, until, type World } from '../webhooks/world.js'
 
@@ -184,12 +184,8 @@ t.test('multi-file outputs', async (t) => {
     const destination = async (extra: Record<string, unknown>) => {
       const res = await call(world, api_key, 'POST', '/storage-destinations', {
         name: `customer-${randomBytes(4).toString('hex')}`,
-        endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
-        region: customer.region,
-        bucket: customerBucket,
         prefix: 'tenant-a',
-        path_style: true,
-        credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
+        ...destinationFields(customer, customerBucket),
         ...extra,
       })
       t.equal(res.statusCode, 201, res.body)

@@ -19,6 +19,17 @@ export interface TestS3 {
   createBucket(name?: string): Promise<string>
 }
 
+/** The fields of a POST /storage-destinations body that point at `bucket` of `server` (a customer's own S3), reached by name as a customer's endpoint would be. */
+export function destinationFields(server: TestS3, bucket: string) {
+  return {
+    endpoint_url: server.endpoint.replace('127.0.0.1', 'localhost'),
+    region: server.region,
+    bucket,
+    path_style: true,
+    credentials: { access_key_id: server.accessKeyId, secret_access_key: server.secretAccessKey },
+  }
+}
+
 /**
  * Which S3 server: `versitygw` is the managed store, the one `npm start` runs
  * (the default); `minio` plays a customer's own server, so that a storage
