@@ -160,9 +160,10 @@ export async function recovered(release: Release, timeoutMs = TIMEOUT): Promise<
       seen = states.join(', ')
       // An API route, not /readyz: every role answers /readyz. And not once: right after the API
       // pod is replaced, kube-proxy can still send part of the Service's new connections to the
-      // old pod's address, by then another pod's (the lane saw 404s with no body from it, twice).
-      // Each try a new connection, so each is balanced afresh; until kube-proxy has dropped the
-      // old address, some of them land there.
+      // old pod's address. Each try a new connection, so each is balanced afresh; until kube-proxy
+      // has dropped the old address, some of them land there. (The bodiless 404s the lane once saw
+      // were not from a pod: untranslated connections left by the host's default route, which the
+      // test node now refuses — rejectUntranslatedServiceTraffic.)
       if (!whole) return false
       for (let i = 0; i < SERVICE_CHECKS; i++) {
         if ((await freshGet(`${release.baseUrl}/api/v1/commands?limit=1`, release.apiKey)) !== 200) return false

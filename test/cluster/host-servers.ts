@@ -65,7 +65,10 @@ export async function startInputServer(t: Teardown, files: string[], hosts: stri
   const serve = async (path: string, res: ServerResponse) => {
     const file = byName.get(decodeURIComponent(path))
     if (!file) {
-      res.writeHead(404).end()
+      // Says whose 404 it is, and over which connection: a request meant for another server that
+      // lands here (the cluster lane once saw bodiless 404s on the API's Service) names its path.
+      const { localAddress, localPort, remoteAddress, remotePort } = res.req.socket
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`the lane's input server has no file ${JSON.stringify(path)} (connection ${remoteAddress}:${remotePort} -> ${localAddress}:${localPort})\n`)
       return
     }
     const { size } = await stat(file)

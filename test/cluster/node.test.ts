@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo, type Server } from 'node:net'
+import { connect, createServer, type AddressInfo, type Server } from 'node:net'
 import t, { type Test } from 'tap'
 import { startCluster, type TestCluster } from '../harness/cluster.js'
 import { eventually } from '../harness/eventually.js'
@@ -151,6 +151,19 @@ t.test('a single-node cluster', async (t) => {
       await cluster.kubectl(['wait', '-n', ns, '--for=condition=Ready', 'pod/resolver', '--timeout=120s'])
       const answer = await cluster.kubectl(['exec', '-n', ns, 'resolver', '--', 'nslookup', 'kubernetes.default.svc.cluster.local'])
       t.match(answer, /Address:\s+10\.96\.0\.1\b/)
+    })
+
+    await t.test('a connection to a ClusterIP that no Service holds is refused on the node, not answered from beyond it', async (t) => {
+      // The last address of the range: the apiserver allocates ClusterIPs from the low end.
+      const [a, b] = cluster.serviceCidr.split('.')
+      const unheld = `${a}.${b}.255.254`
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = connect({ host: unheld, port: 80, timeout: 20_000 })
+        socket.once('connect', () => { socket.destroy(); resolve(`connected to ${socket.remoteAddress}`) })
+        socket.once('timeout', () => { socket.destroy(); resolve('timed out') })
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+      })
+      t.equal(outcome, 'ECONNREFUSED', `a connection to ${unheld}:80 is refused`)
     })
 
     await t.test('a NetworkPolicy denying egress to a host address blocks a connection the pod makes without it', async (t) => {

@@ -99,6 +99,15 @@ export async function createAccount(environment: ServiceEnvironment, plan: strin
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
+/** The body as JSON, or as the text it is: an answer that is not the API's must still be shown. */
+function parsedOrText(text: string): Json {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 /** A small client for the service's HTTP API. */
 export class Client {
   constructor(private readonly service: { baseUrl: string; apiKey: string }) {}
@@ -110,7 +119,7 @@ export class Client {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
     const text = await response.text()
-    return { status: response.status, body: text ? JSON.parse(text) : null }
+    return { status: response.status, body: text ? parsedOrText(text) : null }
   }
 
   /** POST /files/upload as a browser's form sends it: one `file` part. */

@@ -23,7 +23,7 @@ import { diffHostState, recordHostState, restoreHostState } from './cluster/host
 import { nodeImageArchive, nodeImageRef } from './cluster/images.js'
 import { kubeRouterRbac } from './cluster/kube-router-rbac.js'
 import { writeKubeconfig } from './cluster/kubeconfig.js'
-import { addLoopbackAddresses, removeBridge, writeCniConfig } from './cluster/network.js'
+import { addLoopbackAddresses, rejectUntranslatedServiceTraffic, removeBridge, writeCniConfig } from './cluster/network.js'
 import { unmountAll } from './cluster/mounts.js'
 import { createPki } from './cluster/pki.js'
 import { run } from './cluster/run.js'
@@ -130,6 +130,7 @@ export async function startCluster(t: Teardown, opts: ClusterOptions = {}): Prom
     if (leftovers.length > 0) throw new Error(`the cluster left the host changed:\n${leftovers.join('\n')}`)
   })
   await addLoopbackAddresses(stack, [NODE_IP, ...(opts.extraHostIps ?? [])])
+  await rejectUntranslatedServiceTraffic(stack, SERVICE_CIDR)
   const dir = await scratchDir(stack, 'ffkube-node-')
   record.dirs.push(dir)
   await writeCrashRecord(record)

@@ -19,6 +19,25 @@ export async function addLoopbackAddresses(t: Teardown, ips: string[]): Promise<
   }
 }
 
+/**
+ * Refuses, on this host, any packet still addressed to `serviceCidr` once
+ * kube-proxy's NAT has run: one for a ClusterIP that kube-proxy did not
+ * translate (no Service, or a moment while the API pod is replaced). Without
+ * this it would follow this host's default route, and this sandbox's gateway
+ * answers every HTTP request with a bodiless 404 (`server: keryx`): the lane's
+ * client kept such connections alive and got 404s from them after the API was
+ * back. A node's real gateway drops the range instead; kube-proxy's nftables
+ * mode rejects it likewise. filter's OUTPUT and FORWARD see the address after
+ * NAT, so a translated connection never matches.
+ */
+export async function rejectUntranslatedServiceTraffic(t: Teardown, serviceCidr: string): Promise<void> {
+  for (const chain of ['OUTPUT', 'FORWARD']) {
+    const rule = [chain, '-d', serviceCidr, '-m', 'comment', '--comment', 'ffkube test node: a ClusterIP kube-proxy did not translate', '-j', 'REJECT']
+    await run('iptables', ['-w', '-I', ...rule])
+    t.teardown(() => run('iptables', ['-w', '-D', ...rule], { allowFailure: true }))
+  }
+}
+
 /** The first host address of a /24-or-larger IPv4 CIDR: the bridge's gateway. */
 function gatewayOf(cidr: string): string {
   const [a, b, c, d] = (cidr.split('/')[0] ?? '').split('.').map(Number)
