@@ -7,10 +7,13 @@
  *
  * - A unique-index violation raised by an update (not an insert) comes back
  *   as an InternalError carrying SQLite's text instead of E11000.
- * - An index is searched by its leading field only (each equality is pushed
- *   down as an OR of its own): indexes are declared as equality fields then
- *   sort and range fields, and the embedded store gets the first field alone
- *   (api/store-indexes.ts), sparing every write the fields never searched.
+ * - An index is searched by its leading field only: each top-level equality is
+ *   pushed down to SQLite as an OR of its own (the value, or an array holding
+ *   it), so SQLite searches one index by its leading field and FerretDB
+ *   filters, sorts and compares ranges in Go, while SQLite still computes every
+ *   indexed field (a JSON extraction each) on every write. Indexes are declared
+ *   as equality fields then sort and range fields, and the embedded store gets
+ *   the first field alone (api/store-indexes.ts, searchesLeadingIndexFieldOnly).
  * - No TTL indexes: collections with an expiry are swept by their writers
  *   (sweepExpired), and their reads check the expiry themselves.
  * - No partial indexes: a field that holds a unique value only while the
@@ -32,7 +35,7 @@
  *   work), and `$setOnInsert` of an empty array is dropped: the dispatcher's
  *   slot holders are plain strings, absent until the first slot is taken.
  */
-import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb'
+import { MongoServerError, type Collection, type Db, type Document, type Filter } from 'mongodb'
 
 /** MongoDB's code for a write refused by a unique index (also each failed write of a bulk insert). */
 export const DUPLICATE_KEY_CODE = 11000
@@ -45,4 +48,10 @@ export function isDuplicateKey(err: unknown): boolean {
 /** Deletes the records whose `expires_at` has passed: what a TTL index would do, done by the collection's writer. */
 export async function sweepExpired<T extends Document & { expires_at: Date }>(collection: Collection<T>, now: Date): Promise<void> {
   await collection.deleteMany({ expires_at: { $lte: now } } as Filter<T>)
+}
+
+/** True on the embedded store, which answers buildInfo with its own version beside the MongoDB one it speaks. */
+export async function searchesLeadingIndexFieldOnly(db: Db): Promise<boolean> {
+  const info = await db.admin().command({ buildInfo: 1 })
+  return 'ferretdbVersion' in info
 }

@@ -1,4 +1,5 @@
 import type { Collection, CreateIndexesOptions, Db, Document } from 'mongodb'
+import { searchesLeadingIndexFieldOnly } from './store-compatibility.js'
 
 /** An index's keys, in order, each ascending (1) or descending (-1). */
 export type IndexKeys = Record<string, 1 | -1>
@@ -7,14 +8,11 @@ export type IndexKeys = Record<string, 1 | -1>
  * The indexes of one database, created for the server it is on. An index is
  * declared as its equality fields, then the fields it sorts or ranges over
  * (MongoDB's equality-sort-range order), and MongoDB gets the whole index.
- * The embedded store (FerretDB over SQLite, docs/adr/0001-patched-ferretdb.md)
- * gets the first equality field alone: it pushes each top-level equality down
- * to SQLite as an OR of its own (the value, or an array holding it), so SQLite
- * searches one index by its leading field and FerretDB filters, sorts and
- * compares ranges in Go. A further field would never be searched, yet SQLite
- * computes every indexed field of a document (a JSON extraction each) on every
- * insert and update (bench/index-cost.ts). Two indexes with the same first
- * field are then one.
+ * A store that searches an index by its leading field alone (the embedded
+ * one: api/store-compatibility.ts) gets that field alone: a further field
+ * would never be searched, yet it computes every indexed field of a document
+ * on every insert and update (bench/index-cost.ts). Two indexes with the same
+ * first field are then one.
  */
 export class StoreIndexes {
   readonly #db: Db
@@ -33,18 +31,12 @@ export class StoreIndexes {
     await collection.createIndex(keys, options)
   }
 
-  /** Asked once: FerretDB answers buildInfo with its own version beside the MongoDB one it speaks. */
+  /** Asked once, and again after a failure, as a restarted store would be. */
   #isEmbedded(): Promise<boolean> {
-    this.#embedded ??= this.#db
-      .admin()
-      .command({ buildInfo: 1 })
-      .then(
-        (info) => 'ferretdbVersion' in info,
-        (err: unknown) => {
-          this.#embedded = undefined // asked again by the next ensure, as a restarted store would be
-          throw err
-        },
-      )
+    this.#embedded ??= searchesLeadingIndexFieldOnly(this.#db).catch((err: unknown) => {
+      this.#embedded = undefined
+      throw err
+    })
     return this.#embedded
   }
 }
