@@ -5,53 +5,50 @@ import type { Db } from 'mongodb'
 import type { NatsConnection } from 'nats'
 import type { FfmpegPlanner } from '../contracts/ffmpeg-plan.js'
 import { AccountChanges } from './accounts/account-changes.js'
-import { AccountRepository } from './accounts/account-repository.js'
 import { authentication } from './accounts/authentication.js'
 import { KeyCache } from './accounts/key-cache.js'
 import type { SecretBox } from './crypto/secret-box.js'
 import { ConsoleAuth } from './console/console-auth.js'
 import { consolePlugin } from './console/console-plugin.js'
-import { SessionRepository } from './console/session-repository.js'
-import { SignInLinkRepository } from './console/sign-in-link-repository.js'
 import { DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, SignInThrottle } from './console/sign-in-throttle.js'
 import { errorHandler } from './errors/error-handler.js'
 import { finiteNumbers } from './errors/finite-numbers.js'
 import { answerUnmatchedRequests } from './errors/route-table.js'
-import { commandRepository } from './commands/command-repository.js'
 import { commandSubmission } from './commands/command-submission.js'
 import { commandRoutes } from './commands/routes.js'
 import type { CommandLimitsByPlan } from './commands/command-limits.js'
 import { commandEventRoutes } from './commands/event-stream.js'
-import { commandLogRepository } from './logs/command-log-repository.js'
 import { commandLogRoutes } from './logs/routes.js'
 import type { CommandReadRecorder, EventStreamRecorder } from './metrics/service-metrics.js'
-import { fileRepository } from './files/file-repository.js'
 import { ManagedStorage } from './files/managed-storage.js'
+import type { StorageQuotas } from './files/storage-quota.js'
+import { buildRepositories, repositoriesPlugin, type Repositories } from './repositories.js'
 import { fileRoutes } from './files/routes.js'
 import type { RetentionDaysByPlan } from './files/retention.js'
-import { presetRepository } from './presets/preset-repository.js'
 import { presetRoutes } from './presets/routes.js'
 import { systemClock, type Clock } from './clock.js'
 import { addCommonErrorResponses } from './openapi/common-responses.js'
 import { openApi } from './openapi/openapi.js'
 import { rateLimiting } from './rate-limit/rate-limiting.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
-import { storageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 import { storageDestinationRoutes } from './storage-destinations/routes.js'
-import { webhookConfigRepository } from './webhooks/webhook-config-repository.js'
 import { usageRoutes } from './usage/routes.js'
 import { webhookConfigRoutes } from './webhooks/routes.js'
-import { ytdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
 import { ytdlpCookieRoutes } from './ytdlp-cookies/routes.js'
 import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
-import { planReader } from './accounts/account-repository.js'
-import { DEFAULT_STORAGE_QUOTAS, StorageQuota, type StorageQuotas } from './files/storage-quota.js'
 
 /** What the HTTP API needs from the process that hosts it. */
 export interface AppOptions {
   db: Db
   secretBox: SecretBox
+  /**
+   * The process's repositories and the account-change feed they announce on,
+   * given together by api/main.ts, which built them once for every role; a
+   * test that builds the app alone leaves both unset and the app builds its own.
+   */
+  repositories?: Repositories
+  accountChanges?: AccountChanges
   /** Requests per minute per API key by plan (config.rateLimits); DEFAULT_RATE_LIMITS when unset. */
   rateLimits?: RateLimits
   /** Holds the rate-limit counters (KV); needed unless every rate limit is 0. Without it console sign-ins are not limited. */
@@ -62,7 +59,7 @@ export interface AppOptions {
   allowPrivateNetworks?: boolean
   /** The time rate-limit windows and timestamps use; injected by tests. */
   clock?: Clock
-  /** The managed bucket's client and name: uploads and managed outputs. */
+  /** The managed bucket's client and name: uploads and managed outputs (read when the app builds its own repositories). */
   s3: S3Client
   s3Bucket: string
   /** Called after commands are recorded: the in-process dispatcher's nudge. */
@@ -75,7 +72,7 @@ export interface AppOptions {
   ytdlpAvailable?: () => boolean
   /** Per-plan defaults and maximums of the command limits (config.commandLimits); DEFAULT_COMMAND_LIMITS when unset. */
   commandLimits?: CommandLimitsByPlan
-  /** Per-plan storage quotas (config.storageQuotas); DEFAULT_STORAGE_QUOTAS when unset. */
+  /** Per-plan storage quotas (config.storageQuotas) of the app's own repositories; DEFAULT_STORAGE_QUOTAS when unset. */
   storageQuotas?: StorageQuotas
   /** Days each plan keeps managed files, and the most a command may ask (config.retentionDays); DEFAULT_RETENTION_DAYS when unset. */
   retentionDays?: RetentionDaysByPlan
@@ -83,7 +80,7 @@ export interface AppOptions {
   onCancelRequested?: () => void
   /** What plans run-ffmpeg-command's strings (contracts/ffmpeg-plan.ts); the policy's planFfmpegCommands when unset, as api/main.ts always leaves it. */
   ffmpegPlanner?: FfmpegPlanner
-  /** Where GET /commands/:id reports whether it answered from the cache of finished commands or the store (/metrics); unset in most tests. */
+  /** Where the app's own repositories report whether GET /commands/:id answered from the cache of finished commands (/metrics); unset in most tests. */
   commandReadMetrics?: CommandReadRecorder
   /** Where the event streams report how many are open (/metrics); unset in most tests. */
   eventStreamMetrics?: EventStreamRecorder
@@ -93,6 +90,13 @@ export interface AppOptions {
   eventStreamLifetimeMs?: number
   /** The console's built bundle (scripts/build-console.sh); dist/console when unset. */
   consoleDir?: string
+}
+
+/** The feed of an app built alone, closed with it. */
+async function openAccountChanges(app: FastifyInstance, nats: NatsConnection | undefined): Promise<AccountChanges> {
+  const changes = await AccountChanges.open(nats, app.log)
+  app.addHook('onClose', () => changes.close())
+  return changes
 }
 
 /**
@@ -111,25 +115,23 @@ export const appPlugin = fp(
     const clock = deps.clock ?? systemClock
     const allowPrivateNetworks = deps.allowPrivateNetworks ?? false
 
-    const accountChanges = await AccountChanges.open(deps.nats, app.log)
-    app.addHook('onClose', () => accountChanges.close())
-    const accounts = new AccountRepository(deps.db, deps.secretBox, accountChanges)
-    await accounts.ensureIndexes()
-    app.decorate('accounts', accounts)
+    const accountChanges = deps.accountChanges ?? (await openAccountChanges(app, deps.nats))
+    const repositories =
+      deps.repositories ??
+      buildRepositories({
+        db: deps.db,
+        storage: new ManagedStorage(deps.s3, deps.s3Bucket),
+        secretBox: deps.secretBox,
+        changes: accountChanges,
+        now: clock,
+        storageQuotas: deps.storageQuotas,
+        commandReadMetrics: deps.commandReadMetrics,
+      })
+    const { accounts, sessions, signInLinks } = repositories
     const keys = new KeyCache((apiKey) => accounts.authenticate(apiKey), { now: clock })
     accountChanges.listen(keys)
-    await app.register(storageDestinationRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-    await app.register(webhookConfigRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-    await app.register(ytdlpCookieRepository, { db: deps.db, secretBox: deps.secretBox, now: clock })
-    await app.register(commandRepository, { db: deps.db, changes: accountChanges, now: clock, metrics: deps.commandReadMetrics })
-    await app.register(commandLogRepository, { db: deps.db })
+    await app.register(repositoriesPlugin, { repositories })
     await app.register(commandSubmission, { now: clock, onCommandsAccepted: deps.onCommandsAccepted, allowPrivateNetworks, limits: deps.commandLimits, retentionDays: deps.retentionDays })
-    const quota = new StorageQuota(deps.db, deps.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(deps.db))
-    await app.register(fileRepository, { db: deps.db, storage: new ManagedStorage(deps.s3, deps.s3Bucket), quota, now: clock, onQueued: deps.onFilesQueued })
-    await app.register(presetRepository, { db: deps.db, now: clock })
-    const sessions = new SessionRepository(deps.db)
-    const signInLinks = new SignInLinkRepository(deps.db)
-    await Promise.all([sessions.ensureIndexes(), signInLinks.ensureIndexes()])
     const consoleAuth = new ConsoleAuth(sessions, accounts, clock)
     const rateLimits = deps.rateLimits ?? DEFAULT_RATE_LIMITS
     const signInThrottle = await SignInThrottle.open({ nats: deps.nats, limit: deps.signInFailuresPerMinute ?? DEFAULT_SIGN_IN_FAILURES_PER_MINUTE, now: clock, log: app.log })
@@ -153,7 +155,7 @@ export const appPlugin = fp(
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)
-        await v1.register(fileRoutes, { now: clock, retentionDays: deps.retentionDays })
+        await v1.register(fileRoutes, { now: clock, retentionDays: deps.retentionDays, onQueued: deps.onFilesQueued })
         await v1.register(presetRoutes)
         await v1.register(usageRoutes, { now: clock })
         await v1.register(ytdlpCookieRoutes)

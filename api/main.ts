@@ -17,7 +17,8 @@ import type { ReadinessProbe } from './health/readiness.js'
 import { startLocalServices, type LocalServices } from './local/local-services.js'
 import { createLogger, type Logger } from './logger.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
-import { repositoriesOf } from './repositories.js'
+import { ManagedStorage } from './files/managed-storage.js'
+import { buildRepositories } from './repositories.js'
 import { apiRole } from './roles/api.js'
 import type { Role, RoleContext, ServiceParts } from './roles/role.js'
 import { webhooksRole } from './roles/webhooks.js'
@@ -64,16 +65,22 @@ export async function runRoles(config: Config, logger: Logger, parts: ServicePar
     // Only local mode owns its bucket.
     if (!config.s3.endpoint) await ensureBucket(connections.s3, resolved.s3.bucket)
 
-    // The worker's deletions of outputs (the retention sweep) reach every API replica's cache of finished commands.
-    const accountChanges = await AccountChanges.open(connections.nats, logger, { listen: false })
-    const context: RoleContext = {
-      config: resolved,
-      connections,
-      repositories: repositoriesOf(connections, resolved.storageQuotas, accountChanges),
-      secretBox: new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!)),
-      logger,
-      metrics: new ServiceMetrics(),
-    }
+    // One feed and one set of repositories for every role of the process: one cache of finished commands,
+    // which hears the worker's deletions of outputs (the retention sweep) at once, and other replicas' over NATS.
+    // Only an API answers from caches: a process without one only announces.
+    const accountChanges = await AccountChanges.open(connections.nats, logger, { listen: config.roles.includes('api') })
+    cleanups.push(() => accountChanges.close())
+    const secretBox = new SecretBox(parseEncryptionKeys(resolved.encryptionKeys!))
+    const metrics = new ServiceMetrics()
+    const repositories = buildRepositories({
+      db: connections.db,
+      storage: new ManagedStorage(connections.s3, connections.s3Bucket),
+      secretBox,
+      changes: accountChanges,
+      storageQuotas: resolved.storageQuotas,
+      commandReadMetrics: metrics,
+    })
+    const context: RoleContext = { config: resolved, connections, repositories, accountChanges, secretBox, logger, metrics }
     const worker = config.roles.includes('worker') ? workerRole(context, parts) : null
     const webhooks = config.roles.includes('webhooks') ? webhooksRole(context) : null
     // Roles in one process nudge each other; in separate processes they poll, except the

@@ -1,32 +1,112 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Db } from 'mongodb'
 import { systemClock, type Clock } from './clock.js'
-import { CommandRepository } from './commands/command-repository.js'
-import { FileRepository } from './files/file-repository.js'
-import { ManagedStorage } from './files/managed-storage.js'
-import type { Connections } from './connections.js'
-import { planReader } from './accounts/account-repository.js'
-import { DEFAULT_STORAGE_QUOTAS, StorageQuota, type StorageQuotas } from './files/storage-quota.js'
+import { AccountRepository, planReader } from './accounts/account-repository.js'
 import type { AccountChanges } from './accounts/account-changes.js'
+import { CommandRepository } from './commands/command-repository.js'
+import { SessionRepository } from './console/session-repository.js'
+import { SignInLinkRepository } from './console/sign-in-link-repository.js'
+import type { SecretBox } from './crypto/secret-box.js'
+import { FileRepository } from './files/file-repository.js'
+import type { ManagedStorage } from './files/managed-storage.js'
+import { DEFAULT_STORAGE_QUOTAS, StorageQuota, type StorageQuotas } from './files/storage-quota.js'
+import { CommandLogRepository } from './logs/command-log-repository.js'
+import type { CommandReadRecorder } from './metrics/service-metrics.js'
+import { PresetRepository } from './presets/preset-repository.js'
+import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
+import { WebhookConfigRepository } from './webhooks/webhook-config-repository.js'
+import { YtdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
 
 /**
- * The repositories the worker and deliverer roles of one process share: built
- * once, at the composition root (api/main.ts), and handed to each part that
- * reads or writes their collections. Tests build them the same way, and may
- * wrap them to stage a race from the outside (test/harness/interleaved.ts).
+ * Every repository of one process, built once: at the composition root
+ * (api/main.ts), which hands them to each role and to the app, or by the app
+ * itself when a test builds it alone. One instance each, so the state some
+ * hold (the cache of finished commands, the dispatcher's reads of due
+ * commands, the batching of submissions) is the process's one copy. Tests may
+ * wrap one to stage a race from the outside (test/harness/interleaved.ts).
  */
 export interface Repositories {
+  accounts: AccountRepository
   commands: CommandRepository
+  commandLogs: CommandLogRepository
   files: FileRepository
+  presets: PresetRepository
+  sessions: SessionRepository
+  signInLinks: SignInLinkRepository
+  storageDestinations: StorageDestinationRepository
+  webhookConfigs: WebhookConfigRepository
+  ytdlpCookies: YtdlpCookieRepository
 }
 
-/** `changes`: where a deleted output of a finished command is announced to the API replicas (the retention sweep's deletions). */
-export function buildRepositories(db: Db, storage: ManagedStorage, now: Clock = systemClock, storageQuotas: StorageQuotas = DEFAULT_STORAGE_QUOTAS, changes?: AccountChanges): Repositories {
-  const commands = new CommandRepository(db, { changes, now })
-  // Nobody here records a file waiting for the processor (the API does): nothing to nudge.
-  return { commands, files: new FileRepository(db, storage, commands, now, () => {}, new StorageQuota(db, storageQuotas, planReader(db))) }
+export interface RepositoryParts {
+  db: Db
+  /** The managed bucket: uploads and managed outputs. */
+  storage: ManagedStorage
+  /** Seals what the store keeps secret: API keys, credentials, webhook secrets, cookies. */
+  secretBox: SecretBox
+  /** The process's account-change feed: where writes are announced, and what the cache of finished commands hears. */
+  changes?: AccountChanges | undefined
+  now?: Clock | undefined
+  storageQuotas?: StorageQuotas | undefined
+  /** Where GET /commands/:id reports whether it answered from the cache of finished commands (/metrics). */
+  commandReadMetrics?: CommandReadRecorder | undefined
 }
 
-/** The repositories over a process's connections. */
-export function repositoriesOf(connections: Pick<Connections, 'db' | 's3' | 's3Bucket'>, storageQuotas: StorageQuotas = DEFAULT_STORAGE_QUOTAS, changes?: AccountChanges): Repositories {
-  return buildRepositories(connections.db, new ManagedStorage(connections.s3, connections.s3Bucket), systemClock, storageQuotas, changes)
+export function buildRepositories(parts: RepositoryParts): Repositories {
+  const { db, secretBox, changes } = parts
+  const now = parts.now ?? systemClock
+  const commands = new CommandRepository(db, { changes, now, metrics: parts.commandReadMetrics })
+  const quota = new StorageQuota(db, parts.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(db))
+  return {
+    accounts: new AccountRepository(db, secretBox, changes),
+    commands,
+    commandLogs: new CommandLogRepository(db),
+    files: new FileRepository(db, parts.storage, commands, now, quota),
+    presets: new PresetRepository(db, now),
+    sessions: new SessionRepository(db),
+    signInLinks: new SignInLinkRepository(db),
+    storageDestinations: new StorageDestinationRepository(db, secretBox, now),
+    webhookConfigs: new WebhookConfigRepository(db, secretBox, now),
+    ytdlpCookies: new YtdlpCookieRepository(db, secretBox, now),
+  }
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    accounts: AccountRepository
+    commands: CommandRepository
+    commandLogs: CommandLogRepository
+    files: FileRepository
+    presets: PresetRepository
+    storageDestinations: StorageDestinationRepository
+    webhookConfigs: WebhookConfigRepository
+    ytdlpCookies: YtdlpCookieRepository
+  }
+}
+
+/**
+ * Decorates the app with the repositories its routes read (`app.commands`,
+ * …), after making sure of their indexes and seeding the system presets.
+ */
+export const repositoriesPlugin = fp(
+  async (app: FastifyInstance, { repositories }: { repositories: Repositories }) => {
+    const { accounts, commands, commandLogs, files, presets, sessions, signInLinks, storageDestinations, webhookConfigs, ytdlpCookies } = repositories
+    await accounts.ensureIndexes()
+    await storageDestinations.ensureIndexes()
+    await commands.ensureIndexes()
+    await files.ensureIndexes()
+    await presets.ensureIndexes()
+    await presets.seedSystemPresets()
+    await Promise.all([sessions.ensureIndexes(), signInLinks.ensureIndexes()])
+    app.decorate('accounts', accounts)
+    app.decorate('commands', commands)
+    app.decorate('commandLogs', commandLogs)
+    app.decorate('files', files)
+    app.decorate('presets', presets)
+    app.decorate('storageDestinations', storageDestinations)
+    app.decorate('webhookConfigs', webhookConfigs)
+    app.decorate('ytdlpCookies', ytdlpCookies)
+  },
+  { name: 'repositories' },
+)

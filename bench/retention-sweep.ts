@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     const db = client.db('retention_bench')
     const oldDb = client.db('retention_bench_before')
     // Nothing below reaches S3: the queries are the repository's reads of its collection.
-    const files = new FileRepository(db, new ManagedStorage(s3, 'unused'), new CommandRepository(db), () => NOW, () => {}, new StorageQuota(db, DEFAULT_STORAGE_QUOTAS, planReader(db)))
+    const files = new FileRepository(db, new ManagedStorage(s3, 'unused'), new CommandRepository(db), () => NOW, new StorageQuota(db, DEFAULT_STORAGE_QUOTAS, planReader(db)))
     await files.ensureIndexes()
     const oldFiles = oldDb.collection<FileDocument>('files')
     await oldFiles.createIndex({ account_id: 1, is_deleted: 1, created_at: -1, _id: -1 })

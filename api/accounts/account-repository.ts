@@ -162,9 +162,3 @@ export class AccountRepository {
     return result.matchedCount === 1
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    accounts: AccountRepository
-  }
-}

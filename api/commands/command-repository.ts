@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db, Filter } from 'mongodb'
 import { isTerminalStatus, type CommandStatus } from '../../contracts/command-types.js'
 import { AccountSchedule } from '../dispatcher/account-schedule.js'
@@ -257,19 +255,3 @@ export class CommandRepository {
     return result.matchedCount === 1
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    commands: CommandRepository
-  }
-}
-
-/** Decorates the app with `commands`. */
-export const commandRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; changes?: AccountChanges | undefined; now?: Clock | undefined; metrics?: CommandReadRecorder | undefined }) => {
-    const repository = new CommandRepository(options.db, options)
-    await repository.ensureIndexes()
-    app.decorate('commands', repository)
-  },
-  { name: 'command-repository' },
-)

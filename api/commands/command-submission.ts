@@ -41,15 +41,15 @@ export class CommandSubmission {
 
   constructor(
     private readonly commands: CommandRepository,
-    private readonly destinations: () => DestinationGate,
-    private readonly files: () => ManagedInputGate,
+    private readonly destinations: DestinationGate,
+    private readonly files: ManagedInputGate,
     private readonly now: Clock,
     private readonly onCommandsAccepted: () => void,
     private readonly allowPrivateNetworks = false,
     private readonly limits: CommandLimitsByPlan = DEFAULT_COMMAND_LIMITS,
     private readonly retentionDays: RetentionDaysByPlan = DEFAULT_RETENTION_DAYS,
   ) {
-    this.#storageRoom = new StorageRoomReads((account, what) => this.files().requireStorageRoom(account, what))
+    this.#storageRoom = new StorageRoomReads((account, what) => this.files.requireStorageRoom(account, what))
   }
 
   /**
@@ -115,7 +115,7 @@ export class CommandSubmission {
     const field = `${prefix}${draft.ytdlp ? 'input_urls' : 'input_files'}`
     const managed: string[] = []
     for (const [alias, url] of Object.entries(draft.input_files)) {
-      const key = await this.files().managedInput(account.id, url, `${field}.${alias}`)
+      const key = await this.files.managedInput(account.id, url, `${field}.${alias}`)
       if (key === null) continue
       // yt-dlp extracts videos from sites; a stored file is read as an input of an FFmpeg command.
       if (draft.ytdlp) throw new ValidationError(`${field}.${alias}: a storage_url of this service is an input of FFmpeg commands (input_files), not a video page for yt-dlp`)
@@ -127,7 +127,7 @@ export class CommandSubmission {
   /** Whether the folder's URL is one of this account's storage_urls (an uploaded zip), read like a managed input; 422 for an unusable one. */
   async #managedFolder(account: AuthenticatedAccount, draft: CommandDraft, prefix: string): Promise<boolean> {
     if (!draft.input_compressed_folder) return false
-    return (await this.files().managedInput(account.id, draft.input_compressed_folder, `${prefix}input_compressed_folder`)) !== null
+    return (await this.files.managedInput(account.id, draft.input_compressed_folder, `${prefix}input_compressed_folder`)) !== null
   }
 
   /**
@@ -143,7 +143,7 @@ export class CommandSubmission {
     if (draft.webhook_url !== null) validateWebhookUrl(draft.webhook_url, this.allowPrivateNetworks, `${prefix}webhook_url`)
     if (draft.storage_destination_id === null) return null
     try {
-      return toDestinationSpec(await this.destinations().requireUsable(account, draft.storage_destination_id))
+      return toDestinationSpec(await this.destinations.requireUsable(account, draft.storage_destination_id))
     } catch (err) {
       // In a multiple request the message names which command: `commands[2].storage_destination_id: …`.
       if (prefix && err instanceof ApiError) err.message = `${prefix}${err.message}`
@@ -170,14 +170,13 @@ export interface CommandSubmissionOptions {
   retentionDays?: RetentionDaysByPlan | undefined
 }
 
-/** Decorates the app with `commandSubmission`; needs `commands` and `storageDestinations`. */
+/** Decorates the app with `commandSubmission`; needs the repositories (api/repositories.ts). */
 export const commandSubmission = fp(
   async (app: FastifyInstance, options: CommandSubmissionOptions) => {
     const submission = new CommandSubmission(
       app.commands,
-      // Looked up per use: the storage-destination repository is registered by its own plugin.
-      () => app.storageDestinations,
-      () => app.files,
+      app.storageDestinations,
+      app.files,
       options.now ?? systemClock,
       options.onCommandsAccepted ?? (() => {}),
       options.allowPrivateNetworks ?? false,
@@ -186,5 +185,5 @@ export const commandSubmission = fp(
     )
     app.decorate('commandSubmission', submission)
   },
-  { name: 'command-submission', dependencies: ['command-repository'] },
+  { name: 'command-submission', dependencies: ['repositories'] },
 )

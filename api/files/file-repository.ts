@@ -1,7 +1,6 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Collection, Db } from 'mongodb'
-import { systemClock, type Clock } from '../clock.js'
+import type { Clock } from '../clock.js'
 import type { CommandDocument } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import { ValidationError } from '../errors/api-errors.js'
@@ -30,7 +29,6 @@ export class FileRepository {
     readonly storage: ManagedStorage,
     private readonly commands: CommandRepository,
     private readonly now: Clock,
-    private readonly onQueued: () => void,
     /** What each account holds in managed storage; every file counted in it is released when deleted here. */
     readonly quota: StorageQuota,
   ) {
@@ -48,14 +46,9 @@ export class FileRepository {
     await this.#processing.ensureIndexes(this.#indexes)
   }
 
-  /**
-   * Records a file waiting for the file processor (an upload or a store-file
-   * URL, from newPendingFile) and nudges an in-process one; a processor in
-   * another process finds it at its next poll.
-   */
+  /** Records a file waiting for the file processor (an upload or a store-file URL, from newPendingFile). */
   async insertPending(doc: FileDocument): Promise<void> {
     await this.#files.insertOne(doc)
-    this.onQueued()
   }
 
   /**
@@ -272,28 +265,3 @@ export class FileRepository {
     return deleted
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    files: FileRepository
-  }
-}
-
-export interface FileRepositoryOptions {
-  db: Db
-  storage: ManagedStorage
-  quota: StorageQuota
-  now?: Clock | undefined
-  /** Called after a file waiting for processing is recorded; the in-process file processor's nudge. */
-  onQueued?: (() => void) | undefined
-}
-
-/** Decorates the app with `files`; needs `commands` (an output's deletion shows in its command). */
-export const fileRepository = fp(
-  async (app: FastifyInstance, options: FileRepositoryOptions) => {
-    const repository = new FileRepository(options.db, options.storage, app.commands, options.now ?? systemClock, options.onQueued ?? (() => {}), options.quota)
-    await repository.ensureIndexes()
-    app.decorate('files', repository)
-  },
-  { name: 'file-repository', dependencies: ['command-repository'] },
-)

@@ -44,17 +44,20 @@ interface FileRoutesOptions {
   now?: Clock | undefined
   /** Days each plan keeps an upload or a store-file file (config.retentionDays). */
   retentionDays?: RetentionDaysByPlan | undefined
+  /** Called after a file waiting for processing is recorded: the in-process file processor's nudge (one in another process finds it at its next poll). */
+  onQueued?: (() => void) | undefined
 }
 
 /** The file endpoints: upload, store-file, get, list, delete. */
 export const fileRoutes: FastifyPluginAsyncTypebox<FileRoutesOptions> = async (app, options) => {
   const now = options.now ?? systemClock
+  const onQueued = options.onQueued ?? (() => {})
   const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS
   // Counted from acceptance: an upload's bytes are stored by then, a store-file's fetch follows within moments.
   const expiresAt = (request: FastifyRequest, at: Date) => expiryOf(at, planRetentionDays(request.account.plan, retentionDays))
 
   // Upload in its own scope: multipart parsing and a catch-all parser stay there.
-  await app.register(uploadRoute, { now, expiresAt })
+  await app.register(uploadRoute, { now, expiresAt, onQueued })
 
   app.post('/files/store-file', { schema: { tags: ['files'], body: StoreFileBody, response: { 200: FileIdResponse, ...errorResponses(400, 403, 422) } } }, async (request) => {
     const { file_url } = request.body
@@ -71,6 +74,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<FileRoutesOptions> = async (a
     await app.files.insertPending(
       newPendingFile({ fileId, accountId: request.account.id, filename, storeType: 'STORED_FILE', objectKey: null, originalFileUrl: file_url, mimeType: null, expiresAt: expiresAt(request, at) }, at),
     )
+    onQueued()
     request.log.info({ file_id: fileId, account_id: request.account.id }, 'store-file accepted')
     return { file_id: fileId }
   })
@@ -103,7 +107,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<FileRoutesOptions> = async (a
  * catch-all parser (so any other content type reaches the handler and gets
  * the spec's 422, not Fastify's 415) apply to it alone.
  */
-const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock; expiresAt: (request: FastifyRequest, at: Date) => Date | null }> = async (scope, { now, expiresAt }) => {
+const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock; expiresAt: (request: FastifyRequest, at: Date) => Date | null; onQueued: () => void }> = async (scope, { now, expiresAt, onQueued }) => {
   await scope.register(multipart, { limits: { files: 1, fileSize: MAX_UPLOAD_BYTES, fields: 20, parts: 25 } })
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
 
@@ -154,6 +158,7 @@ const uploadRoute: FastifyPluginAsyncTypebox<{ now: Clock; expiresAt: (request: 
         await scope.files.storage.delete(key)
         throw error
       })
+      onQueued()
       request.log.info({ file_id: fileId, account_id: accountId, bytes }, 'file uploaded')
       return { file_id: fileId }
     },

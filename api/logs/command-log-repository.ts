@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
 import { isDuplicateKey } from '../store-compatibility.js'
 import type { LogRecord } from './log-record.js'
@@ -41,17 +39,3 @@ export class CommandLogRepository {
     return result.matchedCount === 1
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    commandLogs: CommandLogRepository
-  }
-}
-
-/** Decorates the app with `commandLogs`. */
-export const commandLogRepository = fp(
-  async (app: FastifyInstance, options: { db: Db }) => {
-    app.decorate('commandLogs', new CommandLogRepository(options.db))
-  },
-  { name: 'command-log-repository' },
-)

@@ -6,13 +6,12 @@
  * folds again when another replica wrote first, and chunks are acknowledged
  * only after their write, so a crash replays them into a no-op.
  */
-import type { Db } from 'mongodb'
 import { JSONCodec, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats'
 import { LOG_STREAM, type LogChunk } from '../../contracts/log-chunks.js'
 import { ensureDurableConsumer, ensureStream, LOG_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import type { Logger } from '../logger.js'
 import { CoalescingQueues } from '../projector/coalescing-queues.js'
-import { CommandLogRepository } from './command-log-repository.js'
+import type { CommandLogRepository } from './command-log-repository.js'
 import { foldChunks, type IncomingChunk } from './log-record.js'
 
 const codec = JSONCodec<LogChunk>()
@@ -24,7 +23,7 @@ const WRITTEN_MEMORY = 4096
 
 export interface LogProjectorOptions {
   nats: NatsConnection
-  db: Db
+  logs: CommandLogRepository
   logger: Logger
   durableName?: string
 }
@@ -45,7 +44,7 @@ export class LogProjector {
 
   constructor(private readonly options: LogProjectorOptions) {
     this.#log = options.logger.child({ component: 'log-projector' })
-    this.#logs = new CommandLogRepository(options.db)
+    this.#logs = options.logs
     this.#queues = new CoalescingQueues<Delivery>(
       (commandId, take) => this.#round(commandId, take),
       (err, commandId) => this.#log.error({ err, command_id: commandId }, 'log projection round failed'),

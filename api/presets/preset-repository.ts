@@ -1,7 +1,5 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
-import { systemClock, type Clock } from '../clock.js'
+import type { Clock } from '../clock.js'
 import { newId } from '../ids.js'
 import { checkPresetDefinition, type PresetDefinition } from './preset-rules.js'
 import type { PresetResponse } from './schemas.js'
@@ -114,20 +112,3 @@ export class PresetRepository {
     return result.deletedCount === 1
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    presets: PresetRepository
-  }
-}
-
-/** Decorates the app with `presets` and seeds the system presets. */
-export const presetRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; now?: Clock | undefined }) => {
-    const repository = new PresetRepository(options.db, options.now ?? systemClock)
-    await repository.ensureIndexes()
-    await repository.seedSystemPresets()
-    app.decorate('presets', repository)
-  },
-  { name: 'preset-repository' },
-)

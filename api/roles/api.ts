@@ -1,4 +1,3 @@
-import { AccountRepository } from '../accounts/account-repository.js'
 import { ensureLocalBusinessKey } from '../accounts/local-business-key.js'
 import type { AppOptions } from '../app.js'
 import { isExecutable, resolveTool } from '../executors/tool-paths.js'
@@ -24,7 +23,7 @@ export interface ApiNudges {
  * The HTTP API. A worker or deliverer in another process finds new work by
  * polling, so the nudges only shorten the wait when they share this process.
  */
-export function apiRole({ config, connections, secretBox, metrics }: RoleContext, nudges: ApiNudges, parts: ServiceParts = {}): ApiRole {
+export function apiRole({ config, connections, repositories, accountChanges, secretBox, metrics }: RoleContext, nudges: ApiNudges, parts: ServiceParts = {}): ApiRole {
   // Checked once: a yt-dlp installed later is seen on the next start. In local
   // mode runners run on this host; on a cluster they run in the runner image, which has one.
   const ytdlp = config.executor === 'local' ? isExecutable(resolveTool('yt-dlp')) : true
@@ -34,6 +33,8 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
     app: {
       db: connections.db,
       secretBox,
+      repositories,
+      accountChanges,
       rateLimits: config.rateLimits,
       signInFailuresPerMinute: config.consoleSignInFailuresPerMinute,
       nats: connections.nats,
@@ -45,18 +46,16 @@ export function apiRole({ config, connections, secretBox, metrics }: RoleContext
       onWebhookRedeliveryQueued: nudges.redeliveryQueued,
       onCancelRequested: nudges.cancelRequested,
       commandLimits: config.commandLimits,
-      storageQuotas: config.storageQuotas,
       retentionDays: config.retentionDays,
       ytdlpAvailable: () => ytdlp,
       eventStreamMetrics: metrics,
-      commandReadMetrics: metrics,
       eventStreamsPerAccount: config.eventStreamsPerAccount,
       eventStreamLifetimeMs: config.eventStreamMaxSeconds * 1000,
       ...(parts.ffmpegPlanner ? { ffmpegPlanner: parts.ffmpegPlanner } : {}),
     },
     async start() {
       // An API on a cluster never makes or prints a key.
-      if (config.executor === 'local') localKey = (await ensureLocalBusinessKey(new AccountRepository(connections.db, secretBox), config.dataDir)).api_key
+      if (config.executor === 'local') localKey = (await ensureLocalBusinessKey(repositories.accounts, config.dataDir)).api_key
     },
     async stop() {},
     announce(baseUrl) {

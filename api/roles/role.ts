@@ -1,4 +1,5 @@
 import type { FfmpegPlanner } from '../../contracts/ffmpeg-plan.js'
+import type { AccountChanges } from '../accounts/account-changes.js'
 import type { Config } from '../config.js'
 import type { Connections } from '../connections.js'
 import type { SecretBox } from '../crypto/secret-box.js'
@@ -24,6 +25,8 @@ export interface RoleContext {
   connections: Connections
   /** Built once per process over `connections`. */
   repositories: Repositories
+  /** The process's one account-change feed, on which `repositories` announce; the API's caches hear it. */
+  accountChanges: AccountChanges
   secretBox: SecretBox
   logger: Logger
   metrics: ServiceMetrics

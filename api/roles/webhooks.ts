@@ -1,5 +1,4 @@
 import { WebhookDeliverer } from '../webhook-delivery/deliverer.js'
-import { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
 import type { Role, RoleContext } from './role.js'
 
 /** The webhook deliverer as the other roles of its process see it. */
@@ -10,17 +9,17 @@ export interface WebhooksRole extends Role {
 
 /**
  * The webhook deliverer: consumes completion events and POSTs them, signed
- * with the account's secret (hence the SecretBox, the API's ENCRYPTION_KEYS).
+ * with the account's secret (sealed with the API's ENCRYPTION_KEYS).
  * Its /readyz checks storage too, although it never writes there: DESIGN.md
  * fixes /readyz as "MongoDB, NATS, storage reachable" for every process, and
  * the chart's probes and users' dashboards rely on one meaning.
  */
-export function webhooksRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext): WebhooksRole {
+export function webhooksRole({ config, connections, repositories, logger, metrics }: RoleContext): WebhooksRole {
   const deliverer = new WebhookDeliverer({
     db: connections.db,
     commands: repositories.commands,
     nats: connections.nats,
-    configs: new WebhookConfigRepository(connections.db, secretBox),
+    configs: repositories.webhookConfigs,
     logger: logger.child({ component: 'webhook-deliverer' }),
     allowPrivateNetworks: config.allowPrivateNetworks,
     timeoutMs: config.webhookTimeoutMs,

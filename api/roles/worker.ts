@@ -1,10 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import type { SandboxHost } from '../../contracts/sandbox.js'
 import { cachedPlans } from '../accounts/plan-cache.js'
-import { AccountRepository } from '../accounts/account-repository.js'
-import type { Connections } from '../connections.js'
 import type { Logger } from '../logger.js'
-import type { SecretBox } from '../crypto/secret-box.js'
 import { Canceller } from '../cancels/canceller.js'
 import { subscribeDispatchNudges } from '../dispatcher/dispatch-nudges.js'
 import { Dispatcher } from '../dispatcher/dispatcher.js'
@@ -14,12 +11,11 @@ import { KubernetesExecutor } from '../executors/kubernetes-executor.js'
 import { LocalExecutor } from '../executors/local-executor.js'
 import { detectSandbox, toolsReadOnly, type SandboxLevel } from '../executors/sandbox-host.js'
 import { resolveTool } from '../executors/tool-paths.js'
+import type { Repositories } from '../repositories.js'
 import { FileProcessor } from '../file-processor/file-processor.js'
 import { RetentionSweep } from '../files/retention-sweep.js'
 import { StatusProjector } from '../projector/status-projector.js'
 import { LogProjector } from '../logs/log-projector.js'
-import { StorageDestinationRepository } from '../storage-destinations/storage-destination-repository.js'
-import { YtdlpCookieRepository } from '../ytdlp-cookies/ytdlp-cookie-repository.js'
 import type { Role, RoleContext, ServiceParts } from './role.js'
 
 /** The worker as the other roles of its process see it. */
@@ -35,8 +31,7 @@ export interface WorkerRole extends Role {
 }
 
 /** Opens a command's storage-destination credentials for its runner's upload step (never its spec). */
-function destinationCredentialSource(connections: Connections, secretBox: SecretBox): DestinationCredentialSource {
-  const destinations = new StorageDestinationRepository(connections.db, secretBox)
+function destinationCredentialSource({ storageDestinations: destinations }: Repositories): DestinationCredentialSource {
   return async (spec) => (spec.storageDestinationId ? destinations.runnerCredentials(spec.accountId, spec.storageDestinationId) : null)
 }
 
@@ -46,8 +41,7 @@ function destinationCredentialSource(connections: Connections, secretBox: Secret
  * dropped from ENCRYPTION_KEYS) are logged and left out: the command runs
  * without them rather than never being dispatched.
  */
-function ytdlpCookieSource(connections: Connections, secretBox: SecretBox, logger: Logger): YtdlpCookieSource {
-  const cookies = new YtdlpCookieRepository(connections.db, secretBox)
+function ytdlpCookieSource({ ytdlpCookies: cookies }: Repositories, logger: Logger): YtdlpCookieSource {
   return async (spec) => {
     try {
       return await cookies.openForRunner(spec.accountId)
@@ -60,12 +54,12 @@ function ytdlpCookieSource(connections: Connections, secretBox: SecretBox, logge
 
 /** Runners on this host (EXECUTOR=local), or MediaCommands for the operator. */
 function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: SandboxHost | null }, parts: ServiceParts): Executor {
-  const { config, connections, repositories, secretBox, logger } = context
-  const destinationCredentials = destinationCredentialSource(connections, secretBox)
+  const { config, connections, repositories, logger } = context
+  const destinationCredentials = destinationCredentialSource(repositories)
   if (config.executor !== 'local') {
     const kubeConfig = new KubeConfig()
     kubeConfig.loadFromDefault()
-    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger) })
+    return new KubernetesExecutor({ kubeConfig, namespace: config.kubeNamespace, destinationCredentials, ytdlpCookies: ytdlpCookieSource(repositories, logger) })
   }
   const { tools, sandbox } = host
   return new LocalExecutor({
@@ -77,7 +71,7 @@ function executorFor(context: RoleContext, host: { tools: ToolPaths; sandbox: Sa
     deadlineMs: config.commandDeadlineSeconds * 1000,
     workDirMaxBytes: config.commandWorkDirMaxBytes,
     destinationCredentials,
-    ytdlpCookies: ytdlpCookieSource(connections, secretBox, logger),
+    ytdlpCookies: ytdlpCookieSource(repositories, logger),
     ...(parts.poolWorkerMain ? { poolWorkerMain: parts.poolWorkerMain } : {}),
     runner: {
       allowPrivateNetworks: config.allowPrivateNetworks,
@@ -103,12 +97,13 @@ interface ToolPaths {
  * dispatcher handing accepted commands to it, the file processor, and the
  * retention sweep.
  */
-export function workerRole({ config, connections, repositories, secretBox, logger, metrics }: RoleContext, parts: ServiceParts = {}): WorkerRole {
+export function workerRole(context: RoleContext, parts: ServiceParts = {}): WorkerRole {
+  const { config, connections, repositories, logger, metrics } = context
   const tools = { ffmpeg: resolveTool('ffmpeg'), ffprobe: resolveTool('ffprobe'), ytdlp: resolveTool('yt-dlp') }
   // The file processor's ffprobe is jailed in every mode; in a worker pod without bwrap that is the limits, said loudly.
   const sandbox = detectSandbox(toolsReadOnly([tools.ffmpeg, tools.ffprobe, tools.ytdlp], [], { dataDir: config.dataDir }), logger)
   const { commands } = repositories
-  const logs = new LogProjector({ nats: connections.nats, db: connections.db, logger })
+  const logs = new LogProjector({ nats: connections.nats, logs: repositories.commandLogs, logger })
   const files = new FileProcessor({
     files: repositories.files,
     logger,
@@ -117,10 +112,9 @@ export function workerRole({ config, connections, repositories, secretBox, logge
     allowPrivateNetworks: config.allowPrivateNetworks,
     sandbox: sandbox.host,
   })
-  const executor = executorFor({ config, connections, repositories, secretBox, logger, metrics }, { tools, sandbox: sandbox.host }, parts)
+  const executor = executorFor(context, { tools, sandbox: sandbox.host }, parts)
   const local = executor instanceof LocalExecutor ? executor : null
-  const accounts = new AccountRepository(connections.db, secretBox)
-  const planOf = async (accountId: string) => (await accounts.findAccount(accountId))?.plan ?? null
+  const planOf = async (accountId: string) => (await repositories.accounts.findAccount(accountId))?.plan ?? null
   const plans = cachedPlans(planOf)
   const dispatcher = new Dispatcher({
     commands,

@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
 import { isDuplicateKey } from '../store-compatibility.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
@@ -216,19 +214,3 @@ export class StorageDestinationRepository {
     return this.#box.seal(JSON.stringify({ access_key_id, secret_access_key, ...(session_token ? { session_token } : {}) }))
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    storageDestinations: StorageDestinationRepository
-  }
-}
-
-/** Decorates the app with `storageDestinations`, the repository command submission also uses. */
-export const storageDestinationRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; secretBox: SecretBox; now?: Clock }) => {
-    const repository = new StorageDestinationRepository(options.db, options.secretBox, options.now)
-    await repository.ensureIndexes()
-    app.decorate('storageDestinations', repository)
-  },
-  { name: 'storage-destination-repository' },
-)

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import type { SealedValue, SecretBox } from '../crypto/secret-box.js'
@@ -140,17 +138,3 @@ export class WebhookConfigRepository {
 function revisionFilter(revision: string | undefined): { revision?: string } {
   return revision === undefined ? {} : { revision }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    webhookConfigs: WebhookConfigRepository
-  }
-}
-
-/** Decorates the app with `webhookConfigs`. */
-export const webhookConfigRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; secretBox: SecretBox; now?: Clock }) => {
-    app.decorate('webhookConfigs', new WebhookConfigRepository(options.db, options.secretBox, options.now))
-  },
-  { name: 'webhook-config-repository' },
-)

@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { Collection, Db } from 'mongodb'
 import { systemClock, type Clock } from '../clock.js'
 import type { SealedValue, SecretBox } from '../crypto/secret-box.js'
@@ -62,17 +60,3 @@ export class YtdlpCookieRepository {
     return doc ? this.#box.open(doc.sealed) : null
   }
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    ytdlpCookies: YtdlpCookieRepository
-  }
-}
-
-/** Decorates the app with `ytdlpCookies`. */
-export const ytdlpCookieRepository = fp(
-  async (app: FastifyInstance, options: { db: Db; secretBox: SecretBox; now?: Clock }) => {
-    app.decorate('ytdlpCookies', new YtdlpCookieRepository(options.db, options.secretBox, options.now))
-  },
-  { name: 'ytdlp-cookie-repository' },
-)

@@ -144,7 +144,7 @@ t.test('finished commands cached on each of two replicas', async (t) => {
     // A worker as api/main.ts builds one: its own repositories, announcing on its own NATS connection; its clock two days on (the free plan keeps one).
     const later = new Date(frozen.getTime() + 2 * DAY)
     const changes = await AccountChanges.open(await natsFor(), createLogger('test', 'silent'), { listen: false })
-    const worker = buildRepositories(first.db, new ManagedStorage(first.s3, first.s3Bucket), () => later, undefined, changes)
+    const worker = buildRepositories({ db: first.db, storage: new ManagedStorage(first.s3, first.s3Bucket), secretBox: first.secretBox, now: () => later, changes })
     const sweep = new RetentionSweep({ files: worker.files, logger: createLogger('test', 'silent'), now: () => later })
     t.ok((await sweep.sweep()) >= 1, 'the sweep deletes the expired output')
     await secondShows(t, () => get(second, api_key, commandId), (body) => outSmall(body).is_deleted, 'the second replica shows the expired output deleted')

@@ -14,7 +14,7 @@ import { createLogger } from '../../api/logger.js'
 import { RetentionSweep } from '../../api/files/retention-sweep.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import { listBucket, multiFileResult, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
-import { startS3 } from '../harness/s3.js'
+import { destinationFields, startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startWorld, until, type World } from '../webhooks/world.js'
 
@@ -120,15 +120,7 @@ t.test('retention', async (t) => {
     const customer = await startS3(t)
     const customerS3 = customer.client()
     t.teardown(() => customerS3.destroy())
-    const created = await call(world, api_key, 'POST', '/storage-destinations', {
-      name: 'customer',
-      endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
-      region: customer.region,
-      bucket: customer.bucket,
-      prefix: 'tenant',
-      path_style: true,
-      credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
-    })
+    const created = await call(world, api_key, 'POST', '/storage-destinations', { name: 'customer', prefix: 'tenant', ...destinationFields(customer, customer.bucket) })
     t.equal(created.statusCode, 201, created.body)
     const commandId = await world.submit(api_key, { output_files: { out_v: 'out.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_video}} {{out_v}}', storage_destination_id: created.json().storage_destination_id })
     const key = `tenant/${commandId}/out.mp4`

@@ -10,7 +10,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { join } from 'node:path'
 import t from 'tap'
 import { makeClip, serveFiles } from '../harness/media.js'
-import { startS3 } from '../harness/s3.js'
+import { destinationFields, startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { Client, serviceEnvironment, startService } from '../e2e/service.js'
 
@@ -35,16 +35,8 @@ t.test('object keys over S3’s 1,024 bytes are refused before anything is store
   const service = await startService(t, environment)
   const media = await serveFiles(t, [clip])
   const api = new Client(service)
-  const created = await api.request('POST', '/storage-destinations', {
-    name: 'long-prefix',
-    // Raw IP endpoints are always refused; with ALLOW_PRIVATE_NETWORKS=1 an http:// host name on loopback is allowed.
-    endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
-    region: customer.region,
-    bucket,
-    prefix: wide(PREFIX_BYTES),
-    path_style: true,
-    credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
-  })
+  // Reached by a loopback host name (raw IP endpoints are always refused), allowed with ALLOW_PRIVATE_NETWORKS=1.
+  const created = await api.request('POST', '/storage-destinations', { name: 'long-prefix', prefix: wide(PREFIX_BYTES), ...destinationFields(customer, bucket) })
   t.equal(created.status, 201, JSON.stringify(created.body))
   const destination: string = created.body.storage_destination_id
   const stored = async () => ((await customerS3.send(new ListObjectsV2Command({ Bucket: bucket }))).Contents ?? []).map((o) => o.Key)

@@ -6,13 +6,14 @@ import { Writable } from 'node:stream'
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import { pino } from 'pino'
 import t from 'tap'
-import { systemSleep, type Sleep } from '../../api/clock.js'
+import { systemSleep, type Clock, type Sleep } from '../../api/clock.js'
 import { FileProcessor, type FileProcessorOptions } from '../../api/file-processor/file-processor.js'
 import { newPendingFile, type FileDocument } from '../../api/files/file-document.js'
 import { ManagedStorage, uploadObjectKey } from '../../api/files/managed-storage.js'
 import { resolveTool } from '../../api/executors/tool-paths.js'
 import { createLogger, type Logger } from '../../api/logger.js'
 import { buildRepositories } from '../../api/repositories.js'
+import type { FileRepository } from '../../api/files/file-repository.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { makeClip, serveFiles } from '../harness/media.js'
 import { scratchDir, type Teardown } from '../harness/scratch.js'
@@ -30,10 +31,15 @@ async function pendingUpload(api: TestApi, fileId: string, now: Date): Promise<F
   return doc
 }
 
+/** The file repository of another worker process on the same database, with its own clock. */
+function workerFiles(api: TestApi, now?: Clock): FileRepository {
+  return buildRepositories({ db: api.db, storage: new ManagedStorage(api.s3, api.s3Bucket), secretBox: api.secretBox, now }).files
+}
+
 /** A processor that polls only when told to (every hour otherwise). */
 async function startProcessor(t: Teardown, api: TestApi, overrides: Partial<FileProcessorOptions> = {}): Promise<FileProcessor> {
   const processor = new FileProcessor({
-    files: buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), overrides.now).files,
+    files: workerFiles(api, overrides.now),
     logger: createLogger('test', 'silent'),
     dataDir: await scratchDir(t),
     ffprobePath: resolveTool('ffprobe'),
@@ -117,7 +123,7 @@ t.test('two processors on one database finish each waiting file exactly once, an
   await pendingUpload(api, 'file_orphaned', new Date(now - 1_000))
   for (const id of ids) await pendingUpload(api, id, clock())
   // A processor that claims the file and dies before finishing it: nothing but its lease is left.
-  const dead = buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), clock).files
+  const dead = workerFiles(api, clock)
   const deadClaim = await dead.claimProcessing(clock(), LEASE)
   t.equal(deadClaim?.doc._id, 'file_orphaned', 'the dead processor held file_orphaned')
 
@@ -211,7 +217,7 @@ t.test('a download that outlasts the lease keeps its file: the processor extends
 
   // Past the first lease's end, another processor finds the file held.
   now = start + LEASE + 1
-  const other = buildRepositories(api.db, new ManagedStorage(api.s3, api.s3Bucket), clock).files
+  const other = workerFiles(api, clock)
   t.equal(await other.claimProcessing(clock(), LEASE), null, 'not taken over')
 
   source.release()

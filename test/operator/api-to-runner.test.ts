@@ -3,7 +3,7 @@ import { eventually } from '../harness/eventually.js'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { GetObjectCommand } from '@aws-sdk/client-s3'
-import { startS3 } from '../harness/s3.js'
+import { destinationFields, startS3 } from '../harness/s3.js'
 import { downloadAndProbe } from '../e2e/download.js'
 import { startKube } from '../harness/kube.js'
 import { makeClip, serveFiles } from '../harness/media.js'
@@ -131,16 +131,8 @@ t.test('chained, multiple and run-ytdlp commands complete through MediaCommands 
 t.test('a command into a storage destination uploads from the upload container with the per-command Secret', async (t) => {
   const customer = await startS3(t, { server: 'minio' })
   const bucket = await customer.createBucket('customer-media')
-  const created = await service.client.request('POST', '/storage-destinations', {
-    name: 'customer',
-    // Raw IP endpoints are refused; a loopback host name is allowed with ALLOW_PRIVATE_NETWORKS.
-    endpoint_url: customer.endpoint.replace('127.0.0.1', 'localhost'),
-    region: customer.region,
-    bucket,
-    prefix: 'exports',
-    path_style: true,
-    credentials: { access_key_id: customer.accessKeyId, secret_access_key: customer.secretAccessKey },
-  })
+  // Reached by a loopback host name (raw IP endpoints are refused), allowed with ALLOW_PRIVATE_NETWORKS.
+  const created = await service.client.request('POST', '/storage-destinations', { name: 'customer', prefix: 'exports', ...destinationFields(customer, bucket) })
   t.equal(created.status, 201, JSON.stringify(created.body))
   const done = await runToEnd('/run-ffmpeg-command', {
     input_files: { in_video: media.url(clip) },

@@ -12,13 +12,11 @@ import { Canceller } from '../../api/cancels/canceller.js'
 import { Dispatcher } from '../../api/dispatcher/dispatcher.js'
 import { FileProcessor } from '../../api/file-processor/file-processor.js'
 import { KubernetesExecutor } from '../../api/executors/kubernetes-executor.js'
-import { YtdlpCookieRepository } from '../../api/ytdlp-cookies/ytdlp-cookie-repository.js'
 import { toolPath } from '../../api/local/tools.js'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import type { StorageQuotas } from '../../api/files/storage-quota.js'
 import { LogProjector } from '../../api/logs/log-projector.js'
-import { StorageDestinationRepository } from '../../api/storage-destinations/storage-destination-repository.js'
 import type { Operator } from '../../operator/operator.js'
 import { natsPublisher } from '../../operator/terminal-publisher.js'
 import { Client } from '../e2e/service.js'
@@ -68,12 +66,11 @@ export async function startKubernetesService(t: Teardown, kc: KubeConfig, option
   const projector = new StatusProjector({ nats: apiNats, commands: api.app.commands, files: api.app.files, logger })
   await projector.start()
   t.teardown(() => projector.stop())
-  const logs = new LogProjector({ nats: apiNats, db: api.db, logger })
+  const logs = new LogProjector({ nats: apiNats, logs: api.app.commandLogs, logger })
   await logs.start()
   t.teardown(() => logs.stop())
   // As the worker wires it (api/roles/worker.ts): destination credentials go into a per-command Secret.
-  const destinations = new StorageDestinationRepository(api.db, api.secretBox)
-  const cookies = new YtdlpCookieRepository(api.db, api.secretBox)
+  const { storageDestinations: destinations, ytdlpCookies: cookies } = api.app
   const executor = new KubernetesExecutor({
     kubeConfig: kc,
     namespace,
