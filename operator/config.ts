@@ -6,6 +6,7 @@
 import { hostname } from 'node:os'
 import type { V1Toleration } from '@kubernetes/client-node'
 import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
+import { RESERVED_RUNNER_ENV, reservedRunnerEnvName } from './reserved-runner-env.js'
 import type { WarmPodsConfig } from './warm-pods.js'
 
 /** Requests and limits of the Job pod's containers, as Kubernetes quantities. */
@@ -34,7 +35,7 @@ export interface JobConfig {
   uploadSecretName: string
   /** The key in that Secret: JSON {"accessKeyId","secretAccessKey"}, read by the runner as S3_CREDENTIALS_FILE. */
   uploadSecretKey: string
-  /** Non-secret environment for every runner container (S3_ENDPOINT, S3_BUCKET, limits, …). */
+  /** Non-secret environment for every runner container: RUNNER_ENV (limits, …) and the storage and URL-guard settings the API also has. */
   runnerEnv: Record<string, string>
   runtimeClassName: string | undefined
   nodeSelector: Record<string, string> | undefined
@@ -119,7 +120,29 @@ function runnerEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   if (secret) {
     throw new OperatorConfigError(`RUNNER_ENV must not carry credentials (${secret}): every runner container sees it; use UPLOAD_SECRET_NAME`)
   }
-  return value
+  const reserved = reservedRunnerEnvName(value)
+  if (reserved) throw new OperatorConfigError(`RUNNER_ENV must not set ${reserved}: ${RESERVED_RUNNER_ENV[reserved]}`)
+  return { ...value, ...sharedRunnerSettings(env) }
+}
+
+/**
+ * The settings a runner must share with the API, from the operator's own
+ * variables of the same names: where outputs are stored (the projector
+ * accepts only keys in that bucket) and whether private networks are
+ * allowed (runners guard user URLs as the API does). Unset ones are left to
+ * the runner's defaults, which are the API's.
+ */
+function sharedRunnerSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  const settings: Record<string, string> = {}
+  const names = [
+    ['S3_BUCKET', optional(env, 'S3_BUCKET')],
+    ['S3_ENDPOINT', optional(env, 'S3_ENDPOINT')],
+    ['S3_REGION', optional(env, 'S3_REGION')],
+    ['S3_FORCE_PATH_STYLE', optional(env, 'S3_FORCE_PATH_STYLE')],
+    ['ALLOW_PRIVATE_NETWORKS', optional(env, 'ALLOW_PRIVATE_NETWORKS')],
+  ] as const
+  for (const [name, value] of names) if (value !== undefined) settings[name] = value
+  return settings
 }
 
 /** Reads and validates the environment; throws OperatorConfigError naming the variable at fault. */

@@ -13,6 +13,7 @@
 import { AckPolicy, DeliverPolicy, JSONCodec, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats'
 import type { Logger } from 'pino'
 import { STATUS_STREAM, STATUS_SUBJECT_PREFIX, type StatusEvent } from '../contracts/status-events.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../contracts/nats-streams.js'
 import type { RunnerReports } from './runner-reports.js'
 
 export interface RunnerEventsOptions {
@@ -43,8 +44,14 @@ export class RunnerEvents {
 
   constructor(private readonly o: RunnerEventsOptions) {}
 
-  /** Creates the durable consumer when missing, then consumes until stop(). */
+  /**
+   * Creates the status stream and the durable consumer when missing, then
+   * consumes until stop(). Runners only publish (they create no stream), so
+   * the operator, which also publishes FAILED on a runner's behalf, ensures
+   * the stream itself rather than depend on the worker having started first.
+   */
   async start(): Promise<void> {
+    await ensureStream(this.o.nats, STATUS_STREAM_DEFINITION)
     const jsm = await this.o.nats.jetstreamManager()
     try {
       await jsm.consumers.info(STATUS_STREAM, this.o.durableName)

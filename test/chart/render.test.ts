@@ -23,6 +23,7 @@ import { DEFAULT_STORAGE_QUOTAS } from '../../api/files/storage-quota.js'
 import { loadConfig, requireExternalServices } from '../../api/config.js'
 import { loadOperatorConfig } from '../../operator/config.js'
 import { buildJob } from '../../operator/job-builder.js'
+import { RESERVED_RUNNER_ENV } from '../../operator/reserved-runner-env.js'
 import { findObject, startHelm } from '../harness/helm.js'
 import { storedMediaCommand } from '../operator/fixtures.js'
 import { containerEnv, deploymentContainer, ofKind, VALUES_ALL_TOGGLES } from './chart-objects.js'
@@ -32,6 +33,8 @@ const renders: Array<{ name: string; objects: KubernetesObject[]; runnerNamespac
   { name: 'default values', objects: await helm.template(), runnerNamespace: 'ffkube-runners' },
   { name: 'every toggle on', objects: await helm.template({ valuesFiles: [VALUES_ALL_TOGGLES] }), runnerNamespace: 'media-jobs' },
 ]
+/** The pattern values.schema.json refuses in runners.env names. */
+const SECRET_LOOKING_NAME = /SECRET|PASSWORD|TOKEN|CREDENTIAL|ACCESS_KEY|PRIVATE/i
 const COMPONENTS = ['api', 'worker', 'webhook-deliverer', 'operator']
 /** The assertions the shared checks below use; a subtest has them too. */
 type Asserts = Pick<typeof t, 'equal' | 'not' | 'ok' | 'notOk'>
@@ -315,6 +318,11 @@ t.test('values the programs would refuse are refused at install', async (t) => {
   await t.rejects(helm.template({ setJson: { 'runners.env': '{"S3_SECRET_ACCESS_KEY":"x"}' } }), /runners\.env|S3_SECRET_ACCESS_KEY|propertyNames|does not match|not/i,
     'a credential in RUNNER_ENV')
   await t.rejects(helm.template({ setJson: { 'operator.workers': '0' } }), /workers/, 'OPERATOR_WORKERS out of range')
+  for (const [name, reason] of Object.entries(RESERVED_RUNNER_ENV)) {
+    // Names that also look like credentials meet the schema first; the rest the template's own list.
+    const refusal = SECRET_LOOKING_NAME.test(name) ? /runners\.env/ : new RegExp(`runners\\.env\\.${name}: ${reason.replace(/[()'.]/g, '\\$&')}`)
+    await t.rejects(helm.template({ setJson: { 'runners.env': JSON.stringify({ [name]: 'elsewhere' }) } }), refusal, `runners.env.${name}, which the operator sets`)
+  }
   await t.rejects(helm.template({ setJson: { 'config.s3.endpoint': '"minio:9000"' } }), /endpoint/, 'an S3 endpoint without a scheme')
   await t.rejects(helm.template({ setJson: { 'api.replica': '2' } }), /replica/, 'a misspelt key')
   await t.rejects(helm.template({ setJson: { 'api.trustProxy': '"1"' } }), /trustProxy/, 'a TRUST_PROXY hop count')

@@ -1,16 +1,29 @@
 import { connect, JSONCodec } from 'nats'
 import { pino } from 'pino'
 import t from 'tap'
-import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
-import { NatsReporter } from '../../runner-image/runner/report/nats-reporter.js'
-import { startNats } from '../harness/nats.js'
-import { scratchDir } from '../harness/scratch.js'
+import { NatsReporter, StatusStreamMissingError } from '../../runner-image/runner/report/nats-reporter.js'
+import { startNats, type TestNats } from '../harness/nats.js'
+import { scratchDir, type Teardown } from '../harness/scratch.js'
 import type { TestS3 } from '../harness/s3.js'
 import { runRunner, specOf } from './harness.js'
 
+/** Creates the status and log streams as the worker does at its start: runners only publish. */
+async function withServiceStreams(t: Teardown, nats: TestNats): Promise<void> {
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  await ensureStream(nc, STATUS_STREAM_DEFINITION)
+  await ensureStream(nc, LOG_STREAM_DEFINITION)
+}
+
+/** A command the runner refuses before any download or upload, so it needs no storage. */
+const refusedCommand = () => specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ["ffmpeg -i {{in_a}} -f tee '[f=mp4]/tmp/b.mp4|{{out_b}}'"] })
+const noStorage = { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket: 'none', accessKeyId: 'x', secretAccessKey: 'y' } as TestS3
+
 t.test('publishes status events to JetStream, dropping a re-sent one', async (t) => {
   const nats = await startNats(t)
+  await withServiceStreams(t, nats)
   const commandId = `c-${Date.now()}`
   const logger = pino({ level: 'silent' })
   const reporter = await NatsReporter.connect({ url: nats.url, commandId, logger, now: () => new Date('2026-01-01T00:00:00Z') })
@@ -39,10 +52,9 @@ t.test('publishes status events to JetStream, dropping a re-sent one', async (t)
 
 t.test('the runner reports to JetStream when told to', async (t) => {
   const nats = await startNats(t)
+  await withServiceStreams(t, nats)
   const dir = await scratchDir(t)
-  // The command is refused before any upload, so no storage is needed.
-  const noStorage = { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket: 'none', accessKeyId: 'x', secretAccessKey: 'y' } as TestS3
-  const spec = specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ["ffmpeg -i {{in_a}} -f tee '[f=mp4]/tmp/b.mp4|{{out_b}}'"] })
+  const spec = refusedCommand()
   const run = await runRunner(dir, spec, noStorage, { FFKUBE_STATUS_REPORTER: 'nats', NATS_URL: nats.url })
   t.equal(run.exitCode, 1)
   t.equal(run.raw, '', 'nothing on stdout')
@@ -57,8 +69,48 @@ t.test('the runner reports to JetStream when told to', async (t) => {
 /** Deleting FFKUBE_STATUS would disturb whoever else uses a shared server. */
 const ownServerOnly = { skip: process.env.NATS_URL ? 'deletes the status stream, so it needs a NATS server of its own' : false }
 
+t.test('a runner makes no JetStream API request: it only publishes to streams the service created', async (t) => {
+  const nats = await startNats(t)
+  await withServiceStreams(t, nats)
+  const dir = await scratchDir(t)
+  const spec = refusedCommand()
+  // One connection sees both: a publisher's messages reach it in order, so any API request the
+  // runner made before its FAILED has arrived once the FAILED has.
+  const watcher = await connect({ servers: nats.url })
+  t.teardown(() => watcher.close())
+  const apiRequests: string[] = []
+  const api = watcher.subscribe('$JS.API.>', { callback: (_err, msg) => void apiRequests.push(msg.subject) })
+  const terminal = new Promise<void>((resolve) => {
+    watcher.subscribe(statusSubject(spec.commandId), { callback: (_err, msg) => {
+      if (JSONCodec<StatusEvent>().decode(msg.data).type === 'FAILED') resolve()
+    } })
+  })
+  await watcher.flush()
+  const run = await runRunner(dir, spec, noStorage, { FFKUBE_STATUS_REPORTER: 'nats', NATS_URL: nats.url })
+  t.equal(run.exitCode, 1, 'the command was refused and reported')
+  await terminal
+  api.unsubscribe()
+  t.same(apiRequests, [], 'no $JS.API request (stream info, create, consumer …) from the runner')
+})
+
+t.test('a runner whose status stream does not exist fails loudly, naming it, and creates none', ownServerOnly, async (t) => {
+  const nats = await startNats(t)
+  const reporter = await NatsReporter.connect({ url: nats.url, commandId: `c-${Date.now()}`, logger: pino({ level: 'silent' }), attempts: 1 })
+  t.teardown(() => reporter.close())
+  await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'FETCHING', progress: 0 }), StatusStreamMissingError)
+  await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'FETCHING', progress: 0 }), /no JetStream stream takes ffkube\.status\.c-\d+ \(no responders\)/)
+  // The whole runner: its first event finds no stream, it retries (about 11 s), then exits 2, which the
+  // operator turns into RUNNER_FAILED ("the ffmpeg step exited with code 2") on a stream of its own making.
+  const run = await runRunner(await scratchDir(t), refusedCommand(), noStorage, { FFKUBE_STATUS_REPORTER: 'nats', NATS_URL: nats.url, LOG_LEVEL: 'silent' })
+  t.equal(run.exitCode, 2, 'could not report the outcome: exit 2, not a quiet success')
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  await t.rejects((await nc.jetstreamManager()).streams.info(STATUS_STREAM), /stream not found/, 'the runner created no stream')
+})
+
 t.test('a publish that finds no stream is retried with a growing wait, and lands once the stream is back', ownServerOnly, async (t) => {
   const nats = await startNats(t)
+  await withServiceStreams(t, nats)
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
   const jsm = await nc.jetstreamManager()
@@ -83,6 +135,7 @@ t.test('a publish that finds no stream is retried with a growing wait, and lands
 
 t.test('a publish that keeps failing gives up after its attempts and throws', ownServerOnly, async (t) => {
   const nats = await startNats(t)
+  await withServiceStreams(t, nats)
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
   const waits: number[] = []
@@ -91,12 +144,13 @@ t.test('a publish that keeps failing gives up after its attempts and throws', ow
   })
   t.teardown(() => reporter.close())
   await (await nc.jetstreamManager()).streams.delete(STATUS_STREAM)
-  await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'RUNNING', progress: 5 }))
+  await t.rejects(reporter.report({ type: 'PROCESSING', stage: 'RUNNING', progress: 5 }), StatusStreamMissingError)
   t.equal(waits.length, 2, 'three tries, two waits between them')
 })
 
 t.test('a runner that starts while NATS is restarting connects once it is back, and its event lands', async (t) => {
   const nats = await startNats(t, { host: '127.0.0.1' })
+  await withServiceStreams(t, nats)
   const commandId = `c-restart-${Date.now()}`
   await nats.stop!()
   // Settled either way: a connect that gives up at once must fail the test, not hang it.

@@ -218,6 +218,28 @@ t.test('is pure: the same MediaCommand builds the same Job', async (t) => {
   t.same(buildJob(mc, jobConfig), buildJob(structuredClone(mc), jobConfig))
 })
 
+t.test('operator config refuses, naming it, a RUNNER_ENV name the operator sets itself', async (t) => {
+  const { loadOperatorConfig, OperatorConfigError } = await import('../../operator/config.js')
+  const { RESERVED_RUNNER_ENV } = await import('../../operator/reserved-runner-env.js')
+  t.ok(Object.keys(RESERVED_RUNNER_ENV).length >= 15, 'the list holds the pod\'s own names and the shared settings')
+  for (const name of ['S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_FORCE_PATH_STYLE', 'NATS_URL', 'FFKUBE_STATUS_REPORTER', 'TMPDIR', 'FFKUBE_SANDBOX']) {
+    t.throws(() => loadOperatorConfig({ RUNNER_ENV: JSON.stringify({ FFKUBE_INPUT_TIMEOUT_SECONDS: '300', [name]: 'elsewhere' }) }),
+      new OperatorConfigError(`RUNNER_ENV must not set ${name}: ${RESERVED_RUNNER_ENV[name]}`), name)
+  }
+})
+
+t.test('operator config hands runners its own storage and URL-guard settings, the ones the API has', async (t) => {
+  const { loadOperatorConfig } = await import('../../operator/config.js')
+  const config = loadOperatorConfig({
+    RUNNER_ENV: '{"LOG_LEVEL":"debug"}', S3_BUCKET: 'media', S3_ENDPOINT: 'https://s3.example.com', S3_REGION: 'eu-west-1',
+    S3_FORCE_PATH_STYLE: 'false', ALLOW_PRIVATE_NETWORKS: 'true',
+  })
+  t.same(config.job.runnerEnv, {
+    LOG_LEVEL: 'debug', S3_BUCKET: 'media', S3_ENDPOINT: 'https://s3.example.com', S3_REGION: 'eu-west-1', S3_FORCE_PATH_STYLE: 'false', ALLOW_PRIVATE_NETWORKS: 'true',
+  })
+  t.same(loadOperatorConfig({ S3_ENDPOINT: '' }).job.runnerEnv, {}, 'unset or empty: the runner keeps its defaults')
+})
+
 t.test('refuses a MediaCommand without a uid (the owner reference would dangle)', async (t) => {
   const mc = storedMediaCommand()
   delete mc.metadata.uid
@@ -228,9 +250,8 @@ t.test('operator config refuses credentials in RUNNER_ENV, which every container
   const { loadOperatorConfig } = await import('../../operator/config.js')
   t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_SECRET_ACCESS_KEY":"x"}' }), /RUNNER_ENV must not carry credentials/)
   t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"S3_ACCESS_KEY_ID":"x"}' }), /RUNNER_ENV/)
-  t.same(loadOperatorConfig({ RUNNER_ENV: '{"S3_BUCKET":"media"}' }).job.runnerEnv, { S3_BUCKET: 'media' })
+  t.same(loadOperatorConfig({ RUNNER_ENV: '{"FFKUBE_INPUT_TIMEOUT_SECONDS":"300"}' }).job.runnerEnv, { FFKUBE_INPUT_TIMEOUT_SECONDS: '300' })
   t.throws(() => loadOperatorConfig({ RUNNER_ENV: '{"SSH_PRIVATE_KEY":"x"}' }), /RUNNER_ENV/)
-  t.same(loadOperatorConfig({ RUNNER_ENV: '{"ALLOW_PRIVATE_NETWORKS":"1"}' }).job.runnerEnv, { ALLOW_PRIVATE_NETWORKS: '1' }, 'a setting whose name says PRIVATE is not a credential')
   t.throws(() => loadOperatorConfig({ JOB_DEADLINE_SECONDS: 'soon' }), /JOB_DEADLINE_SECONDS must be an integer/)
   t.throws(() => loadOperatorConfig({ LEASE_DURATION_SECONDS: '10', LEASE_RENEW_DEADLINE_SECONDS: '10' }), /less than/)
   const defaults = loadOperatorConfig({})

@@ -1,10 +1,15 @@
 /**
  * Publishes status events to NATS JetStream with `Nats-Msg-Id` = event_id,
  * so the stream's duplicate window drops a re-sent event.
+ *
+ * It only publishes: it makes no JetStream API request (no stream info or
+ * create). The streams are the service's, created by the worker and the
+ * operator at their start, before any runner exists for a command; a runner
+ * that could create or inspect streams could also list every command id or
+ * delete them (docs/adr/0010-nats-authorization.md).
  */
-import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import { connect, ErrorCode, NatsError, type JetStreamClient, type NatsConnection } from 'nats'
 import type { Logger } from 'pino'
-import { LOG_STREAM_DEFINITION, ensureStream, STATUS_STREAM_DEFINITION } from '../../../contracts/nats-streams.js'
 import { publishLogChunk } from '../../../contracts/log-publisher.js'
 import type { LogChunk } from '../../../contracts/log-chunks.js'
 import type { StatusEventBody } from '../../../contracts/status-events.js'
@@ -18,6 +23,14 @@ export interface NatsReporterOptions {
   now?: () => Date
   sleep?: (ms: number) => Promise<void>
   attempts?: number
+}
+
+/** No stream stored a status event after every retry: the worker or operator that creates FFKUBE_STATUS has not run, or it was deleted. */
+export class StatusStreamMissingError extends Error {
+  override readonly name = 'StatusStreamMissingError'
+  constructor(commandId: string, cause: unknown) {
+    super(`no JetStream stream takes ffkube.status.${commandId} (no responders): FFKUBE_STATUS is created by the worker and the operator at their start, never by a runner`, { cause })
+  }
 }
 
 export class NatsReporter implements StatusReporter {
@@ -41,15 +54,19 @@ export class NatsReporter implements StatusReporter {
     // A container that starts while NATS restarts waits for it (about a minute, then fails)
     // instead of failing its command at once; the same bound holds for a drop mid-run.
     const nc = await connect({ servers: options.url, name, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
-    await ensureStream(nc, STATUS_STREAM_DEFINITION)
-    await ensureStream(nc, LOG_STREAM_DEFINITION)
     return (commandId) => new NatsReporter(nc, nc.jetstream(), { ...options, commandId })
   }
 
   async report(body: StatusEventBody): Promise<void> {
     const { commandId, logger, attempts, sleep } = this.options
     const event = envelope(commandId, body, this.options.now ?? (() => new Date()))
-    await publishStatusEvent(this.js, event, { logger, attempts, sleep })
+    try {
+      await publishStatusEvent(this.js, event, { logger, attempts, sleep })
+    } catch (err) {
+      // JetStream answers a publish no stream takes with "no responders": say which stream is missing.
+      if (err instanceof NatsError && err.code === ErrorCode.NoResponders) throw new StatusStreamMissingError(event.command_id, err)
+      throw err
+    }
   }
 
   async log(chunk: LogChunk): Promise<void> {
