@@ -64,6 +64,8 @@ export class Dispatcher {
   readonly #now: Clock
   readonly #polling: PollingLoop
   readonly #pollIntervalMs: number
+  /** When #announceMissing looks next (epoch ms, the injected clock's). */
+  #nextMissingCheck = 0
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
@@ -226,10 +228,19 @@ export class Dispatcher {
    * No account is due: one waiting command of an account the schedule does
    * not list as waiting (an API process died between a command's insert and
    * its account's announcement) has its account announced. True when one was.
+   * Looked for at most once a poll interval: every command's end and every
+   * freed slot nudges a drain that finds nothing due, and two reads each for
+   * a crash's leftovers cost more than the rest of that drain; a leftover
+   * waits a poll interval at most, as it would without the nudges.
    */
   async #announceMissing(now: Date): Promise<boolean> {
+    if (now.getTime() < this.#nextMissingCheck) return false
     const accountId = await this.#commands.unannouncedAccount(await this.#schedule.waitingAccounts())
-    if (accountId === null) return false
+    // Found none: the next look waits. Found one: there may be more, looked for at once.
+    if (accountId === null) {
+      this.#nextMissingCheck = now.getTime() + this.#pollIntervalMs
+      return false
+    }
     this.#log.warn({ account_id: accountId }, 'an account with waiting commands was missing from the schedule; added')
     await this.#schedule.enqueue(accountId, now)
     return true

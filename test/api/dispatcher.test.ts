@@ -252,4 +252,23 @@ t.test('outbox dispatch', async (t) => {
     t.same(executor.handed.map((spec) => spec.commandId), [lost._id])
     t.match(await commands.findOne({ _id: lost._id as never }), { dispatch_state: 'done', dispatch_attempts: 1 })
   })
+
+  t.test('drains that find nothing due look for unannounced accounts at most once a poll interval, and a leftover is found once it has passed', async (t) => {
+    const looks: string[] = []
+    const around: Around = async (step, work) => {
+      if (step === 'unannouncedAccount') looks.push(step)
+      return work()
+    }
+    const executor = new RecordingExecutor()
+    const idle = new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, pollIntervalMs: 1_000 })
+    t.equal(await idle.drain(), 0)
+    t.equal(await idle.drain(), 0)
+    t.equal(looks.length, 1, 'the second drain, within the interval, reads nothing for it')
+    const lost = newCommandDocument(COMMAND_DRAFT, { commandId: 'cmd_lost_later', accountId: 'acc_lost_later' }, now)
+    await commands.insertOne(lost as never)
+    t.equal(await idle.drain(), 0, 'not looked for within the interval')
+    now = new Date(now.getTime() + 1_000)
+    t.equal(await idle.drain(), 1, 'handed off at the first drain after it')
+    t.same(executor.handed.map((spec) => spec.commandId), [lost._id])
+  })
 })
