@@ -101,8 +101,12 @@ export class CommandRepository {
     return this.dispatch.claimOne(commandId, now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: slot })
   }
 
-  /** The ids of the account's commands due at `now`, in the order claimForAccount takes them; at most `limit`. */
-  async dueForAccount(accountId: string, now: Date, limit: number): Promise<string[]> {
+  /**
+   * The ids of the account's commands due at `now`, in the order
+   * claimForAccount takes them, at most `limit`; when none is, what
+   * nextDueForAccount would answer, from the same read.
+   */
+  async dueForAccount(accountId: string, now: Date, limit: number): Promise<{ due: string[]; nextDueAt: Date | null }> {
     return this.dispatch.dueIds(now, limit, { dispatch_queue: accountId })
   }
 

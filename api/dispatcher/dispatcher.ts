@@ -205,7 +205,7 @@ export class Dispatcher {
       }
       const claim = await this.#commands.due.claim(account._id, now, this.#leaseMs, holder.token)
       if (claim) return claim
-      await this.#schedule.endEmptyTurn(account, holder, await this.#commands.nextDueForAccount(account._id))
+      await this.#schedule.endEmptyTurn(account, holder, await this.#commands.due.nextDueAt(account._id))
     }
     return null
   }
