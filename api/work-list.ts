@@ -85,14 +85,23 @@ export class WorkList<T extends Document & { _id: string }> {
     return this.#claim({ ...filter, _id: id, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, now, leaseMs, false, set)
   }
 
-  /** The ids of the records (matching `filter` too) due at `now`, earliest due first, at most `limit`. */
-  async dueIds(now: Date, limit: number, filter: Filter<T> = {}): Promise<string[]> {
+  /**
+   * The ids of the records (matching `filter` too) due at `now`, earliest
+   * due first, at most `limit`; and, when none is, when the earliest waiting
+   * one is due (nextDueAt's answer; null when nothing waits): one read for
+   * both, as a claimer that found nothing asks next.
+   */
+  async dueIds(now: Date, limit: number, filter: Filter<T> = {}): Promise<{ due: string[]; nextDueAt: Date | null }> {
+    const dueAt = this.#fields.dueAt
     const docs = await this.#collection
-      .find({ ...filter, [this.#fields.state]: 'waiting', [this.#fields.dueAt]: { $lte: now } } as Filter<T>, { projection: { _id: 1 } })
-      .sort({ [this.#fields.dueAt]: 1, _id: 1 })
+      .find({ ...filter, [this.#fields.state]: 'waiting' } as Filter<T>, { projection: { _id: 1, [dueAt]: 1 } })
+      .sort({ [dueAt]: 1, _id: 1 })
       .limit(limit)
       .toArray()
-    return docs.map((doc) => doc._id as string)
+    // In due order, so the due records come first and `limit` bounds them as it bounds the read.
+    const due = docs.filter((doc) => (doc as Record<string, unknown>)[dueAt] as Date <= now).map((doc) => doc._id as string)
+    const first = docs[0] as Record<string, unknown> | undefined
+    return { due, nextDueAt: due.length === 0 && first ? (first[dueAt] as Date) : null }
   }
 
   /**

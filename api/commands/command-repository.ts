@@ -99,8 +99,12 @@ export class CommandRepository {
     return this.dispatch.claimOne(commandId, now, leaseMs, { dispatch_queue: accountId }, { dispatch_slot: slot })
   }
 
-  /** The ids of the account's commands due at `now`, in the order claimForAccount takes them; at most `limit`. */
-  async dueForAccount(accountId: string, now: Date, limit: number): Promise<string[]> {
+  /**
+   * The ids of the account's commands due at `now`, in the order
+   * claimForAccount takes them, at most `limit`; when none is, what
+   * nextDueForAccount would answer, from the same read.
+   */
+  async dueForAccount(accountId: string, now: Date, limit: number): Promise<{ due: string[]; nextDueAt: Date | null }> {
     return this.dispatch.dueIds(now, limit, { dispatch_queue: accountId })
   }
 
@@ -241,12 +245,15 @@ export class CommandRepository {
   /**
    * Writes a projection round's fields if the record is still at the
    * revision `read` was at, moving it to the next; false when another write
-   * came first (the round then folds its events into a fresh read).
+   * came first (the round then folds its events into a fresh read). The
+   * write of a terminal status also gives back the account's slot and ends
+   * the local executor's run (its runner reported this end, or the executor
+   * did for it), so neither needs a write of its own.
    */
   async writeProjection(read: CommandDocument, set: Partial<CommandDocument>): Promise<boolean> {
     const revision = read.projection_revision
     const ended = set.status !== undefined && isTerminalStatus(set.status)
-    if (ended) set = { ...set, dispatch_slot: null }
+    if (ended) set = { ...set, dispatch_slot: null, ...(read.run_state === 'running' ? { run_state: 'ended' as const } : {}) }
     const expected: Filter<CommandDocument> = { _id: read._id, projection_revision: revision ?? { $exists: false } }
     const result = await this.#commands.updateOne(expected, { $set: { ...set, projection_revision: (revision ?? 0) + 1 } })
     // An ended command gives its account's slot back and wakes it (a crash before this leaves it to the dispatcher's stale check),

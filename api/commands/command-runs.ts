@@ -1,4 +1,5 @@
 import type { Collection } from 'mongodb'
+import type { HandOff } from '../executors/executor.js'
 import type { CommandDocument, LocalRunFields } from './command-document.js'
 
 /** Which start of the local executor runs a command now, and how many starts its run has had. */
@@ -19,6 +20,11 @@ export interface InterruptedRun {
   workDir: string
 }
 
+/** The fields of a run as it starts: every run field at once. */
+function startedRunFields(run: RunStart): Required<LocalRunFields> {
+  return { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir }
+}
+
 /**
  * The local executor's runs, on the command records (the `run_*` fields):
  * its run-once guard and its restart recovery. Part of the commands
@@ -31,14 +37,31 @@ export class CommandRuns {
    * Starts the command's first run, if it has never had one: the local
    * executor's run-once guard. False when a run was started before (the
    * dispatcher handed the command over again), and then nothing is written.
+   * A hand-off from the dispatcher records its run with the hand-off instead
+   * (startsWithHandOff), one write for both.
    */
   async startRun(commandId: string, run: RunStart): Promise<boolean> {
     // A cancelled command never starts: the filter, not a read before it, so a cancel racing the hand-off is seen.
     const result = await this.commands.updateOne(
       { _id: commandId, run_attempt: { $exists: false }, cancel_requested_at: { $exists: false } },
-      { $set: { run_state: 'running', run_attempt: run.attempt, run_boot_id: run.bootId, run_work_dir: run.workDir } },
+      { $set: startedRunFields(run) },
     )
     return result.matchedCount === 1
+  }
+
+  /**
+   * The run-once guard on a dispatcher's hand-off: the run's fields go in the
+   * write that marks the hand-off done, which lands only while the claim that
+   * read `claimed` holds the command. A command's hand-off is marked done
+   * once, and nothing else writes a first run, so a record the claim read
+   * without a run (or a cancel: one requested later waits for the hand-off,
+   * then stops the run: api/cancels/canceller.ts) gets its first run here or
+   * nowhere. False when the run must not start; then nothing was written,
+   * and the dispatcher marks the hand-off done without it.
+   */
+  async startsWithHandOff(handOff: HandOff, run: RunStart): Promise<boolean> {
+    if (handOff.claimed.run_attempt !== undefined || handOff.claimed.cancel_requested_at !== undefined) return false
+    return handOff.record(startedRunFields(run))
   }
 
   /**
@@ -54,7 +77,11 @@ export class CommandRuns {
     return result.matchedCount === 1
   }
 
-  /** Ends the run `owner` holds; it is kept on the record, the guard against a second run. */
+  /**
+   * Ends the run `owner` holds; it is kept on the record, the guard against a
+   * second run. A run that ends by a terminal status is ended by the
+   * projector's write of that status instead (CommandRepository#writeProjection).
+   */
   async endRun(commandId: string, owner: RunOwner): Promise<void> {
     await this.commands.updateOne({ _id: commandId, run_state: 'running', run_attempt: owner.attempt, run_boot_id: owner.bootId }, { $set: { run_state: 'ended' } })
   }

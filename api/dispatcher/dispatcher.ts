@@ -3,7 +3,7 @@ import { toCommandSpec, type CommandDocument } from '../commands/command-documen
 import type { CommandRepository } from '../commands/command-repository.js'
 import type { Plan } from '../accounts/plans.js'
 import type { CommandSpec } from '../../contracts/command-spec.js'
-import type { Executor } from '../executors/executor.js'
+import type { Executor, HandOff } from '../executors/executor.js'
 import type { Logger } from '../logger.js'
 import type { DispatchRecorder } from '../metrics/service-metrics.js'
 import { PollingLoop } from '../polling-loop.js'
@@ -52,6 +52,9 @@ export interface DispatcherOptions {
  * restarted) takes it, so nothing accepted is lost and no recovery scan is
  * needed. The executor's idempotence covers the one
  * overlap left: a crash after the hand-off, before the record was marked done.
+ * An executor that records its run on the record (the local one) writes it
+ * in the write that marks the hand-off done (HandOff#record), and starts the
+ * run only once that write landed: no overlap, and one write for both.
  */
 export class Dispatcher {
   readonly #commands: CommandRepository
@@ -61,6 +64,8 @@ export class Dispatcher {
   readonly #now: Clock
   readonly #polling: PollingLoop
   readonly #pollIntervalMs: number
+  /** When #announceMissing looks next (epoch ms, the injected clock's). */
+  #nextMissingCheck = 0
   readonly #leaseMs: number
   readonly #backoffMs: (attempts: number) => number
   readonly #concurrency: number
@@ -200,7 +205,7 @@ export class Dispatcher {
       }
       const claim = await this.#commands.due.claim(account._id, now, this.#leaseMs, holder.token)
       if (claim) return claim
-      await this.#schedule.endEmptyTurn(account, holder, await this.#commands.nextDueForAccount(account._id))
+      await this.#schedule.endEmptyTurn(account, holder, await this.#commands.due.nextDueAt(account._id))
     }
     return null
   }
@@ -223,10 +228,19 @@ export class Dispatcher {
    * No account is due: one waiting command of an account the schedule does
    * not list as waiting (an API process died between a command's insert and
    * its account's announcement) has its account announced. True when one was.
+   * Looked for at most once a poll interval: every command's end and every
+   * freed slot nudges a drain that finds nothing due, and two reads each for
+   * a crash's leftovers cost more than the rest of that drain; a leftover
+   * waits a poll interval at most, as it would without the nudges.
    */
   async #announceMissing(now: Date): Promise<boolean> {
+    if (now.getTime() < this.#nextMissingCheck) return false
     const accountId = await this.#commands.unannouncedAccount(await this.#schedule.waitingAccounts())
-    if (accountId === null) return false
+    // Found none: the next look waits. Found one: there may be more, looked for at once.
+    if (accountId === null) {
+      this.#nextMissingCheck = now.getTime() + this.#pollIntervalMs
+      return false
+    }
     this.#log.warn({ account_id: accountId }, 'an account with waiting commands was missing from the schedule; added')
     await this.#schedule.enqueue(accountId, now)
     return true
@@ -243,11 +257,17 @@ export class Dispatcher {
     const { doc } = claim
     const attempt = doc.dispatch_attempts
     const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt })
-    const failed = await this.#specOf(doc).then((spec) => this.#executor.execute(spec)).then(
+    /** Whether the executor marked the hand-off done (with its run's fields), and whether that write landed; null: it did not. */
+    const written: { recorded: boolean | null } = { recorded: null }
+    const handOff: HandOff = {
+      claimed: doc,
+      record: async (fields) => (written.recorded = await this.#outbox.finish(claim, { ...fields, dispatch_queue: null })),
+    }
+    const failed = await this.#specOf(doc).then((spec) => this.#executor.execute(spec, handOff)).then(
       () => null,
       (err: unknown) => ({ err }),
     )
-    if (failed) {
+    if (failed && written.recorded === null) {
       const { err } = failed
       const retryInMs = this.#backoffMs(attempt)
       log.warn({ err, retry_in_ms: retryInMs }, 'hand-off to executor failed; will retry')
@@ -266,8 +286,9 @@ export class Dispatcher {
       await this.#schedule.enqueue(doc.account_id, this.#now())
       return false
     }
-    if (!(await this.#outbox.finish(claim, { dispatch_queue: null }))) {
-      // Handed off all the same; the other holder's hand-off meets the executor's idempotence.
+    if (failed) log.error({ err: failed.err }, 'the executor failed after it had marked the hand-off done')
+    if (!(written.recorded ?? (await this.#outbox.finish(claim, { dispatch_queue: null })))) {
+      // Handed off all the same (an executor that recorded its run did not start it); the other holder's hand-off meets the executor's idempotence.
       log.warn('the hand-off outlived its lease: another dispatcher has the command now')
     }
     log.info('command dispatched')

@@ -40,11 +40,13 @@ export class DueCommands {
   readonly #known = new Map<string, string[]>()
   /** Accounts whose last claim found a command: another claim of them means a backlog. */
   readonly #claimedLast = new Set<string>()
+  /** Per account whose last read found nothing due: when its earliest waiting command is due (null: none waits), for nextDueAt. */
+  readonly #nextDue = new Map<string, Date | null>()
   /** Per account, the claim in progress in this process (settled to nothing), which the next one waits for. */
   readonly #claiming = new Map<string, Promise<unknown>>()
 
   constructor(
-    private readonly commands: Pick<CommandRepository, 'claimForAccount' | 'claimOneForAccount' | 'dueForAccount'>,
+    private readonly commands: Pick<CommandRepository, 'claimForAccount' | 'claimOneForAccount' | 'dueForAccount' | 'nextDueForAccount'>,
     private readonly readAtMost = READ_AT_MOST,
   ) {}
 
@@ -61,6 +63,8 @@ export class DueCommands {
   }
 
   async #claimInTurn(accountId: string, now: Date, leaseMs: number, slot: string): Promise<Claim<CommandDocument> | null> {
+    // An answer of an earlier claim that nothing asked for is never taken for this one's.
+    this.#nextDue.delete(accountId)
     const known = await this.#claimKnown(accountId, now, leaseMs, slot)
     if (known !== 'read again') return known
     if (!this.#claimedLast.has(accountId)) {
@@ -68,11 +72,26 @@ export class DueCommands {
       if (claim) this.#claimedLast.add(accountId)
       return claim
     }
-    this.#known.set(accountId, await this.commands.dueForAccount(accountId, now, this.readAtMost))
+    const { due, nextDueAt } = await this.commands.dueForAccount(accountId, now, this.readAtMost)
+    this.#known.set(accountId, due)
     const read = await this.#claimKnown(accountId, now, leaseMs, slot, Infinity)
     if (read !== 'read again') return read
     this.#claimedLast.delete(accountId)
+    // Nothing was due: the turn that asked ends, and asks next when the account's next command is due.
+    if (due.length === 0) this.#nextDue.set(accountId, nextDueAt)
     return null
+  }
+
+  /**
+   * When the account's earliest waiting command is due (null: none waits),
+   * for a turn whose claim found nothing: from that claim's read when it
+   * made one (ending the turn is conditional on no acceptance since the
+   * account was read: AccountSchedule#endEmptyTurn), else read now.
+   */
+  async nextDueAt(accountId: string): Promise<Date | null> {
+    const read = this.#nextDue.get(accountId)
+    this.#nextDue.delete(accountId)
+    return read !== undefined ? read : this.commands.nextDueForAccount(accountId)
   }
 
   async #claimKnown(accountId: string, now: Date, leaseMs: number, slot: string, maxMisses = MAX_MISSES): Promise<Claim<CommandDocument> | null | 'read again'> {

@@ -1,5 +1,24 @@
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import type { DestinationCredentials } from '../../contracts/destination-credentials.js'
+import type { CommandDocument } from '../commands/command-document.js'
+
+/**
+ * The dispatcher's hand-off of a command it claimed, for an executor that
+ * records its run on the command record (the local one): it writes the run's
+ * fields in the write that marks the hand-off done, one write instead of two.
+ */
+export interface HandOff {
+  /** The record as the claim read it (atomically with taking it): a run or a cancel recorded before the claim shows here. */
+  readonly claimed: Pick<CommandDocument, 'run_attempt' | 'cancel_requested_at'>
+  /**
+   * Marks the hand-off done with `fields` set on the record, if the claim
+   * still holds it; false when it does not (another dispatcher took the
+   * command over, or a cancel withdrew it), and then nothing was written.
+   * At most once; when the executor never calls it, the dispatcher marks
+   * the hand-off done itself once `execute` returns.
+   */
+  record(fields: Record<string, unknown>): Promise<boolean>
+}
 
 /**
  * Where the outbox dispatcher hands accepted commands: the local executor runs
@@ -9,7 +28,8 @@ import type { DestinationCredentials } from '../../contracts/destination-credent
  */
 export interface Executor {
   readonly name: string
-  execute(spec: CommandSpec): Promise<void>
+  /** `handOff`: the dispatcher's claim of the command, absent when the caller holds none (tests). */
+  execute(spec: CommandSpec, handOff?: HandOff): Promise<void>
   /**
    * How many more commands it would start at once, for an executor that
    * queues what it cannot start (the local one, first come first served);

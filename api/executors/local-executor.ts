@@ -6,9 +6,14 @@
  * runner could not (it crashed, overran its deadline, or died with a previous
  * process of this service).
  *
- * Idempotent: a run starts with a conditional update of the command record
- * (CommandRuns#startRun, "no run yet"), so a second execute of the same
- * command finds the run recorded and does nothing. A restart of the service
+ * Idempotent: a run starts only once it is recorded on the command record,
+ * in the dispatcher's write that marks its hand-off done (one conditional
+ * write, CommandRuns#startsWithHandOff), or without a hand-off by a
+ * conditional update of its own (CommandRuns#startRun, "no run yet"); so a
+ * second execute of the same command finds the run recorded and does
+ * nothing. The run is ended on the record by the projector's write of the
+ * command's terminal status, which its runner (or this executor, when the
+ * runner could not) reported. A restart of the service
  * that interrupts a run gives it one more start, again a conditional update
  * ("still the interrupted start's"), so two starts of the service cannot both
  * take it over.
@@ -17,24 +22,26 @@ import { randomUUID } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import type { JetStreamClient, NatsConnection } from 'nats'
+import { JSONCodec, type JetStreamClient, type NatsConnection } from 'nats'
 import type { CommandSpec } from '../../contracts/command-spec.js'
 import { isTerminalStatus } from '../../contracts/command-types.js'
 import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { publishLogChunk } from '../../contracts/log-publisher.js'
-import { failedEvent, type StatusEvent } from '../../contracts/status-events.js'
+import { failedEvent, STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
 import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { systemClock, type Clock } from '../clock.js'
 import { toCommandSpec } from '../commands/command-document.js'
 import type { CommandRepository } from '../commands/command-repository.js'
 import type { CommandRuns, RunStart } from '../commands/command-runs.js'
 import type { Logger } from '../logger.js'
-import type { DestinationCredentialSource, Executor, YtdlpCookieSource } from './executor.js'
+import type { DestinationCredentialSource, Executor, HandOff, YtdlpCookieSource } from './executor.js'
 import type { CpuCap } from './cpu-caps.js'
 import { RunnerLauncher } from './runner-launcher.js'
 import { RunControls, type RunControl } from './run-controls.js'
 import type { RunnerSettings } from './runner-environment.js'
 import { failureOf, runnerLimits, superviseRunner, type RunnerLimits, type SupervisedExit } from './runner-supervision.js'
+
+const codec = JSONCodec()
 
 /** How often a command may start: once, and once more after a restart of this service interrupted it. */
 const MAX_ATTEMPTS = 2
@@ -126,13 +133,17 @@ export class LocalExecutor implements Executor {
     return Math.max(0, (this.options.concurrency ?? availableParallelism()) - this.#tasks.size)
   }
 
-  async execute(spec: CommandSpec): Promise<void> {
+  async execute(spec: CommandSpec, handOff?: HandOff): Promise<void> {
     if (this.#stopping || !this.#launcher.started) throw new Error('the local executor is not running')
     const run = this.#newRun(spec.commandId, 1)
     const control = this.#controls.open(spec.commandId)
     // Handed over before (a crash, or a lease that ran out, before the dispatcher marked the hand-off done), or
     // cancelled: it runs once, or never.
-    if (!(await this.#runs.startRun(spec.commandId, run))) {
+    const started = await (handOff ? this.#runs.startsWithHandOff(handOff, run) : this.#runs.startRun(spec.commandId, run)).catch((err: unknown) => {
+      this.#controls.drop(spec.commandId)
+      throw err
+    })
+    if (!started) {
       this.#controls.drop(spec.commandId)
       return
     }
@@ -163,8 +174,8 @@ export class LocalExecutor implements Executor {
       const log = this.#log.child({ command_id: doc._id, account_id: doc.account_id, attempt: owner.attempt })
       // Nothing works in it any more; a retry gets its own.
       await rm(interrupted.workDir, { recursive: true, force: true }).catch(() => undefined)
-      // Ended meanwhile, or cancelled (the canceller reports it): never run again.
-      if (isTerminalStatus(doc.status) || doc.cancel_requested_at) {
+      // Ended meanwhile, or cancelled (the canceller reports it), or its end is reported and not yet applied: never run again.
+      if (isTerminalStatus(doc.status) || doc.cancel_requested_at || (await this.#endReported(doc._id))) {
         await this.#runs.endRun(doc._id, owner)
         continue
       }
@@ -183,6 +194,20 @@ export class LocalExecutor implements Executor {
       log.warn('command interrupted by a restart: running it again')
       this.#track(this.#run(toCommandSpec(doc), retry, control))
     }
+  }
+
+  /**
+   * Whether the command's last status event in the stream is terminal: its
+   * runner (or this executor) reported its end, which the status projector
+   * applies, whether or not it has yet. One lookup by subject, at start-up only.
+   */
+  async #endReported(commandId: string): Promise<boolean> {
+    const jsm = await this.options.nats.jetstreamManager()
+    const last = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject(commandId) }).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === '404') return null
+      throw err
+    })
+    return last !== null && (codec.decode(last.data) as StatusEvent).type !== 'PROCESSING'
   }
 
   #newRun(commandId: string, attempt: number): Run {
@@ -229,9 +254,10 @@ export class LocalExecutor implements Executor {
       // Killed by stop(): the next start's recovery decides, so the run stays running on the record.
       if (this.#stopping && !ended.timedOut && ended.workDirBytes === null && !control.cancelled) return
       await this.#reportEnd(spec, control, ended, limits, log)
-      // Written even after a report: the next start must not run again a command whose runner ended but whose
-      // report the projector has not applied yet. Kept on the record: it is the run-once guard.
-      await this.#runs.endRun(run.commandId, run)
+      // A terminal event is in the stream now (the runner's, or this executor's for it): the projector's write of
+      // it ends the run on the record, and a restart before that finds it there (#endReported). A cancel's FAILED
+      // may have been written before the run was recorded, and ended nothing: this run is ended here.
+      if (control.cancelled) await this.#runs.endRun(run.commandId, run)
     } catch (err) {
       log.error({ err }, 'local run failed')
       await this.#fail(spec.commandId, 'RUNNER_FAILED', 'the runner could not be started').catch((e: unknown) => log.error({ err: e }, 'could not fail the command'))

@@ -197,6 +197,52 @@ t.test('outbox dispatch', async (t) => {
     t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done' }, 'the hand-off is recorded')
   })
 
+  t.test("an executor that records its run with the hand-off writes it in the one write that marks the hand-off done", async (t) => {
+    const [commandId] = await submit(api, api_key)
+    const order: string[] = []
+    const recorded: boolean[] = []
+    const executor: Executor = {
+      name: 'recording-its-run',
+      execute: async (_spec, handOff) => {
+        recorded.push(await handOff!.record({ run_state: 'running', run_attempt: 1 }))
+        order.push('execute')
+      },
+    }
+    const around: Around = async (step, work) => {
+      const result = await work()
+      order.push(step)
+      return result
+    }
+    t.equal(await new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, concurrency: 1 }).drain(), 1)
+    t.same(recorded, [true], 'the write landed: the run may start')
+    t.same(
+      order.filter((step) => step.startsWith('dispatch.')),
+      ['dispatch.finish'],
+      'one write for the hand-off and the run: the dispatcher writes no finish of its own',
+    )
+    t.match(await commands.findOne({ _id: commandId as never }), { dispatch_state: 'done', dispatch_claim: null, dispatch_queue: null, run_state: 'running', run_attempt: 1 })
+  })
+
+  t.test('a run recorded after its claim was lost to another dispatcher writes nothing, and the command is not put off', async (t) => {
+    const [commandId] = await submit(api, api_key)
+    const recorded: boolean[] = []
+    const executor: Executor = {
+      name: 'slow-recording',
+      execute: async (_spec, handOff) => {
+        // The lease ends while this hand-off works, and another dispatcher claims the command.
+        now = new Date(now.getTime() + 60_000)
+        t.ok(await new CommandRepository(api.db).dispatch.claimOne(commandId!, now, 60_000), 'taken over')
+        recorded.push(await handOff!.record({ run_state: 'running', run_attempt: 1 }))
+      },
+    }
+    t.equal(await dispatcher(executor, { leaseMs: 60_000 }).drain(), 1)
+    t.same(recorded, [false], 'the write found the claim gone: the run must not start')
+    const doc = await commands.findOne({ _id: commandId as never })
+    t.match(doc, { dispatch_state: 'waiting', dispatch_attempts: 2 }, "still the other dispatcher's to finish")
+    t.notOk(doc && 'run_state' in doc, 'no run recorded')
+    t.notOk(doc && 'dispatch_last_error' in doc, 'not put off as a failed hand-off')
+  })
+
   t.test('a command whose account was never announced (its API process died between the insert and the announcement) is handed off at the next round', async (t) => {
     // What such a crash leaves: the record, waiting for its hand-off, and nothing in the schedule.
     const lost = newCommandDocument(COMMAND_DRAFT, { commandId: 'cmd_lost_announcement', accountId: 'acc_lost' }, now)
@@ -205,5 +251,24 @@ t.test('outbox dispatch', async (t) => {
     t.equal(await dispatcher(executor).drain(), 1)
     t.same(executor.handed.map((spec) => spec.commandId), [lost._id])
     t.match(await commands.findOne({ _id: lost._id as never }), { dispatch_state: 'done', dispatch_attempts: 1 })
+  })
+
+  t.test('drains that find nothing due look for unannounced accounts at most once a poll interval, and a leftover is found once it has passed', async (t) => {
+    const looks: string[] = []
+    const around: Around = async (step, work) => {
+      if (step === 'unannouncedAccount') looks.push(step)
+      return work()
+    }
+    const executor = new RecordingExecutor()
+    const idle = new Dispatcher({ commands: interleaved(api.app.commands, around), executor, logger: quiet, now: clock, pollIntervalMs: 1_000 })
+    t.equal(await idle.drain(), 0)
+    t.equal(await idle.drain(), 0)
+    t.equal(looks.length, 1, 'the second drain, within the interval, reads nothing for it')
+    const lost = newCommandDocument(COMMAND_DRAFT, { commandId: 'cmd_lost_later', accountId: 'acc_lost_later' }, now)
+    await commands.insertOne(lost as never)
+    t.equal(await idle.drain(), 0, 'not looked for within the interval')
+    now = new Date(now.getTime() + 1_000)
+    t.equal(await idle.drain(), 1, 'handed off at the first drain after it')
+    t.same(executor.handed.map((spec) => spec.commandId), [lost._id])
   })
 })

@@ -30,8 +30,13 @@ t.test('due commands', async (t) => {
     await commands.ensureIndexes()
     const reads: string[] = []
     const scans: string[] = []
+    const nextDueReads: string[] = []
     const counted = {
       claimOneForAccount: commands.claimOneForAccount.bind(commands),
+      nextDueForAccount: (accountId: string) => {
+        nextDueReads.push(accountId)
+        return commands.nextDueForAccount(accountId)
+      },
       claimForAccount: (accountId: string, now: Date, leaseMs: number, slot: string) => {
         scans.push(accountId)
         return commands.claimForAccount(accountId, now, leaseMs, slot)
@@ -47,8 +52,30 @@ t.test('due commands', async (t) => {
       await commands.insert(docs)
       return docs.map((doc) => doc._id)
     }
-    return { commands, reads, scans, counted, accept }
+    return { commands, reads, scans, nextDueReads, counted, accept }
   }
+
+  t.test("a turn that finds nothing due after reading the queue learns when the account's next command is due from that read", async (t) => {
+    const { reads, nextDueReads, counted, accept } = await world()
+    await accept('acc_a', 'a', 2, T0)
+    const due = new DueCommands(counted)
+    t.ok(await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))
+    t.ok(await due.claim('acc_a', at(1_000), LEASE_MS, SLOT))
+    t.equal(await due.claim('acc_a', at(1_000), LEASE_MS, SLOT), null, 'both are held')
+    t.same(reads, ['acc_a', 'acc_a'], 'the empty claim read the queue')
+    t.same(await due.nextDueAt('acc_a'), at(1_000 + LEASE_MS), 'due again when the first lease ends')
+    t.same(nextDueReads, [], 'from that read, not a second one')
+    t.same(await due.nextDueAt('acc_a'), at(1_000 + LEASE_MS), 'asked again: read from the store')
+    t.same(nextDueReads, ['acc_a'])
+  })
+
+  t.test('a lone claim that finds nothing answers when the next command is due with a read of its own', async (t) => {
+    const { nextDueReads, counted } = await world()
+    const due = new DueCommands(counted)
+    t.equal(await due.claim('acc_none', at(1_000), LEASE_MS, SLOT), null)
+    t.equal(await due.nextDueAt('acc_none'), null, 'nothing waits')
+    t.same(nextDueReads, ['acc_none'])
+  })
 
   t.test('a lone command is claimed with the one "earliest due" write, as before, and no read', async (t) => {
     const { reads, scans, counted, accept } = await world()

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import { connect, JSONCodec } from 'nats'
 import t from 'tap'
-import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
+import { failedEvent, STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
+import { publishStatusEvent } from '../../contracts/status-publisher.js'
 import { newCommandDocument, type CommandDocument } from '../../api/commands/command-document.js'
 import { CommandRepository } from '../../api/commands/command-repository.js'
 import type { CommandDraft } from '../../api/commands/drafts.js'
@@ -47,9 +48,12 @@ t.test("the local executor's start-up recovery ends what a previous start of the
     record('cmd_ended', 'SUCCESS', previousBoot('cmd_ended', 1)),
     // Interrupted on its second start already.
     record('cmd_twice', 'PROCESSING', previousBoot('cmd_twice', 2)),
+    // Its runner reported FAILED just before the service died, and the projector had not applied it yet.
+    record('cmd_reported', 'PROCESSING', previousBoot('cmd_reported', 1)),
   ])
+  await publishStatusEvent(nc.jetstream(), failedEvent({ commandId: 'cmd_reported', errorStatus: 'FFMPEG_FAILED', errorMessage: 'exit status 1', at: now }), { logger: createLogger('test', 'silent') })
   // The work dirs, as warm workers that died with their parent leave them.
-  await Promise.all([workDir('cmd_ended', 1), workDir('cmd_twice', 2)].map((dir) => mkdir(join(dir, 'outputs'), { recursive: true })))
+  await Promise.all([workDir('cmd_ended', 1), workDir('cmd_twice', 2), workDir('cmd_reported', 1)].map((dir) => mkdir(join(dir, 'outputs'), { recursive: true })))
 
   const executor = new LocalExecutor({
     commands: repository, nats: nc, logger: createLogger('test', 'silent'), dataDir,
@@ -60,8 +64,13 @@ t.test("the local executor's start-up recovery ends what a previous start of the
 
   t.match(await commands.findOne({ _id: 'cmd_ended' }), { run_state: 'ended', run_attempt: 1 }, 'a run whose command ended is marked ended, not run again')
   t.match(await commands.findOne({ _id: 'cmd_twice' }), { run_state: 'ended', run_attempt: 2 }, 'a run interrupted twice is ended')
+  t.match(
+    await commands.findOne({ _id: 'cmd_reported' }),
+    { status: 'PROCESSING', run_state: 'ended', run_attempt: 1, run_boot_id: 'a-previous-boot' },
+    'a run whose end is in the stream, not yet on the record, is ended, not run again (the projector applies its end)',
+  )
   const jsm = await nc.jetstreamManager()
   const failure = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject('cmd_twice') })
   t.match(JSONCodec<StatusEvent>().decode(failure.data), { type: 'FAILED', command_id: 'cmd_twice', error_status: 'INTERRUPTED' }, 'and its command FAILED on its behalf')
-  t.notOk(existsSync(workDir('cmd_ended', 1)) || existsSync(workDir('cmd_twice', 2)), 'the interrupted runs\' work dirs are removed')
+  t.notOk(existsSync(workDir('cmd_ended', 1)) || existsSync(workDir('cmd_twice', 2)) || existsSync(workDir('cmd_reported', 1)), 'the interrupted runs\' work dirs are removed')
 })
