@@ -9,7 +9,7 @@
  * `node --cpu-prof` cannot do this: it writes once, at a normal exit, and a
  * pool worker ends by SIGKILL (runner-image/runner/pool-worker.ts).
  */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { join } from 'node:path'
 
@@ -32,6 +32,13 @@ export async function profileInWindows(dir: string, name: string): Promise<void>
       await session.post('Profiler.start')
     })
   })
+  // Only now may the benchmark signal this process: before its handler, SIGUSR2 would end it.
+  writeFileSync(readyMarker(dir, process.pid), '')
+}
+
+/** The file a profiled process writes once a SIGUSR2 closes a window instead of ending it. */
+function readyMarker(dir: string, pid: number): string {
+  return join(dir, `ready-${pid}`)
 }
 
 /** Every profiled process under `root` (by its entry point's name), `root` included. */
@@ -60,12 +67,15 @@ function profiledUnder(root: number): number[] {
  */
 export async function closeWindow(dir: string, root: number, label: string): Promise<void> {
   writeFileSync(join(dir, 'label'), label)
-  const pids = profiledUnder(root)
+  // A warm runner still starting (a spare the pool just spawned) has no handler yet: it is left
+  // out, and its first window, from its start, closes with the next one.
+  const pids = profiledUnder(root).filter((pid) => existsSync(readyMarker(dir, pid)))
   for (const pid of pids) process.kill(pid, 'SIGUSR2')
-  const expected = pids.map((pid) => new RegExp(`^${label}\\.[a-z-]+-${pid}\\.cpuprofile$`))
+  const expected = pids.map((pid) => ({ pid, pattern: new RegExp(`^${label}\\.[a-z-]+-${pid}\\.cpuprofile$`) }))
   for (let tries = 0; tries < 200; tries++) {
     const files = readdirSync(dir)
-    if (expected.every((pattern) => files.some((file) => pattern.test(file)))) return
+    // A worker killed meanwhile (a pool worker ends by SIGKILL) writes nothing more.
+    if (expected.every(({ pid, pattern }) => files.some((file) => pattern.test(file)) || !existsSync(`/proc/${pid}`))) return
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
   throw new Error(`the profiles of window ${label} were not written`)

@@ -12,7 +12,7 @@ import { fileMembers, managedObjectKeys, PROCESSING_WORK, type FileDocument, typ
 import type { ManagedStorage } from './managed-storage.js'
 import { ManagedUrlRefused, ManagedUrls, PresignedGets, STORAGE_URL_TTL_SECONDS } from './managed-urls.js'
 import { outputFileDocument, outputFileId, outputHolds, outputMembers, outputStorageUrl } from './output-files.js'
-import { writePlayback } from './playback.js'
+import { readPlaylists, writePlayback } from './playback.js'
 import type { StoredFileRow } from '../usage/usage-report.js'
 import type { Plan } from '../accounts/plans.js'
 import { refusalMessage, type StorageQuota } from './storage-quota.js'
@@ -97,12 +97,16 @@ export class FileRepository {
   async #outputDocument(command: CommandDocument, alias: string, result: OutputFileResult, now: Date): Promise<FileDocument> {
     const { s3, bucket } = this.storage
     if (!result.files) return outputFileDocument(command, alias, result, await outputStorageUrl(s3, command, result), now)
+    // A managed output's playlists are read while its members are signed: the reads need only the keys.
+    const texts = result.storage_location === 'INTERNAL' ? readPlaylists(s3, bucket, result.files) : null
+    // Awaited below, or dropped when signing fails first: never an unhandled rejection.
+    texts?.catch(() => undefined)
     const signer = await PresignedGets.of(s3, bucket, STORAGE_URL_TTL_SECONDS)
     const members = await outputMembers(signer, command, result)
     const main = members?.find((member) => member.object_key === result.object_key)
     const storageUrl = main ? main.storage_url : await outputStorageUrl(s3, command, result)
-    if (!members || result.storage_location !== 'INTERNAL') return outputFileDocument(command, alias, result, storageUrl, now, { members })
-    const playback = await writePlayback(s3, bucket, signer, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members })
+    if (!members || !texts) return outputFileDocument(command, alias, result, storageUrl, now, { members })
+    const playback = await writePlayback(s3, bucket, signer, { commandId: command._id, alias, mainFilename: main?.filename ?? result.filename, members, texts: await texts })
     return outputFileDocument(command, alias, result, playback.mainUrl ?? storageUrl, now, { members, playbackKeys: playback.keys })
   }
 

@@ -58,27 +58,43 @@ async function readPlaylist(s3: S3Client, bucket: string, key: string): Promise<
   return object.Body.transformToString('utf8')
 }
 
+/** An output's playlists' texts by filename, as stored: those too large or missing are left out. */
+export type PlaylistTexts = ReadonlyMap<string, string>
+
 /**
- * Writes the playable copies of an output's playlists (members with
- * their presigned storage_urls already set) and returns their keys and the
- * main file's playable URL. Writing them again (a replayed SUCCESS) puts the
- * same layout with fresh signatures; nothing else changes.
+ * Reads the stored playlists among an output's files. It needs only their
+ * keys, so the service starts it before signing every member's URL (a
+ * ladder's ~190 signatures): the reads' round trips to the store then pass
+ * while the loop signs, instead of after it, on the way from SUCCESS to the
+ * client.
+ */
+export async function readPlaylists(s3: S3Client, bucket: string, files: ReadonlyArray<{ filename: string; object_key: string }>): Promise<PlaylistTexts> {
+  const playlists = files.filter((file) => playlistKind(file.filename) !== null)
+  // A ladder has a handful of playlists: read them side by side (bounded: an output may hold thousands).
+  const read = await mapLimited(playlists, PLAYLISTS_IN_FLIGHT, async (playlist) => [playlist.filename, await readPlaylist(s3, bucket, playlist.object_key)] as const)
+  return new Map(read.filter((entry): entry is readonly [string, string] => entry[1] !== null))
+}
+
+/**
+ * Writes the playable copies of an output's playlists (their texts from
+ * readPlaylists of the same files; members with their presigned
+ * storage_urls already set) and returns their keys and the main file's
+ * playable URL. Writing them again (a replayed SUCCESS) puts the same layout
+ * with fresh signatures; nothing else changes.
  */
 export async function writePlayback(
   s3: S3Client,
   bucket: string,
   signer: PresignedGets,
-  output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[] },
+  output: { commandId: string; alias: string; mainFilename: string; members: readonly MemberRecord[]; texts: PlaylistTexts },
 ): Promise<Playback> {
-  const playlists = output.members.filter((member) => playlistKind(member.filename) !== null)
-  if (playlists.length === 0) return { keys: [], mainUrl: null }
-  // A ladder has a handful of playlists: read them, and below write them, side by side (bounded: an output may hold thousands).
-  const read = await mapLimited(playlists, PLAYLISTS_IN_FLIGHT, async (playlist) => [playlist.filename, await readPlaylist(s3, bucket, playlist.object_key)] as const)
-  const texts = new Map(read.filter((entry): entry is readonly [string, string] => entry[1] !== null))
+  const { texts } = output
+  if (texts.size === 0) return { keys: [], mainUrl: null }
   const copyUrls = new Map<string, string>()
   for (const filename of texts.keys()) copyUrls.set(filename, await signer.url(playbackKey(output.commandId, output.alias, filename)))
   const byName = new Map(output.members.map((member) => [member.filename, member]))
   const urlOf = (filename: string) => copyUrls.get(filename) ?? byName.get(filename)?.storage_url ?? null
+  // Written side by side, like the reads.
   const keys = await mapLimited([...texts], PLAYLISTS_IN_FLIGHT, async ([filename, text]) => {
     const key = playbackKey(output.commandId, output.alias, filename)
     const kind = playlistKind(filename) as PlaylistKind
