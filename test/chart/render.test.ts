@@ -24,7 +24,7 @@ import { loadConfig, requireExternalServices } from '../../api/config.js'
 import { loadOperatorConfig } from '../../operator/config.js'
 import { buildJob } from '../../operator/job-builder.js'
 import { RESERVED_RUNNER_ENV } from '../../operator/reserved-runner-env.js'
-import { findObject, startHelm } from '../harness/helm.js'
+import { CHART_DIR, findObject, startHelm } from '../harness/helm.js'
 import { storedMediaCommand } from '../operator/fixtures.js'
 import { containerEnv, deploymentContainer, ofKind, VALUES_ALL_TOGGLES } from './chart-objects.js'
 
@@ -312,6 +312,14 @@ t.test('every key of values.yaml has a comment, and values.schema.json knows it'
   // The schema forbids unknown keys, so every key of values.yaml must be declared in it (helm lint validated the defaults).
   const schema = JSON.parse(await readFile('charts/ffkube/values.schema.json', 'utf8')) as { additionalProperties: boolean }
   t.equal(schema.additionalProperties, false)
+})
+
+t.test("the chart's list of names runners.env may not set is the operator's, name for name", async (t) => {
+  const template = await readFile(`${CHART_DIR}/templates/operator.yaml`, 'utf8')
+  const dict = /\$reserved := dict\n([\s\S]*?)\n\}\}/.exec(template)?.[1]
+  t.ok(dict, 'templates/operator.yaml holds the $reserved dict')
+  const chartNames = [...(dict ?? '').matchAll(/^\s*"([A-Z0-9_]+)"/gm)].map((m) => m[1]).sort()
+  t.same(chartNames, Object.keys(RESERVED_RUNNER_ENV).sort(), 'the same names in templates/operator.yaml and operator/reserved-runner-env.ts')
 })
 
 t.test('values the programs would refuse are refused at install', async (t) => {
