@@ -34,6 +34,8 @@ async function listenOn(t: Teardown, hosts: string[], handler: (req: IncomingMes
 export interface InputServer {
   /** `http://<host>:<port>/<file's base name>`; `held` names a gate the request waits at (see release). */
   url(host: string, file: string, held?: string): string
+  /** A URL on `host` whose request waits at gate `held`, then is redirected (302) to `target`. */
+  redirect(host: string, held: string, target: string): string
   /** The local address of every connection accepted so far, in order. */
   readonly connections: string[]
   /** Resolves once a request waiting at gate `held` has arrived. */
@@ -45,7 +47,8 @@ export interface InputServer {
 /**
  * Serves `files` by base name on every address of `hosts` (one port).
  * `/held/<gate>/<file>` waits until `release(gate)`, so a test can keep a
- * runner in its fetch phase for exactly as long as it needs, without sleeps.
+ * runner in its fetch phase for exactly as long as it needs, without sleeps;
+ * `/redirect/<gate>` waits the same way, then sends the runner elsewhere.
  */
 export async function startInputServer(t: Teardown, files: string[], hosts: string[]): Promise<InputServer> {
   const byName = new Map(files.map((file) => [basename(file), file]))
@@ -75,8 +78,19 @@ export async function startInputServer(t: Teardown, files: string[], hosts: stri
     res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': size })
     createReadStream(file).pipe(res)
   }
+  const redirects = new Map<string, string>()
   const port = await listenOn(t, hosts, (req, res) => {
     const path = (req.url ?? '/').slice(1)
+    const redirect = /^redirect\/([^/]+)$/.exec(path)
+    if (redirect) {
+      const name = redirect[1]!
+      arrived.add(name)
+      gate(name).opened.then((how) => {
+        if (how === 'serve') res.writeHead(302, { location: redirects.get(name) ?? '/' }).end()
+        else res.destroy()
+      }).catch(() => res.destroy())
+      return
+    }
     const held = /^held\/([^/]+)\/(.+)$/.exec(path)
     if (!held) {
       serve(path, res).catch(() => res.destroy())
@@ -90,6 +104,10 @@ export async function startInputServer(t: Teardown, files: string[], hosts: stri
   }, (socket) => connections.push(socket.localAddress ?? '?'))
   return {
     url: (host, file, held) => `http://${host}:${port}/${held ? `held/${held}/` : ''}${encodeURIComponent(basename(file))}`,
+    redirect: (host, held, target) => {
+      redirects.set(held, target)
+      return `http://${host}:${port}/redirect/${encodeURIComponent(held)}`
+    },
     connections,
     requested: async (held, timeoutMs = 120_000) => {
       await eventually(`a request at gate ${held}`, () => arrived.has(held), timeoutMs)

@@ -12,6 +12,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3'
 import type { V1Container, V1Job, V1Pod, V1PodList } from '@kubernetes/client-node'
 import { LABEL_COMMAND_ID } from '../../contracts/media-command.js'
 import { downloadAndProbe } from '../e2e/download.js'
+import { run } from '../harness/cluster/run.js'
 import { eventually } from '../harness/eventually.js'
 import { grayRegion, makeClip } from '../harness/media.js'
 import { keysUnder, play } from '../harness/outputs.js'
@@ -289,7 +290,7 @@ t.test('a command whose ffmpeg fails ends FAILED with the runner\'s reason, and 
   t.same((listed.Contents ?? []).map((o) => o.Key).filter((key) => key?.includes(done.command_id)), [], 'nothing of it in managed storage')
 })
 
-t.test('a runner pod reaches an allowed address but is refused at the packet level on one the NetworkPolicy forbids, with the in-process guard off', async (t) => {
+t.test('a runner pod reaches an allowed address but is refused at the packet level on one the NetworkPolicy forbids, redirected there, with the in-process guard off', async (t) => {
   // Positive control: the same pod network reaches the input server on the allowed address.
   const allowed = await runToEnd('/run-ffmpeg-command', {
     input_files: { in_video: inputs.url(PUBLIC_IP, clip) },
@@ -302,12 +303,25 @@ t.test('a runner pod reaches an allowed address but is refused at the packet lev
   const env = Object.fromEntries((allowedPod!.spec!.containers.find((c) => c.name === 'ffmpeg')!.env ?? []).map((e) => [e.name, e.value]))
   t.equal(env.ALLOW_PRIVATE_NETWORKS, 'true', 'the runner\'s own guard is off: only the NetworkPolicy stands in the way')
 
-  // The same server on the node IP, a private address the policy allows only on the NATS and S3 ports.
-  const forbidden = await runToEnd('/run-ffmpeg-command', {
-    input_files: { in_video: inputs.url(cluster.nodeIp, clip) },
+  // The same server on the node IP, a private address the policy allows only on the NATS and S3 ports,
+  // reached by a redirect from the allowed address (as a hostile URL would). The redirect waits until
+  // kube-router has put the runner pod behind the policy: kube-router 2.1 programs a new pod's chain
+  // only after its containers start, a window Calico and Cilium do not have
+  // (docs/architecture/url-guard.md); a runner that fetched within it would test that window, not the policy.
+  const { command_id } = await client.post('/run-ffmpeg-command', {
+    input_files: { in_video: inputs.redirect(PUBLIC_IP, 'to-node-ip', inputs.url(cluster.nodeIp, clip)) },
     output_files: { out_thumb: 'thumb.jpg' },
     ffmpeg_command: 'ffmpeg -i {{in_video}} -frames:v 1 {{out_thumb}}',
   })
+  await inputs.requested('to-node-ip')
+  const [pod] = await podsOf(command_id)
+  await eventually(`kube-router to put ${pod!.metadata!.name} behind the runner policy`, async () => {
+    const rules = await run('iptables-save', [])
+    const chain = new RegExp(`POD name:${pod!.metadata!.name} namespace: ${RUNNER_NAMESPACE} to chain (KUBE-POD-FW-\\w+)`).exec(rules)?.[1]
+    return chain !== undefined && rules.split('\n').some((rule) => rule.startsWith(`-A ${chain} `) && rule.includes('run through nw policy ffkube-runner'))
+  }, TIMEOUT)
+  inputs.release('to-node-ip')
+  const forbidden = await client.waitForCommand(command_id, TIMEOUT)
   t.equal(forbidden.status, 'FAILED', JSON.stringify(forbidden))
   t.match(forbidden.error_message, /in_video/, 'the error names the input that could not be fetched')
   // Only now, after the command ended: no connection ever reached the canary's private address.
