@@ -30,7 +30,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect, JSONCodec } from 'nats'
 import { STATUS_SUBJECT_PREFIX, type StatusEvent } from '../contracts/status-events.js'
-import { builtImages, readImageArchive, unpackImage, type ImageConfig } from '../test/harness/image.js'
+import { builtImages, readImageArchive, restrictedRuncSpec, unpackImage, type ImageConfig } from '../test/harness/image.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
 import { startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
@@ -77,25 +77,7 @@ interface ContainerRun {
 
 async function runContainer(dir: string, c: ContainerRun): Promise<{ code: number; stderr: string }> {
   const bundle = join(dir, c.id)
-  await mkdir(bundle, { recursive: true })
-  await run('runc', ['spec', '--bundle', bundle])
-  const spec = JSON.parse(await readFile(join(bundle, 'config.json'), 'utf8')) as {
-    process: Record<string, unknown>
-    root: { path: string; readonly: boolean }
-    mounts: { destination: string; type: string; source: string; options: string[] }[]
-    linux: { namespaces: { type: string }[]; cgroupsPath?: string }
-  }
-  const [uid, gid] = (c.image.config.User ?? '0:0').split(':').map(Number)
-  Object.assign(spec.process, {
-    terminal: false,
-    args: c.argv,
-    user: { uid, gid },
-    env: [...(c.image.config.Env ?? []), ...c.env],
-    cwd: '/work',
-    capabilities: { bounding: [], effective: [], permitted: [], ambient: [] },
-    noNewPrivileges: true,
-  })
-  spec.root = { path: c.image.rootfs, readonly: true }
+  const spec = await restrictedRuncSpec(bundle, c.image.rootfs, c.image.config, c.argv, { env: [...(c.image.config.Env ?? []), ...c.env], cwd: '/work' })
   for (const [destination, source] of Object.entries(c.mounts)) {
     spec.mounts.push({ destination, type: 'bind', source, options: ['rbind', c.readOnly?.includes(destination) ? 'ro' : 'rw', 'nosuid', 'nodev'] })
   }

@@ -141,6 +141,39 @@ export interface RunResult {
   stderr: string
 }
 
+/** A runc bundle's config.json, as far as the harness edits it. */
+export interface RuncSpec {
+  process: Record<string, unknown>
+  root: { path: string; readonly: boolean }
+  mounts: { destination: string; type: string; source: string; options: string[] }[]
+  linux: { namespaces: { type: string }[]; cgroupsPath?: string }
+}
+
+/**
+ * Makes `bundle` and `runc spec`'s default config in it, set to run `argv`
+ * in `rootfs` as a restricted pod's container runs: the image's numeric
+ * user, read-only root, no capabilities, no new privileges. The caller adds
+ * its mounts and writes the spec back to `config.json`.
+ */
+export async function restrictedRuncSpec(bundle: string, rootfs: string, config: ImageConfig, argv: string[], process: { env: string[]; cwd: string }): Promise<RuncSpec> {
+  const [uid, gid] = (config.User ?? '0:0').split(':').map(Number)
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`image user ${config.User} is not numeric uid:gid`)
+  await mkdir(bundle, { recursive: true })
+  await run('runc', ['spec', '--bundle', bundle])
+  const spec = JSON.parse(await readFile(join(bundle, 'config.json'), 'utf8')) as RuncSpec
+  Object.assign(spec.process, {
+    terminal: false,
+    args: argv,
+    user: { uid, gid },
+    env: process.env,
+    cwd: process.cwd,
+    capabilities: { bounding: [], effective: [], permitted: [], ambient: [] },
+    noNewPrivileges: true,
+  })
+  spec.root = { path: rootfs, readonly: true }
+  return spec
+}
+
 /**
  * Runs `argv` in `rootfs` under runc as the image's user, in its working dir
  * and environment, as a restricted pod would: read-only root, no capabilities,
@@ -148,26 +181,10 @@ export interface RunResult {
  * emptyDirs), no network but loopback.
  */
 export async function runInImage(dir: string, rootfs: string, config: ImageConfig, argv: string[], writable: string[] = []): Promise<RunResult> {
-  const [uid, gid] = (config.User ?? '0:0').split(':').map(Number)
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`image user ${config.User} is not numeric uid:gid`)
   const id = `ffkube-image-test-${randomBytes(4).toString('hex')}`
   const bundle = join(dir, id)
   const state = join(dir, 'runc-state')
-  await mkdir(bundle, { recursive: true })
-  await run('runc', ['spec', '--bundle', bundle])
-  const spec = JSON.parse(await readFile(join(bundle, 'config.json'), 'utf8')) as {
-    process: Record<string, unknown>
-    root: { path: string; readonly: boolean }
-    mounts: { destination: string; type: string; source: string; options: string[] }[]
-  }
-  spec.process.terminal = false
-  spec.process.args = argv
-  spec.process.user = { uid, gid }
-  spec.process.env = config.Env ?? []
-  spec.process.cwd = config.WorkingDir || '/'
-  spec.process.capabilities = { bounding: [], effective: [], permitted: [], ambient: [] }
-  spec.process.noNewPrivileges = true
-  spec.root = { path: rootfs, readonly: true }
+  const spec = await restrictedRuncSpec(bundle, rootfs, config, argv, { env: config.Env ?? [], cwd: config.WorkingDir || '/' })
   // Each writable path is a fresh directory, mode 0777, bind-mounted: what the kubelet makes of an emptyDir.
   for (const [index, path] of writable.entries()) {
     const source = join(bundle, `volume-${index}`)
