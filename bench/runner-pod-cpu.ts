@@ -29,6 +29,7 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect, JSONCodec } from 'nats'
+import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../contracts/nats-streams.js'
 import { STATUS_SUBJECT_PREFIX, type StatusEvent } from '../contracts/status-events.js'
 import { builtImages, readImageArchive, restrictedRuncSpec, unpackImage, type ImageConfig } from '../test/harness/image.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
@@ -135,6 +136,9 @@ async function main(): Promise<void> {
 
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
+  // The streams are the service's, made at its start; a runner only publishes.
+  await ensureStream(nc, STATUS_STREAM_DEFINITION)
+  await ensureStream(nc, LOG_STREAM_DEFINITION)
   const codec = JSONCodec<StatusEvent>()
   const terminal = new Map<string, StatusEvent>()
   nc.subscribe(`${STATUS_SUBJECT_PREFIX}.>`, {
