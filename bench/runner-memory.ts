@@ -16,7 +16,7 @@ import { toolPath } from '../api/local/tools.js'
 import type { CommandSpec } from '../contracts/command-spec.js'
 import { localRunnerNodeFlags } from '../contracts/runner-node-flags.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
-import { startNats } from '../test/harness/nats.js'
+import { createServiceStreams, startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { benchRun } from './bench-run.js'
@@ -53,6 +53,7 @@ function runPhase(phase: string, env: NodeJS.ProcessEnv): Promise<{ code: number
 async function main(): Promise<void> {
   const dir = await scratchDir(t, 'ffkube-bench-memory-')
   const [nats, s3, clip] = await Promise.all([startNats(t), startS3(t), makeClip(join(dir, 'clip720.mp4'), { seconds: 4, width: 1280, height: 720, fps: 25 })])
+  await createServiceStreams(t, nats)
   const media = await serveFiles(t, [clip])
   const credentials = join(dir, 'credentials.json')
   await writeFile(credentials, JSON.stringify({ accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }))

@@ -29,11 +29,10 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect, JSONCodec } from 'nats'
-import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../contracts/nats-streams.js'
 import { STATUS_SUBJECT_PREFIX, type StatusEvent } from '../contracts/status-events.js'
 import { builtImages, readImageArchive, restrictedRuncSpec, unpackImage, type ImageConfig } from '../test/harness/image.js'
 import { makeClip, serveFiles } from '../test/harness/media.js'
-import { startNats } from '../test/harness/nats.js'
+import { createServiceStreams, startNats } from '../test/harness/nats.js'
 import { startS3 } from '../test/harness/s3.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { specOf } from '../test/runner/harness.js'
@@ -136,9 +135,7 @@ async function main(): Promise<void> {
 
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
-  // The streams are the service's, made at its start; a runner only publishes.
-  await ensureStream(nc, STATUS_STREAM_DEFINITION)
-  await ensureStream(nc, LOG_STREAM_DEFINITION)
+  await createServiceStreams(t, nats)
   const codec = JSONCodec<StatusEvent>()
   const terminal = new Map<string, StatusEvent>()
   nc.subscribe(`${STATUS_SUBJECT_PREFIX}.>`, {

@@ -1,4 +1,6 @@
+import { connect } from 'nats'
 import { startNatsServer, type LocalNats } from '../../api/local/nats-server.js'
+import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import type { ListenOptions } from './mongo.js'
 import { scratchDir, type Teardown } from './scratch.js'
 
@@ -27,4 +29,12 @@ export async function startNats(t: Teardown, options: ListenOptions = {}): Promi
       local = await startNatsServer(dir, options.host, port)
     },
   }
+}
+
+/** Creates the status and log streams as the service does at its start: runners only publish to them. */
+export async function createServiceStreams(t: Teardown, nats: TestNats): Promise<void> {
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  await ensureStream(nc, STATUS_STREAM_DEFINITION)
+  await ensureStream(nc, LOG_STREAM_DEFINITION)
 }

@@ -1,21 +1,13 @@
 import { connect, JSONCodec } from 'nats'
 import { pino } from 'pino'
 import t from 'tap'
-import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
+import { ensureStream, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { STATUS_STREAM, statusSubject, type StatusEvent } from '../../contracts/status-events.js'
 import { NatsReporter, StatusStreamMissingError } from '../../runner-image/runner/report/nats-reporter.js'
-import { startNats, type TestNats } from '../harness/nats.js'
-import { scratchDir, type Teardown } from '../harness/scratch.js'
+import { createServiceStreams, startNats } from '../harness/nats.js'
+import { scratchDir } from '../harness/scratch.js'
 import type { TestS3 } from '../harness/s3.js'
 import { runRunner, specOf } from './harness.js'
-
-/** Creates the status and log streams as the worker does at its start: runners only publish. */
-async function withServiceStreams(t: Teardown, nats: TestNats): Promise<void> {
-  const nc = await connect({ servers: nats.url })
-  t.teardown(() => nc.close())
-  await ensureStream(nc, STATUS_STREAM_DEFINITION)
-  await ensureStream(nc, LOG_STREAM_DEFINITION)
-}
 
 /** A command the runner refuses before any download or upload, so it needs no storage. */
 const refusedCommand = () => specOf({ inputFiles: { in_a: 'http://127.0.0.1:9/a.mp4' }, outputFiles: { out_b: 'b.mp4' }, ffmpegCommands: ["ffmpeg -i {{in_a}} -f tee '[f=mp4]/tmp/b.mp4|{{out_b}}'"] })
@@ -23,7 +15,7 @@ const noStorage = { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket:
 
 t.test('publishes status events to JetStream, dropping a re-sent one', async (t) => {
   const nats = await startNats(t)
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const commandId = `c-${Date.now()}`
   const logger = pino({ level: 'silent' })
   const reporter = await NatsReporter.connect({ url: nats.url, commandId, logger, now: () => new Date('2026-01-01T00:00:00Z') })
@@ -52,7 +44,7 @@ t.test('publishes status events to JetStream, dropping a re-sent one', async (t)
 
 t.test('the runner reports to JetStream when told to', async (t) => {
   const nats = await startNats(t)
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const dir = await scratchDir(t)
   const spec = refusedCommand()
   const run = await runRunner(dir, spec, noStorage, { FFKUBE_STATUS_REPORTER: 'nats', NATS_URL: nats.url })
@@ -71,7 +63,7 @@ const ownServerOnly = { skip: process.env.NATS_URL ? 'deletes the status stream,
 
 t.test('a runner makes no JetStream API request: it only publishes to streams the service created', async (t) => {
   const nats = await startNats(t)
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const dir = await scratchDir(t)
   const spec = refusedCommand()
   // One connection sees both: a publisher's messages reach it in order, so any API request the
@@ -110,7 +102,7 @@ t.test('a runner whose status stream does not exist fails loudly, naming it, and
 
 t.test('a publish that finds no stream is retried with a growing wait, and lands once the stream is back', ownServerOnly, async (t) => {
   const nats = await startNats(t)
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
   const jsm = await nc.jetstreamManager()
@@ -135,7 +127,7 @@ t.test('a publish that finds no stream is retried with a growing wait, and lands
 
 t.test('a publish that keeps failing gives up after its attempts and throws', ownServerOnly, async (t) => {
   const nats = await startNats(t)
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const nc = await connect({ servers: nats.url })
   t.teardown(() => nc.close())
   const waits: number[] = []
@@ -150,7 +142,7 @@ t.test('a publish that keeps failing gives up after its attempts and throws', ow
 
 t.test('a runner that starts while NATS is restarting connects once it is back, and its event lands', async (t) => {
   const nats = await startNats(t, { host: '127.0.0.1' })
-  await withServiceStreams(t, nats)
+  await createServiceStreams(t, nats)
   const commandId = `c-restart-${Date.now()}`
   await nats.stop!()
   // Settled either way: a connect that gives up at once must fail the test, not hang it.

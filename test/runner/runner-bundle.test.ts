@@ -14,12 +14,11 @@ import { GetObjectCommand } from '@aws-sdk/client-s3'
 import { connect, JSONCodec } from 'nats'
 import t from 'tap'
 import { toolPath } from '../../api/local/tools.js'
-import { ensureStream, LOG_STREAM_DEFINITION, STATUS_STREAM_DEFINITION } from '../../contracts/nats-streams.js'
 import { RUNNER_NODE_FLAGS } from '../../contracts/runner-node-flags.js'
 import { STATUS_STREAM, statusSubject, type StatusEvent, type SuccessEvent } from '../../contracts/status-events.js'
 import { bundleRunner } from '../../runner-image/bundle.js'
 import { makeClip, probeDuration, serveFiles } from '../harness/media.js'
-import { startNats } from '../harness/nats.js'
+import { createServiceStreams, startNats } from '../harness/nats.js'
 import { startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { specOf } from './harness.js'
@@ -64,11 +63,7 @@ t.test("the bundled runner runs a remux as the Job's two containers do, from a f
     S3_ENDPOINT: s3.endpoint, S3_BUCKET: s3.bucket, S3_REGION: s3.region,
   }
   const uploadEnv = { ...env, TMPDIR: join(uploadScratch, 'tmp'), HOME: join(uploadScratch, 'home'), S3_CREDENTIALS_FILE: credentials }
-  // The streams are the service's, made at its start; a runner only publishes.
-  const nc = await connect({ servers: nats.url })
-  t.teardown(() => nc.close())
-  await ensureStream(nc, STATUS_STREAM_DEFINITION)
-  await ensureStream(nc, LOG_STREAM_DEFINITION)
+  await createServiceStreams(t, nats)
   const [ran, uploaded] = await Promise.all([
     runProcess([...RUNNER_NODE_FLAGS, main, '--phase', 'fetch-run', '--work-dir', work], env, dir),
     runProcess([...RUNNER_NODE_FLAGS, main, '--phase', 'upload', '--work-dir', work], uploadEnv, dir),
@@ -76,6 +71,8 @@ t.test("the bundled runner runs a remux as the Job's two containers do, from a f
   t.equal(ran.code, 0, `the fetch-run process exits 0: ${ran.stderr}`)
   t.equal(uploaded.code, 0, `the upload process exits 0: ${uploaded.stderr}`)
 
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
   const jsm = await nc.jetstreamManager()
   const last = await jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: statusSubject(spec.commandId) })
   const event = JSONCodec<StatusEvent>().decode(last.data)
