@@ -11,6 +11,7 @@
 import { connect, ErrorCode, NatsError, type JetStreamClient, type NatsConnection } from 'nats'
 import type { Logger } from 'pino'
 import { publishLogChunk } from '../../../contracts/log-publisher.js'
+import { RUNNER_INBOX_PREFIX } from '../../../contracts/nats-authorization.js'
 import type { LogChunk } from '../../../contracts/log-chunks.js'
 import type { StatusEventBody } from '../../../contracts/status-events.js'
 import { publishStatusEvent } from '../../../contracts/status-publisher.js'
@@ -18,6 +19,8 @@ import { envelope, type StatusReporter } from './reporter.js'
 
 export interface NatsReporterOptions {
   url: string
+  /** The runner user of contracts/nats-authorization.ts, when the server has users (ADR 0010); none on an open server. */
+  credentials?: { user: string; pass: string }
   commandId: string
   logger: Logger
   now?: () => Date
@@ -53,7 +56,8 @@ export class NatsReporter implements StatusReporter {
   static async open(options: Omit<NatsReporterOptions, 'commandId'>, name: string): Promise<(commandId: string) => NatsReporter> {
     // A container that starts while NATS restarts waits for it (about a minute, then fails)
     // instead of failing its command at once; the same bound holds for a drop mid-run.
-    const nc = await connect({ servers: options.url, name, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
+    // JetStream acks a publish on the publisher's inbox: the runner user may subscribe to its own prefix only.
+    const nc = await connect({ servers: options.url, ...options.credentials, inboxPrefix: RUNNER_INBOX_PREFIX, name, waitOnFirstConnect: true, maxReconnectAttempts: 60, reconnectTimeWait: 1000 })
     return (commandId) => new NatsReporter(nc, nc.jetstream(), { ...options, commandId })
   }
 
