@@ -13,6 +13,7 @@ import { DEFAULT_COMMAND_LIMITS, MAX_RUN_SECONDS_CEILING, MAX_VCPU_CEILING, MIN_
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 import { DEFAULT_STORAGE_QUOTAS, type StorageQuotas } from './files/storage-quota.js'
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS_CEILING, type RetentionDaysByPlan } from './files/retention.js'
+import { natsCredentials, type NatsCredentials } from '../contracts/nats-authorization.js'
 import { ConfigError, optional, parseBoolean, parseCount, parseEnum, parseLimit, parsePerPlan, parseTrustProxy, type TrustProxy } from './config-values.js'
 
 export { ConfigError, type TrustProxy }
@@ -49,6 +50,8 @@ export interface Config {
   mongodbDatabase: string
   /** Unset: `npm start` runs its own nats-server under dataDir. */
   natsUrl: string | undefined
+  /** NATS_USER and NATS_PASSWORD, for a server with users (docs/adr/0010-nats-authorization.md). */
+  natsCredentials: NatsCredentials | undefined
   executor: Executor
   /** Unset S3_ENDPOINT: `npm start` runs its own S3 server (versitygw) under dataDir. */
   s3: S3Config
@@ -248,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongodbUrl: optional(env.MONGODB_URL),
     mongodbDatabase: optional(env.MONGODB_DATABASE) ?? 'ffkube',
     natsUrl: optional(env.NATS_URL),
+    natsCredentials: natsCredentials(env, ConfigError),
     executor: parseEnum('EXECUTOR', env.EXECUTOR, ['local', 'kubernetes'] as const, 'local'),
     s3,
     allowPrivateNetworks: parseBoolean('ALLOW_PRIVATE_NETWORKS', env.ALLOW_PRIVATE_NETWORKS, false),

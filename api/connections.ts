@@ -1,6 +1,7 @@
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3'
 import { MongoClient, type Db } from 'mongodb'
 import { connect, type NatsConnection } from 'nats'
+import type { NatsCredentials } from '../contracts/nats-authorization.js'
 import type { S3Config } from './config.js'
 import type { ReadinessProbe } from './health/readiness.js'
 
@@ -41,6 +42,7 @@ export async function openConnections(options: {
   mongodbUrl: string
   mongodbDatabase: string
   natsUrl: string
+  natsCredentials?: NatsCredentials | undefined
   s3: S3Config
   name: string
 }): Promise<Connections> {
@@ -48,7 +50,7 @@ export async function openConnections(options: {
   let nats: NatsConnection
   try {
     // Reconnect forever: an outage must pause the service, not end it.
-    nats = await connect({ servers: options.natsUrl, name: options.name, maxReconnectAttempts: -1 })
+    nats = await connect({ servers: options.natsUrl, ...options.natsCredentials, name: options.name, maxReconnectAttempts: -1 })
   } catch (err) {
     await mongo.close()
     throw err

@@ -58,6 +58,7 @@ export async function runRoles(config: Config, logger: Logger, parts: ServicePar
       mongodbUrl: resolved.mongodbUrl!,
       mongodbDatabase: resolved.mongodbDatabase,
       natsUrl: resolved.natsUrl!,
+      natsCredentials: resolved.natsCredentials,
       s3: resolved.s3,
       name: `ffkube-${config.roles.join('-')}`,
     })

@@ -50,3 +50,23 @@ export function natsAuthorization({ servicePassword, runnerPassword }: NatsPassw
     '',
   ].join('\n')
 }
+
+/** How the service user connects: `user` and `pass` of the nats client. */
+export interface NatsCredentials {
+  user: string
+  pass: string
+}
+
+/**
+ * The service user's credentials from NATS_USER and NATS_PASSWORD (the api,
+ * worker, webhooks and operator processes, and the admin CLI): both, for a
+ * server with users, or neither, for an open one. Never a runner's: the
+ * operator gives runner pods NATS_URL only.
+ */
+export function natsCredentials(env: NodeJS.ProcessEnv, ErrorType: new (message: string) => Error = Error): NatsCredentials | undefined {
+  const user = env.NATS_USER?.trim() || undefined
+  const pass = env.NATS_PASSWORD || undefined
+  if (!user && !pass) return undefined
+  if (!user || !pass) throw new ErrorType(`NATS_USER and NATS_PASSWORD must be set together: ${user ? 'NATS_PASSWORD' : 'NATS_USER'} is unset`)
+  return { user, pass }
+}

@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os'
 import type { V1Toleration } from '@kubernetes/client-node'
+import { natsCredentials, type NatsCredentials } from '../contracts/nats-authorization.js'
 import { RUNNER_NODE_FLAGS } from '../contracts/runner-node-flags.js'
 import { RESERVED_RUNNER_ENV, reservedRunnerEnvName } from './reserved-runner-env.js'
 import type { WarmPodsConfig } from './warm-pods.js'
@@ -64,6 +65,8 @@ export interface OperatorConfig {
   metricsPort: number
   metricsHost: string
   natsUrl: string | undefined
+  /** The service user (NATS_USER, NATS_PASSWORD); the operator's own, never put in a runner pod. */
+  natsCredentials: NatsCredentials | undefined
   logLevel: string
 }
 
@@ -205,6 +208,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     metricsPort: int(env, 'METRICS_PORT', 9090, 0, 65535),
     metricsHost: str(env, 'METRICS_HOST', '0.0.0.0'),
     natsUrl,
+    natsCredentials: natsCredentials(env, OperatorConfigError),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
   }
 }

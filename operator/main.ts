@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   // Reconnect forever, as the API side does: with the client's default (10 tries, ~20 s) a longer
   // NATS outage closed the connection for good, and the failures the operator detects (POD_LOST,
   // OUT_OF_MEMORY) went unpublished until its pod restarted.
-  if (config.natsUrl) nats = await connect({ servers: config.natsUrl, name: `ffkube-operator-${config.identity}`, maxReconnectAttempts: -1 })
+  if (config.natsUrl) nats = await connect({ servers: config.natsUrl, ...config.natsCredentials, name: `ffkube-operator-${config.identity}`, maxReconnectAttempts: -1 })
   else logger.warn('NATS_URL is unset: failures the operator detects are recorded on the CR only')
 
   const metrics = new Metrics()

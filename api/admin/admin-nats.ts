@@ -36,7 +36,8 @@ async function runningLocalNatsUrl(dataDir: string): Promise<string | undefined>
  * change then reaches the replicas when their cached entries expire.
  */
 export async function connectAdminNats(config: Config): Promise<NatsConnection | undefined> {
-  const url = config.natsUrl ?? (await runningLocalNatsUrl(config.dataDir))
+  // The service user's credentials are for NATS_URL's server; `npm start`'s own server has no users.
+  const [url, credentials] = config.natsUrl ? [config.natsUrl, config.natsCredentials] : [await runningLocalNatsUrl(config.dataDir), undefined]
   if (!url) return undefined
-  return connect({ servers: url, timeout: CONNECT_TIMEOUT_MS, name: 'ffkube-admin', maxReconnectAttempts: 0 }).catch(() => undefined)
+  return connect({ servers: url, ...credentials, timeout: CONNECT_TIMEOUT_MS, name: 'ffkube-admin', maxReconnectAttempts: 0 }).catch(() => undefined)
 }

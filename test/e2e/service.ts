@@ -86,13 +86,13 @@ export async function startService(t: Teardown, environment: ServiceEnvironment,
 }
 
 /** One more account, made with the admin CLI against the service's database and keys. */
-export async function createAccount(environment: ServiceEnvironment, plan: string): Promise<{ account_id: string; api_key: string }> {
+export async function createAccount(environment: ServiceEnvironment, plan: string): Promise<{ account_id: string; api_key: string; key_id: string }> {
   const child = spawn(process.execPath, ['dist/api/admin/cli.js', 'create-account', '--plan', plan], { env: environment.env, stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise((resolve) => child.once('exit', resolve))
   if (code !== 0) throw new Error(`create-account exited ${String(code)}`)
-  return JSON.parse(out) as { account_id: string; api_key: string }
+  return JSON.parse(out) as { account_id: string; api_key: string; key_id: string }
 }
 
 /** A JSON answer, as loosely typed as Fastify's inject().json(): tests check shapes with t.match. */

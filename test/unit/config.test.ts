@@ -134,3 +134,10 @@ for (const [what, env, message] of rejected) {
     t.throws(() => loadConfig(env), ConfigError)
   })
 }
+
+t.test('NATS_USER and NATS_PASSWORD come together, or neither for an open server', async (t) => {
+  t.same(loadConfig({ NATS_USER: 'ffkube', NATS_PASSWORD: 'p'.repeat(20) }).natsCredentials, { user: 'ffkube', pass: 'p'.repeat(20) })
+  t.equal(loadConfig({}).natsCredentials, undefined)
+  t.throws(() => loadConfig({ NATS_USER: 'ffkube' }), new ConfigError('NATS_USER and NATS_PASSWORD must be set together: NATS_PASSWORD is unset'))
+  t.throws(() => loadConfig({ NATS_PASSWORD: 'secret' }), /NATS_USER is unset/)
+})

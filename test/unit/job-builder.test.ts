@@ -265,3 +265,14 @@ t.test("the upload container's requests never exceed the operator's own", async 
   const upload = buildJob(storedMediaCommand(), small).spec!.template.spec!.containers.find((c) => c.name === 'upload')!
   t.same(upload.resources!.requests, { cpu: '5m', memory: '64Mi', 'ephemeral-storage': '32Mi' }, 'lowered to the operator\'s request')
 })
+
+t.test("the operator's NATS credentials are its own: no runner container is given them", async (t) => {
+  const { loadOperatorConfig, OperatorConfigError } = await import('../../operator/config.js')
+  const password = 'the-service-password-1234'
+  const config = loadOperatorConfig({ NATS_URL: 'nats://nats.ffkube:4222', NATS_USER: 'ffkube', NATS_PASSWORD: password })
+  t.same(config.natsCredentials, { user: 'ffkube', pass: password })
+  const job = buildJob(storedMediaCommand(), config.job)
+  t.notOk(JSON.stringify(job).includes(password), 'the password appears nowhere in the Job')
+  for (const c of containers(job)) t.notOk((c.env ?? []).some((e) => e.name.startsWith('NATS_') && e.name !== 'NATS_URL'), `${c.name}: NATS_URL only`)
+  t.throws(() => loadOperatorConfig({ NATS_PASSWORD: password }), OperatorConfigError)
+})
