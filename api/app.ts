@@ -151,7 +151,7 @@ export const appPlugin = fp(
         // Resource route plugins register here, one per folder under api/.
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
-        await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
+        await v1.register(webhookDeliveryRoutes, { now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)

@@ -16,6 +16,8 @@ import type { CommandReadRecorder } from './metrics/service-metrics.js'
 import { PresetRepository } from './presets/preset-repository.js'
 import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 import { WebhookConfigRepository } from './webhooks/webhook-config-repository.js'
+import { AttemptLog } from './webhook-delivery/attempt-log.js'
+import { Deliveries } from './webhook-delivery/delivery-repository.js'
 import { YtdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
 
 /**
@@ -36,6 +38,8 @@ export interface Repositories {
   signInLinks: SignInLinkRepository
   storageDestinations: StorageDestinationRepository
   webhookConfigs: WebhookConfigRepository
+  webhookDeliveries: Deliveries
+  webhookAttempts: AttemptLog
   ytdlpCookies: YtdlpCookieRepository
 }
 
@@ -68,6 +72,8 @@ export function buildRepositories(parts: RepositoryParts): Repositories {
     signInLinks: new SignInLinkRepository(db),
     storageDestinations: new StorageDestinationRepository(db, secretBox, now),
     webhookConfigs: new WebhookConfigRepository(db, secretBox, now),
+    webhookDeliveries: new Deliveries(db),
+    webhookAttempts: new AttemptLog(db),
     ytdlpCookies: new YtdlpCookieRepository(db, secretBox, now),
   }
 }
@@ -81,6 +87,8 @@ declare module 'fastify' {
     presets: PresetRepository
     storageDestinations: StorageDestinationRepository
     webhookConfigs: WebhookConfigRepository
+    webhookDeliveries: Deliveries
+    webhookAttempts: AttemptLog
     ytdlpCookies: YtdlpCookieRepository
   }
 }
@@ -91,7 +99,7 @@ declare module 'fastify' {
  */
 export const repositoriesPlugin = fp(
   async (app: FastifyInstance, { repositories }: { repositories: Repositories }) => {
-    const { accounts, commands, commandLogs, files, presets, sessions, signInLinks, storageDestinations, webhookConfigs, ytdlpCookies } = repositories
+    const { accounts, commands, commandLogs, files, presets, sessions, signInLinks, storageDestinations, webhookConfigs, webhookDeliveries, webhookAttempts, ytdlpCookies } = repositories
     await accounts.ensureIndexes()
     await storageDestinations.ensureIndexes()
     await commands.ensureIndexes()
@@ -106,6 +114,8 @@ export const repositoriesPlugin = fp(
     app.decorate('presets', presets)
     app.decorate('storageDestinations', storageDestinations)
     app.decorate('webhookConfigs', webhookConfigs)
+    app.decorate('webhookDeliveries', webhookDeliveries)
+    app.decorate('webhookAttempts', webhookAttempts)
     app.decorate('ytdlpCookies', ytdlpCookies)
   },
   { name: 'repositories' },

@@ -16,7 +16,8 @@ export interface WebhooksRole extends Role {
  */
 export function webhooksRole({ config, connections, repositories, logger, metrics }: RoleContext): WebhooksRole {
   const deliverer = new WebhookDeliverer({
-    db: connections.db,
+    deliveries: repositories.webhookDeliveries,
+    attempts: repositories.webhookAttempts,
     commands: repositories.commands,
     nats: connections.nats,
     configs: repositories.webhookConfigs,

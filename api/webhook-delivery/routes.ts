@@ -1,11 +1,9 @@
 import { pageOf } from '../pagination.js'
 import { randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Db } from 'mongodb'
 import type { Clock } from '../clock.js'
 import { ConflictError, NotFoundError } from '../errors/api-errors.js'
-import { AttemptLog, type AttemptRecord } from './attempt-log.js'
-import { Deliveries } from './delivery-repository.js'
+import type { AttemptRecord } from './attempt-log.js'
 import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
 
 const tags = ['webhook deliveries']
@@ -28,9 +26,8 @@ function toAttempt(record: AttemptRecord): WebhookAttempt {
 }
 
 /** The delivery log and redelivery: GET /webhook-deliveries, POST /commands/:id/webhook/redeliver. */
-export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
-  const attempts = new AttemptLog(options.db)
-  const deliveries = new Deliveries(options.db)
+export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
+  const { webhookAttempts: attempts, webhookDeliveries: deliveries } = app
 
   app.get(
     '/webhook-deliveries',

@@ -14,6 +14,7 @@ import { DELIVERER_CONSUMER, WebhookDeliverer, type WebhookDelivererOptions } fr
 import { eventually } from '../harness/eventually.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
 import { Deliveries } from '../../api/webhook-delivery/delivery-repository.js'
+import { AttemptLog } from '../../api/webhook-delivery/attempt-log.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -143,8 +144,10 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
     nc,
     time,
     async deliverer(overrides = {}) {
+      // Each deliverer a replica of its own: its own batches of writes, as in its own process.
       const deliverer = new WebhookDeliverer({
-        db: api.db,
+        deliveries: new Deliveries(api.db),
+        attempts: new AttemptLog(api.db),
         commands: api.app.commands,
         nats: nc,
         configs: api.app.webhookConfigs,
