@@ -33,9 +33,9 @@ import { rateLimiting } from './rate-limit/rate-limiting.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { usageRoutes } from './usage/routes.js'
-import { webhookConfigRoutes } from './webhooks/routes.js'
+import { webhookConfigRoutes } from './webhooks/config-routes.js'
 import { ytdlpCookieRoutes } from './ytdlp-cookies/routes.js'
-import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
 
 /** What the HTTP API needs from the process that hosts it. */

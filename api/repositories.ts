@@ -16,8 +16,8 @@ import type { CommandReadRecorder } from './metrics/service-metrics.js'
 import { PresetRepository } from './presets/preset-repository.js'
 import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 import { WebhookConfigRepository } from './webhooks/webhook-config-repository.js'
-import { AttemptLog } from './webhook-delivery/attempt-log.js'
-import { Deliveries } from './webhook-delivery/delivery-repository.js'
+import { AttemptLog } from './webhooks/attempt-log.js'
+import { DeliveryRepository } from './webhooks/delivery-repository.js'
 import { YtdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
 
 /**
@@ -38,7 +38,7 @@ export interface Repositories {
   signInLinks: SignInLinkRepository
   storageDestinations: StorageDestinationRepository
   webhookConfigs: WebhookConfigRepository
-  webhookDeliveries: Deliveries
+  webhookDeliveries: DeliveryRepository
   webhookAttempts: AttemptLog
   ytdlpCookies: YtdlpCookieRepository
 }
@@ -72,7 +72,7 @@ export function buildRepositories(parts: RepositoryParts): Repositories {
     signInLinks: new SignInLinkRepository(db),
     storageDestinations: new StorageDestinationRepository(db, secretBox, now),
     webhookConfigs: new WebhookConfigRepository(db, secretBox, now),
-    webhookDeliveries: new Deliveries(db),
+    webhookDeliveries: new DeliveryRepository(db),
     webhookAttempts: new AttemptLog(db),
     ytdlpCookies: new YtdlpCookieRepository(db, secretBox, now),
   }
@@ -87,7 +87,7 @@ declare module 'fastify' {
     presets: PresetRepository
     storageDestinations: StorageDestinationRepository
     webhookConfigs: WebhookConfigRepository
-    webhookDeliveries: Deliveries
+    webhookDeliveries: DeliveryRepository
     webhookAttempts: AttemptLog
     ytdlpCookies: YtdlpCookieRepository
   }

@@ -1,4 +1,4 @@
-import { WebhookDeliverer } from '../webhook-delivery/deliverer.js'
+import { WebhookDeliverer } from '../webhooks/deliverer.js'
 import type { Role, RoleContext } from './role.js'
 
 /** The webhook deliverer as the other roles of its process see it. */

@@ -6,7 +6,7 @@ import {
   PutWebhookConfigBody,
   PutWebhookConfigResponse,
   WebhookConfigResponse,
-} from './schemas.js'
+} from './config-schemas.js'
 import { validateWebhookUrl } from '../commands/validation.js'
 
 const tags = ['webhook configuration']

@@ -15,10 +15,10 @@ import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import { CommandRepository } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import type { WebhookRecorder } from '../metrics/service-metrics.js'
-import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
+import type { WebhookConfigRepository } from './webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
 import type { AttemptLog, AttemptRecord } from './attempt-log.js'
-import { deliveryRef, startedBefore, type DeliveryRef, type Deliveries, type HeldDelivery } from './delivery-repository.js'
+import { deliveryRef, startedBefore, type DeliveryRef, type DeliveryRepository, type HeldDelivery } from './delivery-repository.js'
 import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './attempt-runner.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import { WebhookSender, type Sender } from './webhook-sender.js'
@@ -35,7 +35,7 @@ const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface WebhookDelivererOptions {
   /** Where deliveries wait for their next attempt (the process's repository; a replica of its own in tests). */
-  deliveries: Deliveries
+  deliveries: DeliveryRepository
   /** Where each attempt's end is logged. */
   attempts: AttemptLog
   /** The commands whose completions it delivers (read for their webhook_url and result). */
@@ -67,7 +67,7 @@ export function completionDeliveryId(commandId: string): string {
 
 export class WebhookDeliverer {
   readonly #options: WebhookDelivererOptions
-  readonly #deliveries: Deliveries
+  readonly #deliveries: DeliveryRepository
   readonly #attempts: AttemptLog
   readonly #runner: AttemptRunner
   readonly #sender: Sender

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Clock } from '../clock.js'
 import { ConflictError, NotFoundError } from '../errors/api-errors.js'
 import type { AttemptRecord } from './attempt-log.js'
-import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
+import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './delivery-schemas.js'
 
 const tags = ['webhook deliveries']
 const errors = { 401: ErrorResponse, 429: ErrorResponse }
