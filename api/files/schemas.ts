@@ -1,8 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { PageQuery } from '../pagination.js'
-import { HttpUrl } from '../validation/field-schemas.js'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { HttpUrl, Nullable } from '../validation/field-schemas.js'
 
 export const FILE_STATUSES = ['PROCESSING', 'STORED', 'FAILED'] as const
 export type FileStatus = (typeof FILE_STATUSES)[number]

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { HOST_NAME, HTTP_ORIGIN, PORT } from '../validation/field-schemas.js'
+import { HOST_NAME, HTTP_ORIGIN, Nullable, PORT } from '../validation/field-schemas.js'
 
 /** How a destination's bucket is reached; the secrets are write-only. */
 export const CredentialsInput = Type.Object(
@@ -107,11 +107,11 @@ export const StorageDestinationResponse = Type.Object({
   region: Type.String(),
   bucket: Type.String(),
   prefix: Type.String(),
-  public_base_url: Type.Union([Type.String(), Type.Null()]),
+  public_base_url: Nullable(Type.String()),
   path_style: Type.Boolean(),
   credentials: Type.Object({ access_key_id_masked: Type.String() }),
   is_active: Type.Boolean(),
-  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  disabled_at: Nullable(Type.String({ format: 'date-time' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 })
