@@ -79,19 +79,12 @@ export function buildRepositories(parts: RepositoryParts): Repositories {
 }
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    accounts: AccountRepository
-    commands: CommandRepository
-    commandLogs: CommandLogRepository
-    files: FileRepository
-    presets: PresetRepository
-    storageDestinations: StorageDestinationRepository
-    webhookConfigs: WebhookConfigRepository
-    webhookDeliveries: DeliveryRepository
-    webhookAttempts: AttemptLog
-    ytdlpCookies: YtdlpCookieRepository
-  }
+  /** The repositories the routes read, as repositoriesPlugin decorates them (the console's two it hands over itself). */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the extends clause is what it adds
+  interface FastifyInstance extends RoutedRepositories {}
 }
+
+type RoutedRepositories = Omit<Repositories, 'sessions' | 'signInLinks'>
 
 /**
  * Decorates the app with the repositories its routes read (`app.commands`,
