@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox'
 import fastJson from 'fast-json-stringify'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
-import { PageQuery } from '../pagination.js'
+import { PageOf, PageQuery } from '../pagination.js'
 import { FILE_STATUSES, FileMembersFields, STORE_TYPES } from '../files/schemas.js'
 import { LimitFields } from './command-limits.js'
 import { answersWith } from '../validation/error-status.js'
@@ -241,11 +241,7 @@ export type CommandPollResponse = Static<typeof CommandPollResponse>
  */
 export const stringifyPollResponse: (poll: CommandPollResponse) => string = fastJson(CommandPollResponse)
 
-export const CommandListResponse = Type.Object({
-  commands: Type.Array(CommandPollResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const CommandListResponse = PageOf('commands', CommandPollResponse)
 
 export const DeleteCommandFilesResponse = Type.Object({ deleted: Type.Literal(true), files_deleted: Type.Integer() })
 

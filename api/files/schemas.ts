@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { PageQuery } from '../pagination.js'
+import { PageOf, PageQuery } from '../pagination.js'
 import { HttpUrl, Nullable } from '../validation/field-schemas.js'
 
 export const FILE_STATUSES = ['PROCESSING', 'STORED', 'FAILED'] as const
@@ -76,11 +76,7 @@ export const FileParams = Type.Object({ fileId: Type.String() })
 
 export const ListFilesQuery = PageQuery
 
-export const FileListResponse = Type.Object({
-  files: Type.Array(StoredFileResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const FileListResponse = PageOf('files', StoredFileResponse)
 
 export const DeleteFileResponse = Type.Object({
   deleted: Type.Boolean(),

@@ -4,7 +4,7 @@ import { AliasMap, FFMPEG_COMMAND_RULE, FfmpegCommand, MAX_COMMANDS, Metadata } 
 import { answersWith } from '../validation/error-status.js'
 import { HttpUrl, InputUrlMap, Nullable, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { INPUT_ALIAS_PATTERN } from '../../contracts/placeholders.js'
-import { PageQuery } from '../pagination.js'
+import { PageOf, PageQuery } from '../pagination.js'
 
 export const PRESET_COMMAND_TYPES = ['FFMPEG_COMMAND', 'CHAINED_COMMAND', 'MULTIPLE_COMMAND'] as const
 export type PresetCommandType = (typeof PRESET_COMMAND_TYPES)[number]
@@ -89,5 +89,5 @@ export const ExecutePresetResponse = Type.Object({
 
 export const PresetParams = Type.Object({ presetId: Type.String() })
 export const ListPresetsQuery = PageQuery
-export const PresetListResponse = Type.Object({ presets: Type.Array(PresetResponse), limit: Type.Integer(), offset: Type.Integer() })
+export const PresetListResponse = PageOf('presets', PresetResponse)
 export const DeletePresetResponse = Type.Object({ deleted: Type.Literal(true), preset_id: Type.String() })

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { PageOf } from '../pagination.js'
 import { HOST_NAME, HTTP_ORIGIN, Nullable, PORT } from '../validation/field-schemas.js'
 
 /** How a destination's bucket is reached; the secrets are write-only. */
@@ -117,11 +118,7 @@ export const StorageDestinationResponse = Type.Object({
 })
 export type StorageDestinationResponse = Static<typeof StorageDestinationResponse>
 
-export const StorageDestinationList = Type.Object({
-  storage_destinations: Type.Array(StorageDestinationResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const StorageDestinationList = PageOf('storage_destinations', StorageDestinationResponse)
 
 /** The connection test's answer: 200 either way, with a safe reason when it failed. */
 export const ConnectionTestResponse = Type.Union([
