@@ -7,7 +7,6 @@ import type { AttemptRecord } from './attempt-log.js'
 import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './delivery-schemas.js'
 
 const tags = ['webhook deliveries']
-const errors = { 401: ErrorResponse, 429: ErrorResponse }
 
 function toAttempt(record: AttemptRecord): WebhookAttempt {
   return {
@@ -31,7 +30,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ now: Clock; onRe
 
   app.get(
     '/webhook-deliveries',
-    { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse, ...errors } } },
+    { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse } } },
     async (request) => {
       const { command_id } = request.query
       const { limit, offset } = pageOf(request.query)
@@ -47,7 +46,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ now: Clock; onRe
         summary: 'Send a finished command\'s completion webhook again, as a new delivery with its own retries',
         tags,
         params: RedeliverParams,
-        response: { 202: RedeliverResponse, 404: ErrorResponse, 409: ErrorResponse, ...errors },
+        response: { 202: RedeliverResponse, 404: ErrorResponse, 409: ErrorResponse },
       },
     },
     async (request, reply) => {
