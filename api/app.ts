@@ -33,9 +33,9 @@ import { rateLimiting } from './rate-limit/rate-limiting.js'
 import { DEFAULT_RATE_LIMITS, type RateLimits } from './rate-limit/rate-limits.js'
 import { storageDestinationRoutes } from './storage-destinations/routes.js'
 import { usageRoutes } from './usage/routes.js'
-import { webhookConfigRoutes } from './webhooks/routes.js'
+import { webhookConfigRoutes } from './webhooks/config-routes.js'
 import { ytdlpCookieRoutes } from './ytdlp-cookies/routes.js'
-import { webhookDeliveryRoutes } from './webhook-delivery/routes.js'
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js'
 import { strictJsonBodies } from './validation/json-body.js'
 
 /** What the HTTP API needs from the process that hosts it. */
@@ -151,7 +151,7 @@ export const appPlugin = fp(
         // Resource route plugins register here, one per folder under api/.
         await v1.register(storageDestinationRoutes, { allowPrivateNetworks })
         await v1.register(webhookConfigRoutes, { allowPrivateNetworks })
-        await v1.register(webhookDeliveryRoutes, { db: deps.db, now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
+        await v1.register(webhookDeliveryRoutes, { now: clock, onRedeliveryQueued: deps.onWebhookRedeliveryQueued })
         await v1.register(commandRoutes, { ytdlpAvailable: deps.ytdlpAvailable, ffmpegPlanner: deps.ffmpegPlanner, now: clock, onCancelRequested: deps.onCancelRequested })
         await v1.register(commandEventRoutes, { metrics: deps.eventStreamMetrics, nats: deps.nats, streamsPerAccount: deps.eventStreamsPerAccount, lifetimeMs: deps.eventStreamLifetimeMs })
         await v1.register(commandLogRoutes)

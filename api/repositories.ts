@@ -16,6 +16,8 @@ import type { CommandReadRecorder } from './metrics/service-metrics.js'
 import { PresetRepository } from './presets/preset-repository.js'
 import { StorageDestinationRepository } from './storage-destinations/storage-destination-repository.js'
 import { WebhookConfigRepository } from './webhooks/webhook-config-repository.js'
+import { AttemptLog } from './webhooks/attempt-log.js'
+import { DeliveryRepository } from './webhooks/delivery-repository.js'
 import { YtdlpCookieRepository } from './ytdlp-cookies/ytdlp-cookie-repository.js'
 
 /**
@@ -36,6 +38,8 @@ export interface Repositories {
   signInLinks: SignInLinkRepository
   storageDestinations: StorageDestinationRepository
   webhookConfigs: WebhookConfigRepository
+  webhookDeliveries: DeliveryRepository
+  webhookAttempts: AttemptLog
   ytdlpCookies: YtdlpCookieRepository
 }
 
@@ -68,22 +72,19 @@ export function buildRepositories(parts: RepositoryParts): Repositories {
     signInLinks: new SignInLinkRepository(db),
     storageDestinations: new StorageDestinationRepository(db, secretBox, now),
     webhookConfigs: new WebhookConfigRepository(db, secretBox, now),
+    webhookDeliveries: new DeliveryRepository(db),
+    webhookAttempts: new AttemptLog(db),
     ytdlpCookies: new YtdlpCookieRepository(db, secretBox, now),
   }
 }
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    accounts: AccountRepository
-    commands: CommandRepository
-    commandLogs: CommandLogRepository
-    files: FileRepository
-    presets: PresetRepository
-    storageDestinations: StorageDestinationRepository
-    webhookConfigs: WebhookConfigRepository
-    ytdlpCookies: YtdlpCookieRepository
-  }
+  /** The repositories the routes read, as repositoriesPlugin decorates them (the console's two it hands over itself). */
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the extends clause is what it adds
+  interface FastifyInstance extends RoutedRepositories {}
 }
+
+type RoutedRepositories = Omit<Repositories, 'sessions' | 'signInLinks'>
 
 /**
  * Decorates the app with the repositories its routes read (`app.commands`,
@@ -91,7 +92,7 @@ declare module 'fastify' {
  */
 export const repositoriesPlugin = fp(
   async (app: FastifyInstance, { repositories }: { repositories: Repositories }) => {
-    const { accounts, commands, commandLogs, files, presets, sessions, signInLinks, storageDestinations, webhookConfigs, ytdlpCookies } = repositories
+    const { accounts, commands, commandLogs, files, presets, sessions, signInLinks, storageDestinations, webhookConfigs, webhookDeliveries, webhookAttempts, ytdlpCookies } = repositories
     await accounts.ensureIndexes()
     await storageDestinations.ensureIndexes()
     await commands.ensureIndexes()
@@ -106,6 +107,8 @@ export const repositoriesPlugin = fp(
     app.decorate('presets', presets)
     app.decorate('storageDestinations', storageDestinations)
     app.decorate('webhookConfigs', webhookConfigs)
+    app.decorate('webhookDeliveries', webhookDeliveries)
+    app.decorate('webhookAttempts', webhookAttempts)
     app.decorate('ytdlpCookies', ytdlpCookies)
   },
   { name: 'repositories' },

@@ -27,9 +27,11 @@ import { SecretBox } from '../api/crypto/secret-box.js'
 import { startLocalMongo } from '../api/local/embedded-mongo.js'
 import { startNatsServer } from '../api/local/nats-server.js'
 import { createLogger } from '../api/logger.js'
-import type { CompletionSnapshot } from '../api/webhook-delivery/attempt-runner.js'
+import type { CompletionSnapshot } from '../api/webhooks/attempt-runner.js'
 import { CommandRepository } from '../api/commands/command-repository.js'
-import { WebhookDeliverer } from '../api/webhook-delivery/deliverer.js'
+import { WebhookDeliverer } from '../api/webhooks/deliverer.js'
+import { DeliveryRepository } from '../api/webhooks/delivery-repository.js'
+import { AttemptLog } from '../api/webhooks/attempt-log.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../contracts/nats-streams.js'
 import { WebhookConfigRepository } from '../api/webhooks/webhook-config-repository.js'
 
@@ -95,7 +97,7 @@ async function main(): Promise<void> {
     const accountId = `acc_${randomBytes(16).toString('hex')}`
     await configs.put(accountId, url, 'bench-secret')
     await ensureStream(nc, COMPLETION_STREAM_DEFINITION)
-    deliverer = new WebhookDeliverer({ db, commands: new CommandRepository(db), nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
+    deliverer = new WebhookDeliverer({ deliveries: new DeliveryRepository(db), attempts: new AttemptLog(db), commands: new CommandRepository(db), nats: nc, configs, logger: createLogger('bench', 'warn'), allowPrivateNetworks: true, concurrency: CONCURRENCY })
     await deliverer.start()
     const js = nc.jetstream()
     // As the projector publishes it: with the command's snapshot, so attempt 1 reads no command.

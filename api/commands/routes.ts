@@ -52,6 +52,7 @@ export const commandRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = as
 /** The five ways to submit: each drafts its body and hands the drafts to the submission. */
 const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app, options) => {
   const accept = async (request: FastifyRequest, drafts: CommandDraft[], Fault?: ApiErrorClass) => app.commandSubmission.submit(request.account, drafts, request.log, Fault)
+  const acceptOne = async (request: FastifyRequest, draft: CommandDraft, Fault?: ApiErrorClass) => ({ command_id: (await accept(request, [draft], Fault))[0]! })
   // After the plan check: a plan without downloads learns that first; then 501 when this host has no yt-dlp to run them.
   const requireYtdlp = async (request: FastifyRequest) => {
     await requireVideoDownloads(request)
@@ -61,19 +62,13 @@ const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app
   app.post(
     '/run-ffmpeg-command',
     { schema: { tags: ['commands'], body: RunFfmpegCommandBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
-    async (request) => {
-      const [commandId] = await accept(request, [draftFfmpegCommand(request.body, { ffmpegPlanner: options.ffmpegPlanner })], InvalidRequestError)
-      return { command_id: commandId! }
-    },
+    async (request) => acceptOne(request, draftFfmpegCommand(request.body, { ffmpegPlanner: options.ffmpegPlanner }), InvalidRequestError),
   )
 
   app.post(
     '/run-chained-ffmpeg-commands',
     { schema: { tags: ['commands'], body: RunChainedBody, response: { 200: CommandIdResponse, ...errorResponses(400, 403, 404, 409, 422) } } },
-    async (request) => {
-      const [commandId] = await accept(request, [draftChained(request.body)], InvalidRequestError)
-      return { command_id: commandId! }
-    },
+    async (request) => acceptOne(request, draftChained(request.body), InvalidRequestError),
   )
 
   app.post(
@@ -89,10 +84,7 @@ const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app
       config: { validationErrorStatus: 422 },
       preValidation: requireYtdlp,
     },
-    async (request) => {
-      const [commandId] = await accept(request, [draftYtdlpDownload(request.body)])
-      return { command_id: commandId! }
-    },
+    async (request) => acceptOne(request, draftYtdlpDownload(request.body)),
   )
 
   app.post(
@@ -102,12 +94,8 @@ const submitRoutes: FastifyPluginAsyncTypebox<CommandRoutesOptions> = async (app
       config: { validationErrorStatus: 422 },
       preValidation: requireYtdlp,
     },
-    async (request) => {
-      const [commandId] = await accept(request, [draftYtdlpCommand(request.body)])
-      return { command_id: commandId! }
-    },
+    async (request) => acceptOne(request, draftYtdlpCommand(request.body)),
   )
-
 }
 
 /** A command once accepted: read it, list them, cancel it, delete its managed outputs. */

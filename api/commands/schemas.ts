@@ -2,14 +2,12 @@ import { Type, type Static } from 'typebox'
 import fastJson from 'fast-json-stringify'
 import { COMMAND_STATUSES, COMMAND_TYPES } from '../../contracts/command-types.js'
 import { FORMAT_SELECTORS } from '../../contracts/command-spec.js'
-import { PageQuery } from '../pagination.js'
-import { FileMembersFields } from '../files/schemas.js'
+import { PageOf, PageQuery } from '../pagination.js'
+import { FILE_STATUSES, FileMembersFields, STORE_TYPES } from '../files/schemas.js'
 import { LimitFields } from './command-limits.js'
 import { answersWith } from '../validation/error-status.js'
-import { HttpUrl, InputUrlMap, MAX_FILES_PER_MAP, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
+import { HttpUrl, InputUrlMap, MAX_FILES_PER_MAP, Nullable, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { STORAGE_DESTINATION_ID_PATTERN } from '../storage-destinations/storage-destination-id.js'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** `in_*` alias → URL, or `out_*` alias → filename, as stored and returned. Submitted maps use InputUrlMap and OutputFileMap. */
 export const AliasMap = Type.Record(Type.String(), Type.String())
@@ -166,9 +164,6 @@ export const ListCommandsQuery = Type.Object({
 })
 export type ListCommandsQuery = Static<typeof ListCommandsQuery>
 
-const FileStatus = Type.Enum(['PROCESSING', 'STORED', 'FAILED'])
-const StoreType = Type.Enum(['OUTPUT', 'STORED_FILE', 'UPLOAD'])
-
 /**
  * The spec's OutputFileMeta, plus file_count and files. For a multi-file
  * output the other fields describe its main file (the playlist, the master
@@ -186,8 +181,8 @@ export const OutputFileMeta = Type.Object({
   storage_location: Type.Enum(['INTERNAL', 'EXTERNAL']),
   external_uri: Nullable(Type.String()),
   external_object_key: Nullable(Type.String()),
-  status: FileStatus,
-  service_store_type: StoreType,
+  status: Type.Enum([...FILE_STATUSES]),
+  service_store_type: Type.Enum([...STORE_TYPES]),
   is_deleted: Type.Boolean(),
   size_mbytes: Nullable(Type.Number()),
   duration: Nullable(Type.Number()),
@@ -246,14 +241,9 @@ export type CommandPollResponse = Static<typeof CommandPollResponse>
  */
 export const stringifyPollResponse: (poll: CommandPollResponse) => string = fastJson(CommandPollResponse)
 
-export const CommandListResponse = Type.Object({
-  commands: Type.Array(CommandPollResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const CommandListResponse = PageOf('commands', CommandPollResponse)
 
 export const DeleteCommandFilesResponse = Type.Object({ deleted: Type.Literal(true), files_deleted: Type.Integer() })
-
 
 /** POST /commands/:commandId/cancel: the command and the status it ends with (FAILED, error_status CANCELLED). */
 export const CancelCommandResponse = Type.Object({

@@ -1,24 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import type { Clock } from '../clock.js'
 import { answerUnmatchedRequests } from '../errors/route-table.js'
-import type { RateLimits } from '../rate-limit/rate-limits.js'
-import type { ConsoleAuth } from './console-auth.js'
 import { consoleKeyRoutes } from './key-routes.js'
 import { consoleStatic } from './console-static.js'
-import type { SessionRepository } from './session-repository.js'
-import { consoleSessionRoutes } from './session-routes.js'
-import type { SignInLinkRepository } from './sign-in-link-repository.js'
-import type { SignInThrottle } from './sign-in-throttle.js'
+import { consoleSessionRoutes, type ConsoleRouteOptions } from './session-routes.js'
 import { consoleUsageRoutes } from './usage-routes.js'
 
-export interface ConsoleOptions {
-  consoleAuth: ConsoleAuth
-  sessions: SessionRepository
-  signInLinks: SignInLinkRepository
-  /** Bounds failed sign-ins per client address. */
-  signInThrottle: SignInThrottle
-  rateLimits: RateLimits
-  now: Clock
+/** The session routes' options, and where the bundle is. */
+export interface ConsoleOptions extends ConsoleRouteOptions {
   /** The built bundle; dist/console when unset. */
   dir?: string | undefined
 }

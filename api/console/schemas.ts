@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox'
 import { PLANS } from '../accounts/plans.js'
+import { Nullable } from '../validation/field-schemas.js'
 
 export { ErrorResponse } from '../errors/error-response.js'
 
 const DateTime = Type.String({ format: 'date-time' })
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** The key format the spec fixes; sent in a body, never in a URL. */
 export const SignInWithKeyBody = Type.Object(

@@ -26,6 +26,7 @@ export interface ConsoleRouteOptions {
   consoleAuth: ConsoleAuth
   sessions: SessionRepository
   signInLinks: SignInLinkRepository
+  /** Bounds failed sign-ins per client address. */
   signInThrottle: SignInThrottle
   rateLimits: RateLimits
   now: Clock

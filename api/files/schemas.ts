@@ -1,8 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { PageQuery } from '../pagination.js'
-import { HttpUrl } from '../validation/field-schemas.js'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { PageOf, PageQuery } from '../pagination.js'
+import { HttpUrl, Nullable } from '../validation/field-schemas.js'
 
 export const FILE_STATUSES = ['PROCESSING', 'STORED', 'FAILED'] as const
 export type FileStatus = (typeof FILE_STATUSES)[number]
@@ -78,11 +76,7 @@ export const FileParams = Type.Object({ fileId: Type.String() })
 
 export const ListFilesQuery = PageQuery
 
-export const FileListResponse = Type.Object({
-  files: Type.Array(StoredFileResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const FileListResponse = PageOf('files', StoredFileResponse)
 
 export const DeleteFileResponse = Type.Object({
   deleted: Type.Boolean(),

@@ -25,7 +25,6 @@ export interface LogProjectorOptions {
   nats: NatsConnection
   logs: CommandLogRepository
   logger: Logger
-  durableName?: string
 }
 
 interface Delivery {
@@ -55,7 +54,7 @@ export class LogProjector {
   async start(): Promise<void> {
     const { nats } = this.options
     await ensureStream(nats, LOG_STREAM_DEFINITION)
-    const durable = this.options.durableName ?? 'ffkube-log-projector'
+    const durable = 'ffkube-log-projector'
     await ensureDurableConsumer(nats, LOG_STREAM, durable)
     const consumer = await nats.jetstream().consumers.get(LOG_STREAM, durable)
     this.#messages = await consumer.consume({ max_messages: 256 })

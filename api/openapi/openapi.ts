@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TSchema } from 'typebox'
-import { webhooksDocument } from '../webhook-delivery/webhook-openapi.js'
+import { webhooksDocument } from '../webhooks/webhook-openapi.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

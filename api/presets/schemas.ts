@@ -2,14 +2,12 @@ import { Type, type Static } from 'typebox'
 import { LimitFields } from '../commands/command-limits.js'
 import { AliasMap, FFMPEG_COMMAND_RULE, FfmpegCommand, MAX_COMMANDS, Metadata } from '../commands/schemas.js'
 import { answersWith } from '../validation/error-status.js'
-import { HttpUrl, InputUrlMap, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
+import { HttpUrl, InputUrlMap, Nullable, OutputFileMap, SubmittedMetadata } from '../validation/field-schemas.js'
 import { INPUT_ALIAS_PATTERN } from '../../contracts/placeholders.js'
-import { PageQuery } from '../pagination.js'
+import { PageOf, PageQuery } from '../pagination.js'
 
 export const PRESET_COMMAND_TYPES = ['FFMPEG_COMMAND', 'CHAINED_COMMAND', 'MULTIPLE_COMMAND'] as const
 export type PresetCommandType = (typeof PRESET_COMMAND_TYPES)[number]
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** The spec's PresetResponse. */
 export const PresetResponse = Type.Object({
@@ -91,5 +89,5 @@ export const ExecutePresetResponse = Type.Object({
 
 export const PresetParams = Type.Object({ presetId: Type.String() })
 export const ListPresetsQuery = PageQuery
-export const PresetListResponse = Type.Object({ presets: Type.Array(PresetResponse), limit: Type.Integer(), offset: Type.Integer() })
+export const PresetListResponse = PageOf('presets', PresetResponse)
 export const DeletePresetResponse = Type.Object({ deleted: Type.Literal(true), preset_id: Type.String() })

@@ -55,9 +55,6 @@ export interface StatusProjectorOptions {
   files: FileRepository
   logger: Logger
   now?: Clock
-  durableName?: string
-  /** Events in flight across all commands; one command's are still applied one round at a time. */
-  maxAckPending?: number
   metrics?: ProjectionRecorder
   /** A command ended (its terminal status is written): the in-process dispatcher may give its account's slot to the next command. */
   onCommandEnded?: (accountId: string) => void
@@ -96,8 +93,8 @@ export class StatusProjector {
     const { nats } = this.options
     await ensureStream(nats, STATUS_STREAM_DEFINITION)
     await ensureStream(nats, COMPLETION_STREAM_DEFINITION)
-    const durable = this.options.durableName ?? 'ffkube-status-projector'
-    await ensureDurableConsumer(nats, STATUS_STREAM, durable, this.options.maxAckPending)
+    const durable = 'ffkube-status-projector'
+    await ensureDurableConsumer(nats, STATUS_STREAM, durable)
     this.#js = nats.jetstream()
     const consumer = await this.#js.consumers.get(STATUS_STREAM, durable)
     this.#messages = await consumer.consume({ max_messages: 256 })

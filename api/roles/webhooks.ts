@@ -1,4 +1,4 @@
-import { WebhookDeliverer } from '../webhook-delivery/deliverer.js'
+import { WebhookDeliverer } from '../webhooks/deliverer.js'
 import type { Role, RoleContext } from './role.js'
 
 /** The webhook deliverer as the other roles of its process see it. */
@@ -16,7 +16,8 @@ export interface WebhooksRole extends Role {
  */
 export function webhooksRole({ config, connections, repositories, logger, metrics }: RoleContext): WebhooksRole {
   const deliverer = new WebhookDeliverer({
-    db: connections.db,
+    deliveries: repositories.webhookDeliveries,
+    attempts: repositories.webhookAttempts,
     commands: repositories.commands,
     nats: connections.nats,
     configs: repositories.webhookConfigs,

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { HOST_NAME, HTTP_ORIGIN, PORT } from '../validation/field-schemas.js'
+import { PageOf } from '../pagination.js'
+import { HOST_NAME, HTTP_ORIGIN, Nullable, PORT } from '../validation/field-schemas.js'
 
 /** How a destination's bucket is reached; the secrets are write-only. */
 export const CredentialsInput = Type.Object(
@@ -107,21 +108,17 @@ export const StorageDestinationResponse = Type.Object({
   region: Type.String(),
   bucket: Type.String(),
   prefix: Type.String(),
-  public_base_url: Type.Union([Type.String(), Type.Null()]),
+  public_base_url: Nullable(Type.String()),
   path_style: Type.Boolean(),
   credentials: Type.Object({ access_key_id_masked: Type.String() }),
   is_active: Type.Boolean(),
-  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  disabled_at: Nullable(Type.String({ format: 'date-time' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 })
 export type StorageDestinationResponse = Static<typeof StorageDestinationResponse>
 
-export const StorageDestinationList = Type.Object({
-  storage_destinations: Type.Array(StorageDestinationResponse),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const StorageDestinationList = PageOf('storage_destinations', StorageDestinationResponse)
 
 /** The connection test's answer: 200 either way, with a safe reason when it failed. */
 export const ConnectionTestResponse = Type.Union([

@@ -45,14 +45,7 @@ export interface StorageDestinationDocument {
 }
 
 /** What creating a destination takes, already validated and normalised. */
-export interface NewStorageDestination {
-  name: string
-  endpoint_url: string
-  region: string
-  bucket: string
-  prefix: string
-  public_base_url: string | null
-  path_style: boolean
+export interface NewStorageDestination extends Pick<StorageDestinationDocument, 'name' | 'endpoint_url' | 'region' | 'bucket' | 'prefix' | 'public_base_url' | 'path_style'> {
   credentials: StorageCredentials
 }
 

@@ -2,6 +2,9 @@ import { Type } from 'typebox'
 import { INPUT_ALIAS_PATTERN, OUTPUT_ALIAS_PATTERN } from '../../contracts/placeholders.js'
 import { answersWith } from './error-status.js'
 
+/** The schema, or null. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
 /**
  * The field rules every body shares, as JSON Schema: Ajv enforces them and the
  * OpenAPI document states them, so a client generated from it sends only what

@@ -3,7 +3,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { CommandPollResponse, stringifyPollResponse } from '../../api/commands/schemas.js'
-import { buildWebhookRequest } from '../../api/webhook-delivery/webhook-request.js'
+import { buildWebhookRequest } from '../../api/webhooks/webhook-request.js'
 
 const file = {
   bitrate_audio_kb: null,

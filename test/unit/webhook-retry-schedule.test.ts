@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_ATTEMPTS, nextAttemptAt } from '../../api/webhook-delivery/retry-schedule.js'
+import { MAX_ATTEMPTS, nextAttemptAt } from '../../api/webhooks/retry-schedule.js'
 
 const failedAt = new Date('2026-01-01T00:00:00.000Z')
 const seconds = (date: Date | null) => (date ? (date.getTime() - failedAt.getTime()) / 1000 : null)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { signWebhookBody } from '../../api/webhook-delivery/webhook-request.js'
+import { signWebhookBody } from '../../api/webhooks/webhook-request.js'
 
 /** What a receiver does (docs/api/webhooks.md): recompute and compare in constant time. */
 function verifyWebhookSignature(rawBody: string, secret: string, signature: string): boolean {

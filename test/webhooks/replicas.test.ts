@@ -1,7 +1,7 @@
 import t from 'tap'
-import type { SendResult, Sender } from '../../api/webhook-delivery/webhook-sender.js'
-import { WebhookSender } from '../../api/webhook-delivery/webhook-sender.js'
-import type { WebhookRequest } from '../../api/webhook-delivery/webhook-request.js'
+import type { SendResult, Sender } from '../../api/webhooks/webhook-sender.js'
+import { WebhookSender } from '../../api/webhooks/webhook-sender.js'
+import type { WebhookRequest } from '../../api/webhooks/webhook-request.js'
 import { startReceiver, startWorld, timesEachAttempt, until } from './world.js'
 
 /*

@@ -10,10 +10,11 @@ import { connect, JSONCodec, type NatsConnection } from 'nats'
 import { COMPLETION_STREAM, completionEventId, completionSubject, type CompletionEvent } from '../../contracts/completion-events.js'
 import { toPollResponse, type CommandDocument } from '../../api/commands/command-document.js'
 import { createLogger } from '../../api/logger.js'
-import { DELIVERER_CONSUMER, WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhook-delivery/deliverer.js'
+import { DELIVERER_CONSUMER, WebhookDeliverer, type WebhookDelivererOptions } from '../../api/webhooks/deliverer.js'
 import { eventually } from '../harness/eventually.js'
 import { COMPLETION_STREAM_DEFINITION, ensureStream } from '../../contracts/nats-streams.js'
-import { Deliveries } from '../../api/webhook-delivery/delivery-repository.js'
+import { DeliveryRepository } from '../../api/webhooks/delivery-repository.js'
+import { AttemptLog } from '../../api/webhooks/attempt-log.js'
 import { startApi, type TestApi } from '../harness/api.js'
 import { startNats } from '../harness/nats.js'
 import type { Teardown } from '../harness/scratch.js'
@@ -136,15 +137,17 @@ export async function startWorld(t: Teardown & { teardown(fn: () => unknown): vo
   }
   async function isDrained(): Promise<boolean> {
     // Events first: a delivery exists before its event is acknowledged.
-    return (await allEventsAcknowledged()) && (await new Deliveries(api.db).nextDueAt()) === null
+    return (await allEventsAcknowledged()) && (await new DeliveryRepository(api.db).nextDueAt()) === null
   }
   return {
     api,
     nc,
     time,
     async deliverer(overrides = {}) {
+      // Each deliverer a replica of its own: its own batches of writes, as in its own process.
       const deliverer = new WebhookDeliverer({
-        db: api.db,
+        deliveries: new DeliveryRepository(api.db),
+        attempts: new AttemptLog(api.db),
         commands: api.app.commands,
         nats: nc,
         configs: api.app.webhookConfigs,

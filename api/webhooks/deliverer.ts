@@ -9,17 +9,16 @@
  * attempt twice, and any replica continues a schedule another one left.
  */
 import { JSONCodec, type JsMsg, type NatsConnection } from 'nats'
-import type { Db } from 'mongodb'
 import { COMPLETION_STREAM, type CompletionEvent } from '../../contracts/completion-events.js'
 import { COMPLETION_STREAM_DEFINITION, ensureDurableConsumer, ensureStream } from '../../contracts/nats-streams.js'
 import { systemClock, systemSleep, type Clock, type Sleep } from '../clock.js'
 import { CommandRepository } from '../commands/command-repository.js'
 import type { Logger } from '../logger.js'
 import type { WebhookRecorder } from '../metrics/service-metrics.js'
-import type { WebhookConfigRepository } from '../webhooks/webhook-config-repository.js'
+import type { WebhookConfigRepository } from './webhook-config-repository.js'
 import type { Resolver } from '../../contracts/url-guard-fetch.js'
-import { AttemptLog, type AttemptRecord } from './attempt-log.js'
-import { Deliveries, deliveryRef, startedBefore, type DeliveryRef, type HeldDelivery } from './delivery-repository.js'
+import type { AttemptLog, AttemptRecord } from './attempt-log.js'
+import { deliveryRef, startedBefore, type DeliveryRef, type DeliveryRepository, type HeldDelivery } from './delivery-repository.js'
 import { AttemptRunner, type CompletionSnapshot, type ResolvedTarget } from './attempt-runner.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import { WebhookSender, type Sender } from './webhook-sender.js'
@@ -35,8 +34,10 @@ const completionCodec = JSONCodec<CompletionEvent>()
 const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface WebhookDelivererOptions {
-  /** Its own deliveries and attempt log live here. */
-  db: Db
+  /** Where deliveries wait for their next attempt (the process's repository; a replica of its own in tests). */
+  deliveries: DeliveryRepository
+  /** Where each attempt's end is logged. */
+  attempts: AttemptLog
   /** The commands whose completions it delivers (read for their webhook_url and result). */
   commands: CommandRepository
   nats: NatsConnection
@@ -66,7 +67,7 @@ export function completionDeliveryId(commandId: string): string {
 
 export class WebhookDeliverer {
   readonly #options: WebhookDelivererOptions
-  readonly #deliveries: Deliveries
+  readonly #deliveries: DeliveryRepository
   readonly #attempts: AttemptLog
   readonly #runner: AttemptRunner
   readonly #sender: Sender
@@ -91,8 +92,8 @@ export class WebhookDeliverer {
     const timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS
     // A live holder ends an attempt within the timeout and a few writes.
     this.#leaseMs = options.leaseMs ?? Math.max(60_000, 2 * timeoutMs)
-    this.#deliveries = new Deliveries(options.db)
-    this.#attempts = new AttemptLog(options.db)
+    this.#deliveries = options.deliveries
+    this.#attempts = options.attempts
     this.#sender = options.sender ?? new WebhookSender({ allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs, resolve: options.resolve })
     this.#runner = new AttemptRunner({
       commands: options.commands,

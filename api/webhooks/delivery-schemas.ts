@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { PageQuery } from '../pagination.js'
+import { PageOf, PageQuery } from '../pagination.js'
 
 /** One attempt in the delivery log. */
 export const WebhookAttempt = Type.Object({
@@ -23,11 +23,7 @@ export const WebhookDeliveriesQuery = Type.Object({
 })
 export type WebhookDeliveriesQuery = Static<typeof WebhookDeliveriesQuery>
 
-export const WebhookDeliveriesResponse = Type.Object({
-  deliveries: Type.Array(WebhookAttempt),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-})
+export const WebhookDeliveriesResponse = PageOf('deliveries', WebhookAttempt)
 
 export const RedeliverParams = Type.Object({ commandId: Type.String() })
 

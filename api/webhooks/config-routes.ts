@@ -6,11 +6,10 @@ import {
   PutWebhookConfigBody,
   PutWebhookConfigResponse,
   WebhookConfigResponse,
-} from './schemas.js'
+} from './config-schemas.js'
 import { validateWebhookUrl } from '../commands/validation.js'
 
 const tags = ['webhook configuration']
-const errors = { 401: ErrorResponse, 429: ErrorResponse }
 
 /** PUT, GET and DELETE /webhook-config: the account-level webhook. */
 export const webhookConfigRoutes: FastifyPluginAsyncTypebox<{ allowPrivateNetworks: boolean }> = async (app, { allowPrivateNetworks }) => {
@@ -21,7 +20,7 @@ export const webhookConfigRoutes: FastifyPluginAsyncTypebox<{ allowPrivateNetwor
     {
       // The spec answers a missing or invalid url with 422.
       config: { validationErrorStatus: 422 },
-      schema: { summary: 'Create or replace the account webhook; re-enables it and resets its failure count', tags, body: PutWebhookConfigBody, response: { 200: PutWebhookConfigResponse, 422: ErrorResponse, ...errors } },
+      schema: { summary: 'Create or replace the account webhook; re-enables it and resets its failure count', tags, body: PutWebhookConfigBody, response: { 200: PutWebhookConfigResponse, 422: ErrorResponse } },
     },
     async (request) => {
       const url = validateWebhookUrl(request.body.url, allowPrivateNetworks)
@@ -33,7 +32,7 @@ export const webhookConfigRoutes: FastifyPluginAsyncTypebox<{ allowPrivateNetwor
 
   app.get(
     '/webhook-config',
-    { schema: { summary: 'Get the account webhook configuration', tags, response: { 200: WebhookConfigResponse, 404: ErrorResponse, ...errors } } },
+    { schema: { summary: 'Get the account webhook configuration', tags, response: { 200: WebhookConfigResponse, 404: ErrorResponse } } },
     async (request) => {
       const doc = await configs.find(request.account.id)
       if (!doc) throw new NotFoundError('no webhook is configured')
@@ -51,7 +50,7 @@ export const webhookConfigRoutes: FastifyPluginAsyncTypebox<{ allowPrivateNetwor
 
   app.delete(
     '/webhook-config',
-    { schema: { summary: 'Deactivate the account webhook (its configuration is kept)', tags, response: { 200: DeleteWebhookConfigResponse, 404: ErrorResponse, ...errors } } },
+    { schema: { summary: 'Deactivate the account webhook (its configuration is kept)', tags, response: { 200: DeleteWebhookConfigResponse, 404: ErrorResponse } } },
     async (request) => {
       const doc = await configs.deactivate(request.account.id)
       if (!doc) throw new NotFoundError('no webhook is configured')

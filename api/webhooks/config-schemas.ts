@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { HttpUrl } from '../validation/field-schemas.js'
+import { HttpUrl, Nullable } from '../validation/field-schemas.js'
 
 export const PutWebhookConfigBody = Type.Object(
   {
@@ -16,7 +16,7 @@ export const PutWebhookConfigResponse = Type.Object({ success: Type.Literal(true
 export const WebhookConfigResponse = Type.Object({
   url: Type.String(),
   is_active: Type.Boolean(),
-  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  disabled_at: Nullable(Type.String({ format: 'date-time' })),
   consecutive_failures: Type.Integer({ minimum: 0 }),
   has_secret: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),

@@ -1,15 +1,12 @@
 import { pageOf } from '../pagination.js'
 import { randomUUID } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Db } from 'mongodb'
 import type { Clock } from '../clock.js'
 import { ConflictError, NotFoundError } from '../errors/api-errors.js'
-import { AttemptLog, type AttemptRecord } from './attempt-log.js'
-import { Deliveries } from './delivery-repository.js'
-import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './schemas.js'
+import type { AttemptRecord } from './attempt-log.js'
+import { ErrorResponse, RedeliverParams, RedeliverResponse, WebhookDeliveriesQuery, WebhookDeliveriesResponse, type WebhookAttempt } from './delivery-schemas.js'
 
 const tags = ['webhook deliveries']
-const errors = { 401: ErrorResponse, 429: ErrorResponse }
 
 function toAttempt(record: AttemptRecord): WebhookAttempt {
   return {
@@ -28,13 +25,12 @@ function toAttempt(record: AttemptRecord): WebhookAttempt {
 }
 
 /** The delivery log and redelivery: GET /webhook-deliveries, POST /commands/:id/webhook/redeliver. */
-export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
-  const attempts = new AttemptLog(options.db)
-  const deliveries = new Deliveries(options.db)
+export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ now: Clock; onRedeliveryQueued?: (() => void) | undefined }> = async (app, options) => {
+  const { webhookAttempts: attempts, webhookDeliveries: deliveries } = app
 
   app.get(
     '/webhook-deliveries',
-    { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse, ...errors } } },
+    { schema: { summary: 'The account\'s webhook delivery attempts, newest first', tags, querystring: WebhookDeliveriesQuery, response: { 200: WebhookDeliveriesResponse, 400: ErrorResponse } } },
     async (request) => {
       const { command_id } = request.query
       const { limit, offset } = pageOf(request.query)
@@ -50,7 +46,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ db: Db; now: Clo
         summary: 'Send a finished command\'s completion webhook again, as a new delivery with its own retries',
         tags,
         params: RedeliverParams,
-        response: { 202: RedeliverResponse, 404: ErrorResponse, 409: ErrorResponse, ...errors },
+        response: { 202: RedeliverResponse, 404: ErrorResponse, 409: ErrorResponse },
       },
     },
     async (request, reply) => {

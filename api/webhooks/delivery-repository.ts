@@ -75,7 +75,7 @@ export function startedBefore(doc: DeliveryDocument): boolean {
   return doc.claims > doc.claims_at_schedule + 1
 }
 
-export class Deliveries {
+export class DeliveryRepository {
   readonly #deliveries: Collection<DeliveryDocument>
   readonly #list: WorkList<DeliveryDocument>
   readonly #indexes: StoreIndexes
