@@ -4,6 +4,7 @@ import type { Db } from 'mongodb'
 import { systemClock, type Clock } from './clock.js'
 import { AccountRepository, planReader } from './accounts/account-repository.js'
 import type { AccountChanges } from './accounts/account-changes.js'
+import { cachedPlans } from './accounts/plan-cache.js'
 import { CommandRepository } from './commands/command-repository.js'
 import { SessionRepository } from './console/session-repository.js'
 import { SignInLinkRepository } from './console/sign-in-link-repository.js'
@@ -61,7 +62,8 @@ export function buildRepositories(parts: RepositoryParts): Repositories {
   const { db, secretBox, changes } = parts
   const now = parts.now ?? systemClock
   const commands = new CommandRepository(db, { changes, now, metrics: parts.commandReadMetrics })
-  const quota = new StorageQuota(db, parts.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, planReader(db))
+  // A command's SUCCESS counts its outputs against its plan's quota: one read of the plan per account per PLAN_CACHE_MS, not per command.
+  const quota = new StorageQuota(db, parts.storageQuotas ?? DEFAULT_STORAGE_QUOTAS, cachedPlans(planReader(db), { changes, now }))
   return {
     accounts: new AccountRepository(db, secretBox, changes),
     commands,

@@ -76,7 +76,9 @@ export class FileRepository {
   async insertOutputs(command: CommandDocument, results: Record<string, OutputFileResult>, now: Date): Promise<Record<string, FileDocument>> {
     const outputs: Record<string, FileDocument> = {}
     for (const [alias, result] of Object.entries(results)) {
-      const recorded = await this.#files.findOne({ _id: outputFileId(command._id, alias) })
+      // A single-file record is built without side effects, so it is inserted at once and a replay learns of the
+      // first from the duplicate key; a multi-file one writes playback copies first, so it looks before it builds.
+      const recorded = result.files ? await this.#files.findOne({ _id: outputFileId(command._id, alias) }) : null
       if (recorded) {
         outputs[alias] = recorded
         continue

@@ -41,6 +41,19 @@ t.test('API keys cached on each of two replicas', async (t) => {
     await secondAnswers(t, () => getDestinations(second, api_key), 403, 'the Business-only route refused on Growth')
   })
 
+  t.test("a plan changed through one replica reaches the other's storage quota, which reads the plan once while it holds", async (t) => {
+    const { account_id } = await first.createAccount('business')
+    const businessQuota = await second.files.quota.quotaOf(account_id)
+    storeCommands.length = 0
+    for (let i = 0; i < 5; i++) t.equal(await second.files.quota.quotaOf(account_id), businessQuota)
+    t.same(storeCommands.map((event) => event.commandName), [], 'the plan read once, then cached (the clock never moves)')
+    t.ok(await first.app.accounts.setPlan(account_id, 'free'))
+    await eventually('the free quota on the second replica', async () => (await second.files.quota.quotaOf(account_id)) !== businessQuota)
+    const freeQuota = await second.files.quota.quotaOf(account_id)
+    t.ok(freeQuota !== null && businessQuota !== null && freeQuota < businessQuota, `free ${freeQuota} < business ${businessQuota}`)
+    for (let i = 0; i < 20; i++) t.equal(await second.files.quota.quotaOf(account_id), freeQuota, `read ${i + 1} after`)
+  })
+
   t.test('a replica cut off from NATS stops trusting what it cached', async (t) => {
     const { api_key, key_id } = await first.createAccount('business')
     t.equal((await getCommand(second, api_key)).statusCode, 404, 'the second replica has the key cached')

@@ -14,7 +14,7 @@ import t from 'tap'
 import { createLogger } from '../../api/logger.js'
 import { StatusProjector } from '../../api/projector/status-projector.js'
 import { STATUS_STREAM } from '../../contracts/status-events.js'
-import { listBucket, makeHlsLadder, multiFileResult, play, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
+import { listBucket, MAIN_FILE_FACTS, makeHlsLadder, multiFileResult, play, publishLikeRunner, putLikeRunner, successEvent } from '../harness/outputs.js'
 import { destinationFields, startS3 } from '../harness/s3.js'
 import { scratchDir } from '../harness/scratch.js'
 import { startReceiver, startWorld, until, type World } from '../webhooks/world.js'
@@ -155,6 +155,24 @@ t.test('multi-file outputs', async (t) => {
       t.ok(after.files.every((f: { storage_url: string | null }) => f.storage_url === null), 'no member keeps a URL')
       t.same((await call(world, api_key, 'DELETE', `/commands/${commandId}/files`)).json(), { deleted: true, files_deleted: 0 }, 'a retried delete finds nothing left')
     })
+  })
+
+  t.test('a single-file output: a replayed SUCCESS changes nothing, and recording it again gives back the first record', async (t) => {
+    const single = join(dir, 'single')
+    await mkdir(single)
+    await writeFile(join(single, 'out.mp4'), randomBytes(5000))
+    const commandId = await submitWithOutput(world, api_key, 'out_one', 'out.mp4')
+    const [member] = await putLikeRunner(s3, bucket, 'outputs', commandId, single)
+    const result = { ...MAIN_FILE_FACTS, size_mbytes: 5000 / 1048576, filename: 'out.mp4', object_key: member!.object_key, bucket, storage_location: 'INTERNAL' as const }
+    await publishLikeRunner(js, successEvent(commandId, { out_one: result }))
+    const first = (await succeeded(world, api_key, commandId)).output_files.out_one
+    await publishLikeRunner(js, successEvent(commandId, { out_one: result }, `${commandId}:SUCCESS:replay`))
+    await projected(world)
+    t.same(JSON.parse(await world.poll(api_key, commandId)).output_files.out_one, first, 'the result is unchanged')
+    const command = await world.api.db.collection('commands').findOne({ _id: commandId as never })
+    const again = await world.api.app.files.insertOutputs(command as never, { out_one: result }, new Date())
+    t.equal(again.out_one?.storage_url, first.storage_url, 'the first record, its storage_url as first signed')
+    t.equal(await world.api.db.collection('files').countDocuments({ command_id: commandId }), 1, 'one record')
   })
 
   t.test('DELETE /files/:id removes every file of a multi-file output', async (t) => {
