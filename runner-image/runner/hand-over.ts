@@ -131,7 +131,8 @@ export async function awaitHandOver(workDir: string, commandId: string, greeting
   const path = socketPath(workDir)
   const started = performance.now()
   for (;;) {
-    const before = settled(await readPhaseStateIfAny(workDir, commandId))
+    const earlier = await readPhaseStateIfAny(workDir, commandId)
+    const before = settled(earlier)
     if (before) return before
     const seen = await link(path, greeting)
     if (seen.kind === 'connected') await seen.closed
@@ -140,7 +141,9 @@ export async function awaitHandOver(workDir: string, commandId: string, greeting
     const after = settled(state)
     if (after) return after
     if (seen.kind === 'connected' || seen.kind === 'refused') return { kind: 'lost', reason: 'the run process ended without handing over' }
-    if (state && seen.kind === 'absent') return { kind: 'lost', reason: 'the fetch phase ran, but no run process is there' }
+    // The run process listens before it fetches: a record there before this look, and no socket at it, means none
+    // is coming. A record that came after the look says nothing (this process may have slept through the fetch).
+    if (earlier && seen.kind === 'absent') return { kind: 'lost', reason: 'the fetch phase ran, but no run process is there' }
     if (seen.kind === 'absent' && performance.now() - started > RUN_START_LIMIT_MS) return { kind: 'lost', reason: `no run process started within ${RUN_START_LIMIT_MS / 1000} s` }
     await sleep(LOOK_INTERVAL_MS)
   }

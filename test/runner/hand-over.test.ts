@@ -105,6 +105,12 @@ t.test("a run process's socket never refuses while it lives: it appears at its p
   t.equal(looks.ECONNREFUSED ?? 0, 0, `no look was refused: ${JSON.stringify(looks)}`)
 })
 
+t.test('a fetch record with no run process listening is known lost at once', async (t) => {
+  const dir = await workDir(t)
+  await writePhaseState(dir, { ...initialState(ID), fetched: { downloads: null, failedFiles: null } })
+  t.match(await awaitHandOver(dir, ID), { kind: 'lost', reason: /no run process is there/ })
+})
+
 t.test('a record of another command is refused, never uploaded from', async (t) => {
   const dir = await workDir(t)
   await writePhaseState(dir, { ...initialState('someone-else'), fetched: { downloads: null, failedFiles: null }, ran })
