@@ -30,9 +30,8 @@ const REQUIRE_IN_ESM = "import { createRequire as __ffkubeCreateRequire } from '
  * Node's modules are required, never imported: an ES module's import of a
  * builtin builds its ES facade, which reads every export, and node:http's
  * include lazy getters (WebSocket, MessageEvent …) that load Node's whole
- * bundled undici. One `import … from 'node:http'` cost ~45 ms of CPU per
- * process (`node --input-type=module -e "import 'node:http'"` against
- * `-e 0`), in both of a pod's containers; require() reads no getter.
+ * bundled undici, in both of a pod's containers; require() reads no getter.
+ * bench/runner-pod-cpu: ~8 ms of CPU per container (docs/benchmarks/throughput.md).
  */
 const NAMESPACE = 'ffkube-builtin-required'
 export const requireBuiltins: Plugin = {
