@@ -20,7 +20,10 @@
  *   BENCH_RUNNER_IMAGES=before=<runner archive>,after=<runner archive> BENCH_RUNS=20 \
  *     npm run -s bench -- runner-pod-cpu
  *
- * Without BENCH_RUNNER_IMAGES: dist/images.json's runner alone.
+ * Without BENCH_RUNNER_IMAGES: dist/images.json's runner alone. With
+ * BENCH_CPU_PROF=<dir>, each container's Node also writes a V8 CPU profile
+ * (`--cpu-prof`), kept as <dir>/<image>-<round>/{run,upload}/; the profiler's
+ * own cost is then in the CPU figures.
  */
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -164,6 +167,7 @@ async function main(): Promise<void> {
       const work = await emptyDir(join(runDir, 'work'))
       const scratch = await emptyDir(join(runDir, 'upload-scratch'))
       const entrypoint = image.config.Entrypoint ?? []
+      const profiled = (name: string) => process.env.BENCH_CPU_PROF ? [entrypoint[0]!, '--cpu-prof', `--cpu-prof-dir=/work/.prof/${name}`, ...entrypoint.slice(1)] : entrypoint
       // What operator/job-builder.ts gives both containers, then the upload container's own.
       const env = [
         `FFKUBE_COMMAND_ID=${commandId}`, `FFKUBE_COMMAND_SPEC=${JSON.stringify(spec)}`, 'FFKUBE_WORK_DIR=/work', 'FFKUBE_STATUS_REPORTER=nats',
@@ -175,9 +179,9 @@ async function main(): Promise<void> {
       const groups = Object.fromEntries(CONTAINERS.map((name) => [name, `${group}/${image.label.replace(/\W+/g, '-')}-${name}`])) as Record<ContainerName, string>
       const before = Object.fromEntries(await Promise.all(CONTAINERS.map(async (name) => [name, await cgroupCpuMs(groups[name])] as const)))
       const [ran, uploaded] = await Promise.all([
-        runContainer(runDir, { image, id: `${commandId.slice(0, 8)}-ffmpeg`, argv: [...entrypoint, '--phase', 'fetch-run', '--work-dir', '/work'], env, mounts: { '/work': work }, group: groups.ffmpeg }),
+        runContainer(runDir, { image, id: `${commandId.slice(0, 8)}-ffmpeg`, argv: [...profiled('run'), '--phase', 'fetch-run', '--work-dir', '/work'], env, mounts: { '/work': work }, group: groups.ffmpeg }),
         runContainer(runDir, {
-          image, id: `${commandId.slice(0, 8)}-upload`, argv: [...entrypoint, '--phase', 'upload', '--work-dir', '/work'], env: uploadEnv,
+          image, id: `${commandId.slice(0, 8)}-upload`, argv: [...profiled('upload'), '--phase', 'upload', '--work-dir', '/work'], env: uploadEnv,
           mounts: { '/work': work, '/var/run/ffkube/upload': scratch, '/var/run/secrets/ffkube/storage': secrets }, readOnly: ['/var/run/secrets/ffkube/storage'], group: groups.upload,
         }),
       ])
@@ -192,6 +196,7 @@ async function main(): Promise<void> {
       const floor = await runContainer(runDir, { image, id: `${commandId.slice(0, 8)}-floor`, argv: [...entrypoint.slice(0, -1), '-e', '0'], env: [], mounts: { '/work': work }, group: floorGroup })
       if (floor.code !== 0) throw new Error(`${image.label}: node -e 0 exited ${floor.code}: ${floor.stderr}`)
       cpu.get(image.label)!['node -e 0'].push((await cgroupCpuMs(floorGroup)) - floor0)
+      if (process.env.BENCH_CPU_PROF) await run('cp', ['-r', join(work, '.prof'), join(process.env.BENCH_CPU_PROF, `${image.label}-${i}`)])
       await rm(runDir, { recursive: true, force: true })
     }
   }

@@ -15,7 +15,8 @@
  * Local mode keeps running the compiled modules; test/runner/runner-bundle.test.ts
  * runs a command through the bundle.
  */
-import { build, type BuildOptions } from 'esbuild'
+import { build, type BuildOptions, type Plugin } from 'esbuild'
+import { isBuiltin } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -24,6 +25,27 @@ import { pathToFileURL } from 'node:url'
  * an ES module has no require, so each output file makes its own.
  */
 const REQUIRE_IN_ESM = "import { createRequire as __ffkubeCreateRequire } from 'node:module'; const require = __ffkubeCreateRequire(import.meta.url);"
+
+/**
+ * Node's modules are required, never imported: an ES module's import of a
+ * builtin builds its ES facade, which reads every export, and node:http's
+ * include lazy getters (WebSocket, MessageEvent …) that load Node's whole
+ * bundled undici, in both of a pod's containers; require() reads no getter.
+ * bench/runner-pod-cpu: ~8 ms of CPU per container (docs/benchmarks/throughput.md).
+ */
+const NAMESPACE = 'ffkube-builtin-required'
+export const requireBuiltins: Plugin = {
+  name: 'require-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z:_/0-9]+$/ }, (args) => {
+      if (!isBuiltin(args.path)) return undefined
+      // The require() inside the stand-in is Node's own (the banner's createRequire).
+      if (args.namespace === NAMESPACE) return { path: args.path, external: true }
+      return { path: args.path.startsWith('node:') ? args.path : `node:${args.path}`, namespace: NAMESPACE }
+    })
+    build.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js' }))
+  },
+}
 
 /** esbuild's options for the runner: exported so the test bundles exactly as the image does. */
 export function runnerBundleOptions(distDir: string, outDir: string): BuildOptions {
@@ -42,6 +64,7 @@ export function runnerBundleOptions(distDir: string, outDir: string): BuildOptio
     legalComments: 'none',
     logLevel: 'warning',
     metafile: true,
+    plugins: [requireBuiltins],
   }
 }
 

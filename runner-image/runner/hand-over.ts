@@ -12,13 +12,19 @@
  * no timeout on a live run. Only a run process that never starts is bounded by
  * time (RUN_START_LIMIT_MS), and the Job's deadline bounds everything.
  *
+ * A refused connection means the run process is gone, so the socket appears
+ * at its path only once it listens: bound under a staging name, then renamed.
+ * Bound at the path itself, a run process descheduled between bind() and
+ * listen() refused the upload process's look, which took it for dead: a
+ * command lost under load (bench/runner-pod-cpu.ts saw it at load 15).
+ *
  * The socket carries no data towards the upload process: a process in the run
  * container that connects to it learns nothing, and the upload process trusts
  * only the state file. The other way, a pod's yt-dlp command gets the one
  * message the upload process sends as it connects: the account's cookies.txt
  * (cookie-greeting.ts), before the fetch starts and so before any ffmpeg.
  */
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rename, rm } from 'node:fs/promises'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -57,9 +63,10 @@ export interface RunPresence {
 /** Marks the run process as alive until close(); with `greeting`, also takes the upload process's one message. */
 export async function announceRun(workDir: string, options: { greeting?: boolean } = {}): Promise<RunPresence> {
   const path = socketPath(workDir)
+  const staging = `${path}.${process.pid}`
   await mkdir(join(workDir, STATE_DIR), { recursive: true, mode: 0o700 })
-  // Left only by a run process killed before it could close it; a new one must be able to listen.
-  await rm(path, { force: true })
+  // Left only by a run process killed before it could rename it; a new one must be able to listen.
+  await rm(staging, { force: true })
   let greeted: (text: string) => void = () => undefined
   const greeting = options.greeting ? new Promise<string>((resolve) => (greeted = resolve)) : Promise.resolve(null)
   const server: Server = createServer((socket) => {
@@ -73,19 +80,26 @@ export async function announceRun(workDir: string, options: { greeting?: boolean
   const open = new Set<Socket>()
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(path, () => resolve())
+    server.listen(staging, () => resolve())
   })
+  // Atomic, and over a socket a killed run process left: the path never names a socket nobody listens on yet.
+  await rename(staging, path)
   return {
     greeting,
-    close: () => new Promise<void>((resolve) => {
-      // Closing the listener unlinks the socket file; ending each connection tells the upload process at once.
-      server.close(() => resolve())
-      for (const socket of open) socket.destroy()
-    }),
+    close: async () => {
+      // Unlinked before the listener closes, so a late look finds no socket (ENOENT), never a refusing one;
+      // the connections stay up until ended here, which tells the upload process at once.
+      await rm(path, { force: true })
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const socket of open) socket.destroy()
+      })
+    },
   }
 }
 
-type Link = { kind: 'connected'; closed: Promise<void> } | { kind: 'absent' } | { kind: 'refused' }
+/** `busy`: the run process listens but its backlog is full (EAGAIN), so it is alive: look again. */
+type Link = { kind: 'connected'; closed: Promise<void> } | { kind: 'absent' } | { kind: 'busy' } | { kind: 'refused' }
 
 function link(path: string, greeting: string | null): Promise<Link> {
   return new Promise((resolve) => {
@@ -98,7 +112,7 @@ function link(path: string, greeting: string | null): Promise<Link> {
     })
     socket.once('error', (error: NodeJS.ErrnoException) => {
       socket.destroy()
-      resolve(error.code === 'ENOENT' ? { kind: 'absent' } : { kind: 'refused' })
+      resolve(error.code === 'ENOENT' ? { kind: 'absent' } : error.code === 'EAGAIN' ? { kind: 'busy' } : { kind: 'refused' })
     })
   })
 }
@@ -117,7 +131,8 @@ export async function awaitHandOver(workDir: string, commandId: string, greeting
   const path = socketPath(workDir)
   const started = performance.now()
   for (;;) {
-    const before = settled(await readPhaseStateIfAny(workDir, commandId))
+    const earlier = await readPhaseStateIfAny(workDir, commandId)
+    const before = settled(earlier)
     if (before) return before
     const seen = await link(path, greeting)
     if (seen.kind === 'connected') await seen.closed
@@ -126,8 +141,10 @@ export async function awaitHandOver(workDir: string, commandId: string, greeting
     const after = settled(state)
     if (after) return after
     if (seen.kind === 'connected' || seen.kind === 'refused') return { kind: 'lost', reason: 'the run process ended without handing over' }
-    if (state) return { kind: 'lost', reason: 'the fetch phase ran, but no run process is there' }
-    if (performance.now() - started > RUN_START_LIMIT_MS) return { kind: 'lost', reason: `no run process started within ${RUN_START_LIMIT_MS / 1000} s` }
+    // The run process listens before it fetches: a record there before this look, and no socket at it, means none
+    // is coming. A record that came after the look says nothing (this process may have slept through the fetch).
+    if (earlier && seen.kind === 'absent') return { kind: 'lost', reason: 'the fetch phase ran, but no run process is there' }
+    if (seen.kind === 'absent' && performance.now() - started > RUN_START_LIMIT_MS) return { kind: 'lost', reason: `no run process started within ${RUN_START_LIMIT_MS / 1000} s` }
     await sleep(LOOK_INTERVAL_MS)
   }
 }

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
@@ -77,6 +78,37 @@ t.test('an upload process that starts after the run process died finds it lost (
   child.kill('SIGKILL')
   await once(child, 'exit')
   t.match(await awaitHandOver(dir, ID), { kind: 'lost' })
+})
+
+t.test("a run process's socket never refuses while it lives: it appears at its path only once listening", async (t) => {
+  // A refusal means "the run process is gone" to the upload process. Another process announces and
+  // closes 300 times while this one looks as fast as it can; bound at the path itself, looks landed
+  // between bind() and listen() and were refused (160 of ~3,400 looks in 500 rounds).
+  const dir = await workDir(t)
+  const script = `const { announceRun } = await import(${JSON.stringify(HAND_OVER)}); for (let i = 0; i < 300; i++) await (await announceRun(${JSON.stringify(dir)})).close()`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' })
+  t.teardown(() => child.kill('SIGKILL'))
+  let exited = false
+  const exit = once(child, 'exit').then(([code]) => ((exited = true), code))
+  const looks: Record<string, number> = {}
+  const path = join(dir, '.ffkube', 'run.sock')
+  while (!exited) {
+    const seen = await new Promise<string>((resolve) => {
+      const socket = connect(path)
+      socket.once('connect', () => (socket.destroy(), resolve('connected')))
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'))
+    })
+    looks[seen] = (looks[seen] ?? 0) + 1
+  }
+  t.equal(await exit, 0, 'the announcing process ran its 300 rounds')
+  t.ok((looks.connected ?? 0) > 0, `some looks found it listening: ${JSON.stringify(looks)}`)
+  t.equal(looks.ECONNREFUSED ?? 0, 0, `no look was refused: ${JSON.stringify(looks)}`)
+})
+
+t.test('a fetch record with no run process listening is known lost at once', async (t) => {
+  const dir = await workDir(t)
+  await writePhaseState(dir, { ...initialState(ID), fetched: { downloads: null, failedFiles: null } })
+  t.match(await awaitHandOver(dir, ID), { kind: 'lost', reason: /no run process is there/ })
 })
 
 t.test('a record of another command is refused, never uploaded from', async (t) => {
