@@ -131,10 +131,7 @@ export class Reconciler {
       if (claimed) await this.d.warm.deliver(mc, claimed, log)
       const warm = claimed ?? (await this.d.warm.claim(key, mc, log))
       if (!warm) return this.createJob(c)
-      if (!claimed) {
-        this.d.metrics.countJob('claimed')
-        await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Claimed warm Job ${warm.metadata?.name}, created ahead` })
-      }
+      if (!claimed) this.d.metrics.countJob('claimed')
       return this.updateStatus(c, warm)
     }
     const job = cached ?? (await findJob(this.d.caches, this.d.batch, mc))
@@ -179,7 +176,6 @@ export class Reconciler {
     }
     log.info({ job: created.metadata?.name }, 'created Job')
     this.d.metrics.countJob('created')
-    await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Created Job ${created.metadata?.name}` })
     return this.updateStatus(c, created)
   }
 
