@@ -55,7 +55,7 @@ export async function scrapeRequestCounts(kubectl: (args: string[]) => Promise<s
  * Prints requests per command, one column per burst, the rows that reach `minimum` per command in
  * some burst (the largest first), then the totals of requests (not watch events) and of watch events.
  */
-export function printRequestsPerCommand(bursts: Array<{ label: string; commands: number; counts: RequestCounts }>, minimum = 0.05): void {
+export function printRequestsPerCommand(bursts: Array<{ label: string; commands: number; counts: RequestCounts }>, minimum = 0.25): void {
   const per = (b: (typeof bursts)[number], key: string) => (b.counts.get(key) ?? 0) / b.commands
   const keys = [...new Set(bursts.flatMap((b) => [...b.counts.keys()]))]
     .filter((key) => bursts.some((b) => per(b, key) >= minimum))
