@@ -30,6 +30,7 @@ import { NAMESPACE, PUBLIC_IP, RUNNER_NAMESPACE, type Release } from '../test/cl
 import { makeClip } from '../test/harness/media.js'
 import { scratchDir } from '../test/harness/scratch.js'
 import { buildBareRemuxPod, LABEL_BARE_RUN } from './bare-remux-pod.js'
+import { countsSince, printRequestsPerCommand, scrapeRequestCounts, type RequestCounts } from './apiserver-requests.js'
 import { installBenchRelease, SERVICE_CPU_REQUEST } from './bench-release.js'
 import { benchRun } from './bench-run.js'
 import { watchPods, type PodCensus } from './pod-census.js'
@@ -67,6 +68,8 @@ interface Burst {
   retries: number
   /** CPU ms over the burst: `runner pods` (the pods that come and go), the lasting pods by name, then this bench's process tree by group. */
   cpu: CpuByGroup
+  /** The API server's requests and watch events over the burst (bench/apiserver-requests.ts). */
+  requests: RequestCounts
 }
 
 const KUBEPODS = '/sys/fs/cgroup/cpuacct/kubepods'
@@ -104,13 +107,15 @@ async function lastingPods(release: Release): Promise<Map<string, string>> {
  * processes under this bench (the kube components, containerd, the MongoDB-wire server, NATS, S3,
  * the bench itself), which the other sessions on the host are not.
  */
-async function withCpu(release: Release, burst: () => Promise<Omit<Burst, 'cpu'>>): Promise<Burst> {
+async function withCpu(release: Release, burst: () => Promise<Omit<Burst, 'cpu' | 'requests'>>): Promise<Burst> {
   const lasting = await lastingPods(release)
+  const requestsBefore = await scrapeRequestCounts(release.kubectl)
   const before = new Map([...lasting.keys()].map((uid) => [uid, podsCpuMs(uid)]))
   const pods = podsCpuMs()
   const tree = watchCpu(process.pid, 2000)
   const result = await burst()
   const cpu = await tree.stop()
+  const requests = countsSince(requestsBefore, await scrapeRequestCounts(release.kubectl))
   const byPod: CpuByGroup = {}
   let lastingTotal = 0
   for (const [uid, name] of lasting) {
@@ -120,7 +125,7 @@ async function withCpu(release: Release, burst: () => Promise<Omit<Burst, 'cpu'>
     byPod[name] = (byPod[name] ?? 0) + used
     lastingTotal += used
   }
-  return { ...result, cpu: { 'runner pods': podsCpuMs() - pods - lastingTotal, ...byPod, ...cpu } }
+  return { ...result, requests, cpu: { 'runner pods': podsCpuMs() - pods - lastingTotal, ...byPod, ...cpu } }
 }
 
 /** Sends `count` submits, ten at a time, as a client's burst. */
@@ -140,7 +145,7 @@ async function waitUntil(done: () => boolean, what: string): Promise<void> {
   }
 }
 
-async function ffkubeBurst(release: Release, inputUrl: string, count = COMMANDS): Promise<Omit<Burst, 'cpu'>> {
+async function ffkubeBurst(release: Release, inputUrl: string, count = COMMANDS): Promise<Omit<Burst, 'cpu' | 'requests'>> {
   const load0 = loadavg()[0]!
   const census = await watchPods(release.kc, RUNNER_NAMESPACE, (pod) => pod.metadata?.labels?.[LABEL_COMMAND_ID])
   const submitted: number[] = []
@@ -209,7 +214,7 @@ function describe(err: unknown): string {
   return `${String(err)}${cause ? `: ${String(cause)}` : ''}`
 }
 
-async function bareBurst(release: Release, inputUrl: string, run: string, count = COMMANDS): Promise<Omit<Burst, 'cpu'>> {
+async function bareBurst(release: Release, inputUrl: string, run: string, count = COMMANDS): Promise<Omit<Burst, 'cpu' | 'requests'>> {
   const load0 = loadavg()[0]!
   const core = release.kc.makeApiClient(CoreV1Api)
   const census: PodCensus = await watchPods(release.kc, BARE_NAMESPACE, (pod) => pod.metadata?.name, `${LABEL_BARE_RUN}=${run}`)
@@ -233,7 +238,7 @@ async function bareBurst(release: Release, inputUrl: string, run: string, count 
   } finally {
     census.stop()
   }
-  const burst: Omit<Burst, 'cpu'> = {
+  const burst: Omit<Burst, 'cpu' | 'requests'> = {
     variant: 'bare pods',
     submitted,
     ended: names.map((n) => census.ended.get(n)?.at ?? NaN),
@@ -292,6 +297,9 @@ function printBursts(bursts: Burst[]): void {
     const total = Object.values(b.cpu).reduce((a, v) => a + v, 0)
     console.log(`  ${i + 1} ${b.variant.padEnd(9)} total ${(total / 1000 / b.ended.length).toFixed(2)}: ${groups.map((g) => `${g} ${((b.cpu[g] ?? 0) / 1000 / b.ended.length).toFixed(2)}`).join(', ')}`)
   }
+  console.log('')
+  console.log('The API server\'s requests and watch events per command over each burst (every client: operator, kubelet, scheduler, controllers, bench)')
+  printRequestsPerCommand(bursts.map((b, i) => ({ label: `${i + 1} ${b.variant}`, commands: b.ended.length, counts: b.requests })))
   console.log('')
   for (const [name, pick] of [['per s', (f: Figures) => f.perSecond], ['sustained per s', (f: Figures) => f.sustained]] as const) {
     const ours = mean('ffkube', pick)

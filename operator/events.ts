@@ -1,5 +1,8 @@
 /**
- * Kubernetes Events (events.k8s.io/v1) on a MediaCommand's transitions only.
+ * Kubernetes Events (events.k8s.io/v1) on a MediaCommand's failures only: a
+ * failure, a cancel, a time limit, a pod retried. The path every command takes
+ * (Job created, succeeded) records none: its status conditions carry it, and
+ * each Event is an etcd write and an object for the API server to expire.
  * Each transition's Event has a deterministic name (`<command_id>.<reason>`),
  * so a second reconcile, a restarted operator or a second replica creating it
  * again gets AlreadyExists and nothing is recorded twice.
@@ -12,8 +15,8 @@ import { describeError, isConflict } from './kube-errors.js'
 export const REPORTING_CONTROLLER = 'ffkube.io/operator'
 
 export interface Transition {
-  reason: 'JobCreated' | 'Succeeded' | 'Failed' | 'Cancelled' | 'TimedOut' | 'PodRetried'
-  type: 'Normal' | 'Warning'
+  reason: 'Failed' | 'Cancelled' | 'TimedOut' | 'PodRetried'
+  type: 'Warning'
   note: string
   /** What the operator did (events.k8s.io's `action`). */
   action: string

@@ -6,7 +6,8 @@
  *   2. a cancelled command's Job and pods are deleted, and so is the Job of a
  *      pod whose image cannot be pulled or whose run container never started
  *      in three pods (its podFailurePolicy would make pods for ever);
- *   3. its Event is recorded.
+ *   3. a failure's Warning Event is recorded (a success records none: its
+ *      status conditions say it, and an Event is one more etcd write a command).
  * The status is the record of what is due: every reconcile of a finished
  * command settles it again until this process has seen the three through, so
  * an operator that dies between any two steps (or a new leader) does them
@@ -33,17 +34,15 @@ export interface FinishedEffects {
   deleteJob: boolean
   /** A cancel stops the work now: the pods go too, not when the garbage collector gets to them. */
   deletePods: boolean
-  event: Transition
+  /** The Warning Event of a failure; undefined for a SUCCESS. */
+  event: Transition | undefined
 }
 
 /** The effects of a finished MediaCommand, from its status alone. Pure. */
 export function finishedEffects(mc: MediaCommand, now: Date): FinishedEffects {
   const status = mc.status ?? {}
   const at = status.completionTime ? new Date(status.completionTime) : now
-  if (status.phase !== 'FAILED') {
-    const event: Transition = { reason: 'Succeeded', type: 'Normal', action: 'Complete', note: `the command succeeded in ${status.duration}`, at }
-    return { failure: undefined, deleteJob: false, deletePods: false, event }
-  }
+  if (status.phase !== 'FAILED') return { failure: undefined, deleteJob: false, deletePods: false, event: undefined }
   const errorStatus = status.errorStatus ?? 'INTERNAL_ERROR'
   const errorMessage = status.errorMessage ?? ''
   const cancelled = errorStatus === OPERATOR_FAILURES.CANCELLED
@@ -91,7 +90,7 @@ export class FinishedCommands {
     if (effects.failure) await this.d.publisher.publish(effects.failure)
     if (effects.deleteJob) await this.deleteJob(mc, log)
     if (effects.deletePods) await this.deletePods(mc, log)
-    await this.d.events.record(mc, effects.event)
+    if (effects.event) await this.d.events.record(mc, effects.event)
     this.settled.set(key, mc.metadata.uid ?? '')
   }
 

@@ -38,7 +38,7 @@ import { buildJob, jobNameFor } from './job-builder.js'
 import { isConflict, isNotFound } from './kube-errors.js'
 import type { Metrics } from './metrics.js'
 import type { RunnerReport, RunnerReports } from './runner-reports.js'
-import { withRunnerEvents } from './runner-status.js'
+import { successWaitMs, withRunnerEvents } from './runner-status.js'
 import { neverStartedReason } from './run-container-start.js'
 import { deriveStatus, jobFailed } from './status.js'
 import type { WarmPool } from './warm-pool.js'
@@ -131,10 +131,7 @@ export class Reconciler {
       if (claimed) await this.d.warm.deliver(mc, claimed, log)
       const warm = claimed ?? (await this.d.warm.claim(key, mc, log))
       if (!warm) return this.createJob(c)
-      if (!claimed) {
-        this.d.metrics.countJob('claimed')
-        await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Claimed warm Job ${warm.metadata?.name}, created ahead` })
-      }
+      if (!claimed) this.d.metrics.countJob('claimed')
       return this.updateStatus(c, warm)
     }
     const job = cached ?? (await findJob(this.d.caches, this.d.batch, mc))
@@ -179,7 +176,6 @@ export class Reconciler {
     }
     log.info({ job: created.metadata?.name }, 'created Job')
     this.d.metrics.countJob('created')
-    await this.d.events.record(mc, { reason: 'JobCreated', type: 'Normal', action: 'Create', note: `Created Job ${created.metadata?.name}` })
     return this.updateStatus(c, created)
   }
 
@@ -193,10 +189,12 @@ export class Reconciler {
     }
     // 5: what the cluster and the runner show → the status.
     const pods = await this.podsOf(mc, job)
-    const derived = deriveStatus({
-      mc: { ...mc, status: c.status }, job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs,
-    })
+    const seen = { job, pods, now: this.d.clock(), imagePullGraceSeconds: this.d.imagePullGraceSeconds, runnerReportGraceMs: this.d.runnerReportGraceMs }
+    const derived = deriveStatus({ ...seen, mc: { ...mc, status: c.status } })
     const next = derived.status
+    // 5b: the runner's SUCCESS waits (unsettled) for its Job's end when nothing else changed, so the two are one write.
+    const wait = isTerminalStatus(next.phase) ? undefined : successWaitMs(c.reports.map((r) => r.event), seen.now)
+    if (wait !== undefined && isDeepStrictEqual(deriveStatus({ ...seen, mc }).status, mc.status ?? {})) return { requeueAfterMs: wait }
     // 6: write it; a write that lost to a newer version looks again (the newer one is on its way).
     if (!(await this.write(c, next))) return { requeueAfterMs: STALE_RETRY_MS }
     // 7: pods whose run container never started go now; the status just written counts them

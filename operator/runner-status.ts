@@ -40,3 +40,21 @@ export function withRunnerEvent(status: MediaCommandStatus, event: StatusEvent):
 export function withRunnerEvents(status: MediaCommandStatus, events: readonly StatusEvent[]): MediaCommandStatus {
   return events.reduce(withRunnerEvent, status)
 }
+
+/** How long a runner's SUCCESS may wait for its Job's end before it is written on its own. */
+export const SUCCESS_WAIT_MS = 10_000
+
+/**
+ * How long to hold a runner's SUCCESS back from the status, or undefined to write now. The
+ * runner reports SUCCESS just before its pod exits, and the Job's end reconciles the command
+ * again within moments: written then, the outputs and the phase are one status write instead of
+ * two (each write is an etcd write and a watch event to every watcher). Held only while the
+ * Job has not ended, nothing else in the status changed, and the report is younger than `waitMs`:
+ * a Job that does not end soon still gets the outputs written.
+ */
+export function successWaitMs(reports: readonly StatusEvent[], now: Date, waitMs = SUCCESS_WAIT_MS): number | undefined {
+  const success = reports.find((event) => event.type === 'SUCCESS')
+  if (!success) return undefined
+  const left = Date.parse(success.emitted_at) + waitMs - now.getTime()
+  return left > 0 ? left : undefined
+}

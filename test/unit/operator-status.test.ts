@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
-import { withRunnerEvent, withRunnerEvents } from '../../operator/runner-status.js'
+import { successWaitMs, withRunnerEvent, withRunnerEvents } from '../../operator/runner-status.js'
 import { deriveStatus, formatDuration, setCondition } from '../../operator/status.js'
 import { storedMediaCommand } from '../operator/fixtures.js'
 
@@ -236,4 +236,15 @@ t.test('a failed Job takes the runner\'s reason folded in from its event', async
   })
   const d = deriveStatus({ mc, job: failedJob, pods, now, imagePullGraceSeconds: 120, runnerReportGraceMs: 5000 })
   t.match(d.status, { phase: 'FAILED', errorStatus: 'INPUT_TIMEOUT', errorMessage: 'the input did not answer', runnerErrorStatus: 'INPUT_TIMEOUT', progress: 40 })
+})
+
+t.test('a runner\'s SUCCESS waits for its Job\'s end only while it is young, and nothing else does', async (t) => {
+  const event = (type: 'SUCCESS' | 'PROCESSING', secondsAgo: number) => ({
+    command_id: 'c', event_id: `c:${type}`, emitted_at: new Date(now.getTime() - secondsAgo * 1000).toISOString(), type,
+    ...(type === 'SUCCESS' ? { output_files: {}, ffmpeg_command_run_seconds: 1, failed_files: null } : { stage: 'RUNNING' as const, progress: 50 }),
+  }) as never
+  t.equal(successWaitMs([event('PROCESSING', 1), event('SUCCESS', 2)], now, 10_000), 8_000, 'held for what is left of the wait')
+  t.equal(successWaitMs([event('SUCCESS', 10)], now, 10_000), undefined, 'a SUCCESS as old as the wait is written')
+  t.equal(successWaitMs([event('PROCESSING', 0)], now, 10_000), undefined, 'progress is written as it comes')
+  t.equal(successWaitMs([], now, 10_000), undefined, 'no reports, nothing to hold')
 })
