@@ -5,27 +5,17 @@
  * start, and says why.
  */
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { connect } from 'nats'
 import t from 'tap'
 import { ACCOUNT_CHANGES_SUBJECT } from '../../api/accounts/account-changes.js'
-import { makeClip, serveFiles } from '../harness/media.js'
 import { startAuthorizedNats } from '../harness/nats.js'
-import { scratchDir } from '../harness/scratch.js'
-import { Client, createAccount, serviceEnvironment, startService } from './service.js'
+import { Client, createAccount, serviceEnvironment, serviceWithRemux, startService } from './service.js'
 
 t.test('the service runs a command on a NATS server with users, as the service user', async (t) => {
   const nats = await startAuthorizedNats(t)
-  const dir = await scratchDir(t)
   const environment = await serviceEnvironment(t, { NATS_URL: nats.url, NATS_USER: nats.service.user, NATS_PASSWORD: nats.service.pass })
-  const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 320, height: 240 })])
-  const media = await serveFiles(t, [clip])
-  const api = new Client(service)
-  const { command_id } = await api.post('/run-ffmpeg-command', {
-    input_files: { in_v: media.url(clip) },
-    output_files: { out_x: 'x.mp4' },
-    ffmpeg_command: 'ffmpeg -i {{in_v}} -c copy {{out_x}}',
-  })
+  const { service, api, remux } = await serviceWithRemux(t, environment)
+  const { command_id } = await api.post('/run-ffmpeg-command', remux)
   t.match(await api.waitForCommand(command_id), { status: 'SUCCESS' }, 'dispatched, run, projected: every NATS path of local mode')
 
   // The admin CLI announces a revocation as the service user too: a replica hears it.

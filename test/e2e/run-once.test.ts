@@ -1,23 +1,13 @@
-import { join } from 'node:path'
 import { MongoClient } from 'mongodb'
 import t from 'tap'
 import { eventually } from '../harness/eventually.js'
 import type { CommandDocument } from '../../api/commands/command-document.js'
-import { makeClip, serveFiles } from '../harness/media.js'
-import { scratchDir } from '../harness/scratch.js'
-import { Client, serviceEnvironment, startService } from './service.js'
+import { serviceEnvironment, serviceWithRemux } from './service.js'
 
 t.test('a command handed to the local executor again after its run ended is not run again', async (t) => {
-  const dir = await scratchDir(t)
   const environment = await serviceEnvironment(t)
-  const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 320, height: 240 })])
-  const media = await serveFiles(t, [clip])
-  const api = new Client(service)
-  const { command_id } = await api.post('/run-ffmpeg-command', {
-    input_files: { in_v: media.url(clip) },
-    output_files: { out_x: 'x.mp4' },
-    ffmpeg_command: 'ffmpeg -i {{in_v}} -c copy {{out_x}}',
-  })
+  const { api, remux } = await serviceWithRemux(t, environment)
+  const { command_id } = await api.post('/run-ffmpeg-command', remux)
   t.equal((await api.waitForCommand(command_id)).status, 'SUCCESS')
 
   const client = await MongoClient.connect(environment.env.MONGODB_URL as string)

@@ -5,6 +5,8 @@
  * and start it again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { makeClip, serveFiles } from '../harness/media.js'
 import { startMongo } from '../harness/mongo.js'
 import { startNats } from '../harness/nats.js'
 import { startS3, type TestS3 } from '../harness/s3.js'
@@ -83,6 +85,15 @@ export async function startService(t: Teardown, environment: ServiceEnvironment,
     child.once('exit', (code) => reject(new Error(`the service exited ${code} before listening:\n${stderr}`)))
   })
   return { baseUrl, apiKey, child, exited, log: () => stderr }
+}
+
+/** The service started on `environment`, a client of it, and the body of a remux of a 1 s 320×240 clip served over HTTP. */
+export async function serviceWithRemux(t: Teardown, environment: ServiceEnvironment): Promise<{ service: RunningService; api: Client; remux: { input_files: Record<string, string>; output_files: Record<string, string>; ffmpeg_command: string } }> {
+  const dir = await scratchDir(t)
+  const [service, clip] = await Promise.all([startService(t, environment), makeClip(join(dir, 'clip.mp4'), { seconds: 1, width: 320, height: 240 })])
+  const media = await serveFiles(t, [clip])
+  const remux = { input_files: { in_v: media.url(clip) }, output_files: { out_x: 'x.mp4' }, ffmpeg_command: 'ffmpeg -i {{in_v}} -c copy {{out_x}}' }
+  return { service, api: new Client(service), remux }
 }
 
 /** One more account, made with the admin CLI against the service's database and keys. */
